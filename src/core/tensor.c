@@ -1,0 +1,95 @@
+/* tensor.c — allocation and element access for host tensors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tensor.h"
+
+size_t shape_nbytes(dtype dt, int ndim, const int64_t *shape) {
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) return 0;
+    size_t n = dtype_size(dt);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return 0;
+        if (shape[i] != 0 && n > SIZE_MAX / (size_t)shape[i]) return 0;
+        n *= (size_t)shape[i];
+    }
+    return n;
+}
+
+static tensor *tensor_header(const char *name, dtype dt, int ndim, const int64_t *shape) {
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) return NULL;
+    tensor *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    t->dtype = dt;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+    return t;
+}
+
+tensor *tensor_new(const char *name, dtype dt, int ndim, const int64_t *shape) {
+    size_t nb = shape_nbytes(dt, ndim, shape);
+    int empty = 0;
+    for (int i = 0; i < ndim; i++) empty |= shape[i] == 0;
+    if (nb == 0 && !empty) return NULL;
+    tensor *t = tensor_header(name, dt, ndim, shape);
+    if (!t) return NULL;
+    t->data = calloc(1, nb ? nb : 1);
+    if (!t->data) {
+        free(t);
+        return NULL;
+    }
+    t->owns_data = 1;
+    return t;
+}
+
+tensor *tensor_new_like(const tensor *src, const char *name, dtype dt) {
+    return tensor_new(name ? name : src->name, dt, src->ndim, src->shape);
+}
+
+tensor *tensor_wrap(const char *name, dtype dt, int ndim, const int64_t *shape, void *data) {
+    tensor *t = tensor_header(name, dt, ndim, shape);
+    if (t) t->data = data;
+    return t;
+}
+
+tensor *tensor_clone(const tensor *src) {
+    tensor *t = tensor_new(src->name, src->dtype, src->ndim, src->shape);
+    if (t) memcpy(t->data, src->data, tensor_nbytes(src));
+    return t;
+}
+
+void tensor_free(tensor *t) {
+    if (!t) return;
+    if (t->owns_data) free(t->data);
+    free(t);
+}
+
+int64_t tensor_numel(const tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+size_t tensor_nbytes(const tensor *t) { return (size_t)tensor_numel(t) * dtype_size(t->dtype); }
+
+double tensor_get(const tensor *t, int64_t i) { return dtype_load(t->dtype, t->data, (size_t)i); }
+
+void tensor_set(tensor *t, int64_t i, double v) { dtype_store(t->dtype, t->data, (size_t)i, v); }
+
+void tensor_shape_str(const tensor *t, char *buf, size_t n) {
+    size_t off = 0;
+    off += (size_t)snprintf(buf + off, n > off ? n - off : 0, "[");
+    for (int i = 0; i < t->ndim; i++)
+        off += (size_t)snprintf(buf + off, n > off ? n - off : 0, "%s%lld", i ? "," : "",
+                                (long long)t->shape[i]);
+    snprintf(buf + off, n > off ? n - off : 0, "]");
+}
+
+void tensor_unravel(const tensor *t, int64_t flat, int64_t *coord) {
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        int64_t d = t->shape[i] ? t->shape[i] : 1;
+        coord[i] = flat % d;
+        flat /= d;
+    }
+}

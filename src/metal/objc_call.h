@@ -1,0 +1,57 @@
+/* objc_call.h — sending Objective-C messages from plain C.
+ *
+ * The one place that knows which runtime we are on: Apple's (objc_msgSend, cast to
+ * the method's real signature) or GNU libobjc (objc_msg_lookup returns the IMP,
+ * which we then call).  Everything else writes
+ *     id buf = MSG(id, device, "newBufferWithLength:options:", NSUInteger, len, NSUInteger, opts);
+ * with the return type first and each argument preceded by its type.
+ *
+ * Only arm64 is supported on Apple (no _stret/_fpret variants needed). */
+#ifndef GDN_OBJC_CALL_H
+#define GDN_OBJC_CALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__APPLE__)
+#include <objc/message.h>
+#include <objc/runtime.h>
+#define OBJC_IMP_FOR(obj, sel) ((IMP)objc_msgSend)
+#else
+#include <objc/runtime.h>
+#include <objc/message.h>
+#define OBJC_IMP_FOR(obj, sel) objc_msg_lookup((obj), (sel))
+#endif
+
+typedef unsigned long NSUInteger;
+typedef long NSInteger;
+
+/* Selector by name, registered once per call site. */
+static inline SEL objc_sel(const char *name) { return sel_registerName(name); }
+
+#define MSG_SEL(name) objc_sel(name)
+
+/* MSG(ret, obj, "selector:with:", T1, a1, T2, a2, ...) */
+#define MSG0(ret, obj, name)                                                                                     \
+    ((ret(*)(id, SEL))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name))
+#define MSG1(ret, obj, name, t1, a1)                                                                             \
+    ((ret(*)(id, SEL, t1))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1))
+#define MSG2(ret, obj, name, t1, a1, t2, a2)                                                                     \
+    ((ret(*)(id, SEL, t1, t2))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1), (a2))
+#define MSG3(ret, obj, name, t1, a1, t2, a2, t3, a3)                                                             \
+    ((ret(*)(id, SEL, t1, t2, t3))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1), (a2), \
+                                                                          (a3))
+#define MSG4(ret, obj, name, t1, a1, t2, a2, t3, a3, t4, a4)                                                     \
+    ((ret(*)(id, SEL, t1, t2, t3, t4))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1),  \
+                                                                              (a2), (a3), (a4))
+
+/* Class by name: Apple's Metal/Foundation classes, or the software device's
+ * (registered under the same names on Linux). */
+static inline id objc_class_named(const char *name) { return (id)objc_getClass(name); }
+
+/* MTLSize and MTLOrigin as Metal lays them out. */
+typedef struct MTLSize {
+    NSUInteger width, height, depth;
+} MTLSize;
+
+#endif

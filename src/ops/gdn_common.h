@@ -1,0 +1,38 @@
+/* gdn_common.h — what the Gated DeltaNet ops share: dimension set, validity rules,
+ * realistic input generators (kernels.md "Realistic synthetic inputs").
+ *
+ * Every GDN op file includes this; the math itself lives in src/ref/gdn_ref.h. */
+#ifndef GDN_OPS_GDN_COMMON_H
+#define GDN_OPS_GDN_COMMON_H
+
+#include "ops/op.h"
+#include "core/rng.h"
+
+/* The GDN dimensions of a case; dims an op lacks are 0 (V for kkt, ...). */
+typedef struct gdn_shape {
+    int64_t B, T, Hg, H, K, V, BT, NT;
+} gdn_shape;
+
+gdn_shape gdn_shape_of(const op_case *c);
+gdn_shape gdn_shape_from_dims(const op_desc *op, const int64_t *dim);
+
+/* Shared validity rules: T >= 1, H % Hg == 0, BT == 64, K/V in the supported set
+ * (when the op has them).  Writes a one-line error naming the flag. */
+int gdn_validate_common(const op_desc *op, const int64_t *dim, char *err, size_t errlen);
+
+/* Generators: each fills a tensor from its own stream of (seed, tensor name). */
+void gdn_gen_normal(tensor *t, uint64_t seed, double stddev);
+/* q/k: N(0,1) then L2-normalised over the last dim (the head dim). */
+void gdn_gen_unit_rows(tensor *t, uint64_t seed);
+/* g: per-token natural-log decay, logsigmoid of N(2.5, 1.5): mostly near 0, never >0,
+ * clamped to [-8, 0). */
+void gdn_gen_log_decay(tensor *t, uint64_t seed);
+/* beta: sigmoid(N(0, 1)). */
+void gdn_gen_beta(tensor *t, uint64_t seed);
+
+/* Shorthand: allocate a tensor with up to 5 dims (trailing zeros ignored) for bufs[i]
+ * of the case, in the buf's dtype.  Returns -1 (err set) on failure. */
+int gdn_alloc(op_case *c, int i, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4,
+              char *err, size_t errlen);
+
+#endif

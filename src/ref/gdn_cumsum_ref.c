@@ -1,0 +1,31 @@
+/* gdn_cumsum_ref.c — chunk-local cumulative sum of the log decay (pipeline step 1). */
+#include "core/parallel.h"
+#include "ref/gdn_ref.h"
+
+typedef struct cumsum_job {
+    ref_kind kind;
+    const float *g;
+    double *gc;
+    int64_t T, H, BT;
+} cumsum_job;
+
+/* One (b, h) column: tokens are strided by H in memory. */
+static void cumsum_one(int64_t bh, void *arg) {
+    const cumsum_job *j = arg;
+    int64_t b = bh / j->H, h = bh % j->H;
+    const float *g = j->g + b * j->T * j->H + h;
+    double *gc = j->gc + b * j->T * j->H + h;
+    double acc64 = 0;
+    float acc32 = 0;
+    for (int64_t t = 0; t < j->T; t++) {
+        if (t % j->BT == 0) acc64 = 0, acc32 = 0;
+        acc64 += g[t * j->H];
+        acc32 += g[t * j->H];
+        gc[t * j->H] = j->kind == REF_F64 ? acc64 : (double)acc32;
+    }
+}
+
+void gdn_cumsum_ref(ref_kind kind, const float *g, double *gc, int64_t B, int64_t T, int64_t H, int64_t BT) {
+    cumsum_job j = {kind, g, gc, T, H, BT};
+    parallel_for(B * H, cumsum_one, &j);
+}

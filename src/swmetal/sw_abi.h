@@ -1,0 +1,130 @@
+/* sw_abi.h — the contract between compiled MSL kernels and the software device.
+ *
+ * The front end (msl_front.c) turns a .metal source into C++ that includes the
+ * prelude (prelude/metal_stdlib.h) and exports, per kernel, a C entry point plus a
+ * binding table.  The executor (exec.c) calls the entry once per GPU thread, each on
+ * its own fiber.  Everything the kernel needs from the executor (ids, threadgroup
+ * arena, barriers, simd-group exchange) goes through the sw_rt_* functions below,
+ * which the gdnbench binary exports (-rdynamic) and the kernel .so imports at
+ * dlopen time.  This header is C and C++ (the prelude includes it).
+ *
+ * Bump SW_ABI_VERSION on any change: it is part of the compile-cache key. */
+#ifndef GDN_SW_ABI_H
+#define GDN_SW_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SW_ABI_VERSION 1
+#define SW_MAX_BUFFERS 31
+#define SW_MAX_TG_PARAMS 31
+#define SW_SIMD_WIDTH 32
+#define SW_SIMD_SLOT_BYTES 64   /* per lane exchange slot (enough for a double4 or 16 floats) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ids of one GPU thread, filled by the executor before the fiber starts. */
+typedef struct sw_ids {
+    uint32_t thread_position_in_grid[3];
+    uint32_t thread_position_in_threadgroup[3];
+    uint32_t threadgroup_position_in_grid[3];
+    uint32_t threads_per_threadgroup[3];
+    uint32_t threadgroups_per_grid[3];
+    uint32_t threads_per_grid[3];
+    uint32_t thread_index_in_threadgroup;
+    uint32_t simdgroup_index_in_threadgroup;
+    uint32_t thread_index_in_simdgroup;
+    uint32_t simdgroups_per_threadgroup;
+    uint32_t threads_per_simdgroup;      /* 32 */
+} sw_ids;
+
+/* What a kernel entry receives (one per thread; pointers shared within a dispatch or
+ * a threadgroup). */
+typedef struct sw_thread_args {
+    void *const *buffers;    /* [SW_MAX_BUFFERS]: contents + offset of [[buffer(n)]] (setBytes data too) */
+    void *const *tg_params;  /* [SW_MAX_TG_PARAMS]: this threadgroup's [[threadgroup(n)]] regions */
+    const sw_ids *ids;
+} sw_thread_args;
+
+typedef void (*sw_entry_fn)(const sw_thread_args *args);
+
+/* How one kernel parameter is bound. */
+typedef enum sw_bind_kind {
+    SW_BIND_BUFFER = 1,        /* [[buffer(n)]] */
+    SW_BIND_THREADGROUP = 2,   /* [[threadgroup(n)]] */
+    SW_BIND_ATTR = 3           /* an id attribute; index = sw_attr */
+} sw_bind_kind;
+
+typedef enum sw_attr {
+    SW_ATTR_THREAD_POSITION_IN_GRID = 1,
+    SW_ATTR_THREAD_POSITION_IN_THREADGROUP,
+    SW_ATTR_THREADGROUP_POSITION_IN_GRID,
+    SW_ATTR_THREADS_PER_THREADGROUP,
+    SW_ATTR_THREADGROUPS_PER_GRID,
+    SW_ATTR_THREADS_PER_GRID,
+    SW_ATTR_THREAD_INDEX_IN_THREADGROUP,
+    SW_ATTR_SIMDGROUP_INDEX_IN_THREADGROUP,
+    SW_ATTR_THREAD_INDEX_IN_SIMDGROUP,
+    SW_ATTR_SIMDGROUPS_PER_THREADGROUP,
+    SW_ATTR_THREADS_PER_SIMDGROUP,
+    SW_ATTR_THREAD_EXECUTION_WIDTH
+} sw_attr;
+
+typedef struct sw_binding {
+    int kind;                /* sw_bind_kind */
+    int index;               /* buffer/threadgroup index, or sw_attr */
+    const char *param;       /* parameter name as written in the .metal source */
+    int line;                /* .metal line of the parameter */
+} sw_binding;
+
+/* Exported by every compiled kernel library as `sw_kernels` (terminated by a
+ * zeroed entry) and `sw_abi_version`. */
+typedef struct sw_kernel_info {
+    const char *name;        /* host name: the function name or [[host_name("...")]] */
+    sw_entry_fn entry;
+    int nbindings;
+    const sw_binding *bindings;
+    int line;                /* .metal line of the kernel's declaration */
+} sw_kernel_info;
+
+/* ---- Runtime services the executor provides (called from kernel code) ---- */
+
+/* Ids of the calling GPU thread. */
+const sw_ids *sw_rt_ids(void);
+
+/* Function-scope `threadgroup T x[...]`: returns this threadgroup's storage.  Every
+ * thread of the group calls it in the same order and gets the same address (a per
+ * thread bump offset past the [[threadgroup(n)]] regions).  Exceeding 32 KB in total
+ * faults the dispatch with a message naming `var` and `line`. */
+void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line);
+
+/* threadgroup_barrier(): suspends until every live thread of the group arrives.
+ * line is the .metal line (divergent-barrier diagnostics name it). */
+void sw_rt_threadgroup_barrier(unsigned mem_flags, int line);
+
+/* simdgroup_barrier() and the synchronisation under every simd_* function: suspends
+ * until every live lane of the caller's simdgroup that takes part has arrived.
+ * Returns the mask of lanes that arrived at this same sync (bit l = lane l). */
+uint32_t sw_rt_simd_sync(int line);
+
+/* This simdgroup's exchange area: SW_SIMD_WIDTH slots of SW_SIMD_SLOT_BYTES, lane l
+ * owns slot l.  The usual pattern for a collective:
+ *     write own slot; mask = sw_rt_simd_sync(line); read slots of lanes in mask;
+ *     sw_rt_simd_sync(line);   -- nobody reuses the slots before all have read */
+void *sw_rt_simd_slots(void);
+
+/* Reports an error detected by kernel-side code (prelude) and abandons the dispatch;
+ * does not return. */
+void sw_rt_fault(const char *msg, int line)
+#ifdef __GNUC__
+    __attribute__((noreturn))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

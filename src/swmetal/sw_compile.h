@@ -1,0 +1,65 @@
+/* sw_compile.h — MSL source -> loaded kernel library (front end + clang + cache).
+ *
+ * Used by the software device's Objective-C layer: newLibraryWithSource: calls
+ * sw_library_create (front-end pass and a compile without function constants, so
+ * syntax errors surface there as on Metal); newFunctionWithName:constantValues:
+ * calls sw_library_get_kernel, which compiles the variant for those constant values
+ * (cached on disk by hash) and dlopens it. */
+#ifndef GDN_SW_COMPILE_H
+#define GDN_SW_COMPILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "swmetal/sw_abi.h"
+
+typedef struct sw_library sw_library;
+
+/* A function-constant value supplied at function creation. */
+typedef struct sw_fc_value {
+    int index;               /* [[function_constant(index)]] */
+    int type;                /* SW_FC_BOOL, SW_FC_INT, SW_FC_UINT, SW_FC_FLOAT, SW_FC_HALF, SW_FC_SHORT, SW_FC_USHORT */
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+    } v;
+} sw_fc_value;
+
+enum { SW_FC_BOOL = 1, SW_FC_INT, SW_FC_UINT, SW_FC_FLOAT, SW_FC_HALF, SW_FC_SHORT, SW_FC_USHORT };
+
+/* Instrumentation of a compiled variant: plain, or with every memory access hooked
+ * (full checks: uninitialised threadgroup reads, threadgroup races, exact OOB). */
+enum { SW_INSTR_NONE = 0, SW_INSTR_FULL = 1 };
+
+typedef struct sw_kernel {
+    const sw_kernel_info *info;  /* inside the loaded library; valid while the library lives */
+    void *dl;                    /* dlopen handle owned by the sw_library */
+    int instrumented;
+} sw_kernel;
+
+/* Parses and compiles `source` (file name used in diagnostics).  On failure returns
+ * NULL and sets *err (malloc'd, caller frees) to the compiler's message mapped to
+ * "file.metal:LINE:COL: error: ...". */
+sw_library *sw_library_create(const char *source, const char *filename, char **err);
+void sw_library_free(sw_library *lib);
+
+/* Names of the kernels found in the library (host names). */
+int sw_library_kernel_count(const sw_library *lib);
+const char *sw_library_kernel_name(const sw_library *lib, int i);
+
+/* Function constants declared in the source: count and (index, type, name). */
+int sw_library_constant_count(const sw_library *lib);
+int sw_library_constant(const sw_library *lib, int i, int *index, int *type, const char **name);
+
+/* Compiles (or loads from cache) the variant of kernel `name` for these constant
+ * values and instrumentation, and fills *out.  Returns 0, or -1 with *err set. */
+int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
+                          sw_kernel *out, char **err);
+
+/* Counters for tests: how many times the C++ compiler was invoked in this process,
+ * and how many variants came from the on-disk cache. */
+uint64_t sw_compile_invocations(void);
+uint64_t sw_compile_cache_hits(void);
+
+#endif
