@@ -1,0 +1,14 @@
+/* record.c — ownership of a run_record's sample arrays. */
+#include <stdlib.h>
+
+#include "runner/record.h"
+
+void run_record_free(run_record *r) {
+    free(r->timing.samples);
+    free(r->wall.samples);
+    r->timing.samples = r->wall.samples = NULL;
+    for (int i = 0; i < r->nstages; i++) {
+        free(r->stages[i].timing.samples);
+        r->stages[i].timing.samples = NULL;
+    }
+}

@@ -1,0 +1,95 @@
+/* record.h — the result of one run of one op at one shape: what the JSON report
+ * (schema 1, ../shared/spec/report.md, results/schema-1.json) is written from.
+ *
+ * The runner fills it; src/io/report_json.c turns it into a cJSON object; compare and
+ * report read the JSON back (never this struct), so the JSON is the stable interface. */
+#ifndef GDN_RECORD_H
+#define GDN_RECORD_H
+
+#include <stdint.h>
+
+#include "ops/op.h"
+
+#define REC_MAX_SAMPLES 100000
+#define REC_MAX_CHECKS 32
+#define REC_MAX_STAGES OP_MAX_STAGES
+#define REC_MAX_CONSTANTS 16
+
+typedef struct rec_stats {
+    int n;                 /* samples */
+    double *samples;       /* us, in the order measured (warmup excluded), owned */
+    double min, median, mean, p90, max, stddev, cv;
+} rec_stats;
+
+typedef struct rec_check {
+    char output[48];       /* tensor name */
+    char reference[16];    /* "f64" | "bf16-parity" | "fixture" */
+    double max_abs, max_rel, rel_l2;
+    double ulp_p99;        /* bf16 outputs; < 0 when not applicable (written as null) */
+    int64_t nan, inf, unwritten, n_bad;
+    int64_t first_bad_index;   /* -1 when none */
+    int first_bad_ndim;
+    int64_t first_bad_coord[TENSOR_MAX_DIMS];
+    double first_bad_got, first_bad_want;
+    double atol, rtol, rel_l2_max; /* rel_l2_max 0 = not checked */
+    int pass;
+} rec_check;
+
+typedef struct rec_stage {
+    char name[32];
+    char function[96];
+    uint32_t grid[3], tg[3];
+    uint32_t tgmem_bytes;
+    rec_stats timing;
+} rec_stage;
+
+typedef struct run_record {
+    /* tool/host are filled by the report writer itself */
+    struct {
+        char name[96];         /* "Apple M4 Max", "gdnbench software device", host CPU for cpu */
+        char backend[8];       /* "metal" | "sw" | "cpu" */
+        int emulated;
+        /* from the chip table; < 0 = unknown (null) */
+        int gpu_cores;
+        double bandwidth_gbps, fp32_tflops, fp16_tflops;
+    } device;
+
+    const op_desc *op;
+    struct {
+        char source[256];      /* path of the .metal source, "" for cpu */
+        char function[96];
+        char sha256[65];       /* of the source text, "" for cpu */
+        int nconstants;
+        struct {
+            int index;
+            char value[32];
+        } constants[REC_MAX_CONSTANTS];
+    } kernel;
+
+    int64_t dim[OP_MAX_DIMS];  /* in op->dims order */
+    uint64_t seed;
+
+    /* launch of the (first or only) stage; every stage is in stages[] */
+    int nstages;
+    rec_stage stages[REC_MAX_STAGES];
+
+    int warmup, iterations;
+    char timing_source[8];     /* "gpu" | "wall" */
+    rec_stats timing;          /* total per iteration (sum of stages for pipelines) */
+    rec_stats wall;            /* host wall clock per iteration; n = 0 when not measured */
+
+    double bytes, flops;       /* op->bytes/flops at this shape */
+
+    int nchecks;
+    rec_check checks[REC_MAX_CHECKS];
+
+    int determinism_runs;      /* 0 = not measured (null) */
+    int bitwise_identical;
+
+    char status[8];            /* "pass" | "fail" | "error" */
+    char error[512];
+} run_record;
+
+void run_record_free(run_record *r); /* frees sample arrays (not the struct) */
+
+#endif
