@@ -1,15 +1,87 @@
-/* cli.c — subcommand dispatch. */
+/* cli.c — subcommand dispatch, `gdnbench --help`, `list` and `info`. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "core/version.h"
 #include "ops/op.h"
+#include "runner/backend.h"
+#include "runner/host.h"
+
+static void print_usage(FILE *f) {
+    fprintf(f,
+            "gdnbench — benchmark and validate Metal compute kernels (Gated DeltaNet, attention)\n\n"
+            "usage:\n"
+            "  gdnbench <op> [options]     run an op: check against CPU references, time it\n"
+            "  gdnbench list               ops with descriptions and default shapes\n"
+            "  gdnbench info               host, available backends, device\n"
+            "  gdnbench suite NAME         a named set of cases (qwen35, smoke)\n"
+            "  gdnbench <op> --help        the op's dimensions, buffers, tolerances and options\n\n"
+            "example:\n"
+            "  gdnbench kkt --T 4096\n"
+            "  gdnbench chunk_fwd --T 64..4096:x4 --H 32 --Hg 16 --json out.json\n\n"
+            "exit status: 0 all good, 1 a check or comparison failed, 2 bad input or could not run\n");
+}
+
+int cmd_list(int argc, char **argv) {
+    const char *group = NULL;
+    for (int i = 0; op_table[i]; i++) {
+        const op_desc *op = op_table[i];
+        if (!group || strcmp(group, op->group) != 0) {
+            group = op->group;
+            printf("%s%s:\n", i ? "\n" : "", group);
+        }
+        int64_t dim[OP_MAX_DIMS];
+        for (int d = 0; d < op->ndims; d++) dim[d] = op->dims[d].def;
+        char shape[256];
+        table_shape_str(op, dim, shape, sizeof shape);
+        printf("  %-12s %s\n  %-12s default: %s\n", op->name, op->summary, "", shape);
+    }
+    return EXIT_OK;
+}
+
+int cmd_info(int argc, char **argv) {
+    char cpu[128], os[64], kern[128], err[256];
+    host_cpu_name(cpu, sizeof cpu);
+    host_os(os, sizeof os);
+    host_kernel(kern, sizeof kern);
+    printf("host:     %s %s, %s, %d cores\n", os, kern, cpu, host_cores());
+    printf("backends (default %s):\n", backend_default_name());
+    static const char *names[] = {"cpu", "sw", "metal"};
+    for (int i = 0; i < 3; i++) {
+        backend *b = backend_open(names[i], NULL, err, sizeof err);
+        if (b) {
+            printf("  %-6s available: %s%s\n", names[i], b->device_name, b->emulated ? " (emulated)" : "");
+            b->destroy(b);
+        } else {
+            printf("  %-6s not available: %s\n", names[i], err);
+        }
+    }
+    return EXIT_OK;
+}
 
 int cli_main(int argc, char **argv) {
-    if (argc >= 2 && strcmp(argv[1], "list") == 0) {
-        for (int i = 0; op_table[i]; i++) printf("%-12s %s\n", op_table[i]->name, op_table[i]->summary);
+    if (argc < 2) {
+        print_usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        print_usage(stdout);
         return EXIT_OK;
     }
-    fprintf(stderr, "gdnbench: usage: gdnbench list\n");
+    if (strcmp(cmd, "--version") == 0) {
+        printf("gdnbench %s\n", GDNBENCH_VERSION);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "list") == 0) return cmd_list(argc, argv);
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
+    if (strcmp(cmd, "suite") == 0) return cmd_suite(argc, argv);
+    const op_desc *op = op_find(cmd);
+    if (op) return cmd_run(op, argc, argv);
+    fprintf(stderr, "gdnbench: unknown command or op '%s': see `gdnbench list` for ops, `gdnbench --help` for commands\n",
+            cmd);
     return EXIT_BAD_INPUT;
 }

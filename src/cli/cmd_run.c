@@ -1,0 +1,300 @@
+/* cmd_run.c — `gdnbench <op> [options]`: run one op over one or more shapes.
+ *
+ * Parses the op's dimension flags (lists and ranges expand to every combination)
+ * and the measurement flags, validates every shape before running anything, then
+ * runs each case on the chosen backend, prints the table and writes the JSON. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "io/report_json.h"
+#include "runner/runner.h"
+
+#define MAX_CASES 4096
+
+typedef struct run_cli {
+    run_opts opts;
+    int_list dims[OP_MAX_DIMS];
+    int dim_given[OP_MAX_DIMS];
+    const char *json_path;
+} run_cli;
+
+static void print_op_help(const op_desc *op) {
+    printf("usage: gdnbench %s [options]\n\n%s\n\ndimensions (each takes N, a list 1,2,3 or a range A..B:+S / A..B:xF):\n",
+           op->name, op->summary);
+    for (int i = 0; i < op->ndims; i++) {
+        const op_dim *d = &op->dims[i];
+        printf("  --%-8s %-40s default %-6lld range %lld..%lld%s%s\n", d->name, d->help, (long long)d->def,
+               (long long)d->min, (long long)d->max, d->alias ? "  alias --" : "", d->alias ? d->alias : "");
+    }
+    printf("\nbuffers (kernel ABI):\n");
+    for (int i = 0; i < op->nbufs; i++) {
+        const op_buf *b = &op->bufs[i];
+        static const char *roles[] = {"in", "out", "inout", "scratch"};
+        printf("  %-10s %-7s %-5s", b->name, roles[b->role], dtype_name(b->dtype));
+        if (b->role == BUF_OUT || b->role == BUF_INOUT)
+            printf("  tolerance vs f64: atol %.3g rtol %.3g rel_l2 %.3g; vs bf16-parity: atol %.3g rtol %.3g rel_l2 %.3g",
+                   b->tol[REF_F64].atol, b->tol[REF_F64].rtol, b->tol[REF_F64].rel_l2, b->tol[REF_PARITY].atol,
+                   b->tol[REF_PARITY].rtol, b->tol[REF_PARITY].rel_l2);
+        printf("\n");
+    }
+    printf("\noptions:\n"
+           "  --backend cpu|sw|metal   where the op runs (default %s)\n"
+           "  --seed N                 input generator seed (default 0)\n"
+           "  --warmup N --iters N     untimed and timed iterations (default 3, 20)\n"
+           "  --check f64|parity|both|none   references to check against (default both)\n"
+           "  --atol X --rtol X        override every output's tolerance\n"
+           "  --json FILE|-            write the JSON report (schema 1)\n"
+           "  --shader FILE --function NAME  run a third-party kernel with the same ABI\n"
+           "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
+           "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
+           "  --dtype bf16             element type (the GDN kernels are bf16)\n"
+           "  --quiet                  no table on stdout\n",
+           backend_default_name());
+}
+
+static int parse_check(const char *s, int *out) {
+    if (strcmp(s, "f64") == 0) *out = CHECK_F64;
+    else if (strcmp(s, "parity") == 0 || strcmp(s, "bf16-parity") == 0) *out = CHECK_PARITY;
+    else if (strcmp(s, "both") == 0) *out = CHECK_BOTH;
+    else if (strcmp(s, "none") == 0) *out = CHECK_NONE;
+    else return -1;
+    return 0;
+}
+
+/* Parses argv[2..] for op; returns 0, 1 for --help (printed), or -1 with err set. */
+static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc, char *err, size_t errlen) {
+    run_opts *o = &rc->opts;
+    o->backend = backend_default_name();
+    o->warmup = 3;
+    o->iters = 20;
+    o->check = CHECK_BOTH;
+    for (int i = 0; i < op->ndims; i++) {
+        rc->dims[i].n = 1;
+        rc->dims[i].v[0] = op->dims[i].def;
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_op_help(op);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            snprintf(err, errlen, "unexpected argument '%s': options start with -- (see gdnbench %s --help)", a, op->name);
+            return -1;
+        }
+        char name[64];
+        const char *val = NULL;
+        const char *eq = strchr(a + 2, '=');
+        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (nl >= sizeof name) nl = sizeof name - 1;
+        memcpy(name, a + 2, nl);
+        name[nl] = 0;
+        if (strcmp(name, "quiet") == 0) {
+            o->quiet = 1;
+            continue;
+        }
+        if (eq) val = eq + 1;
+        else if (i + 1 < argc) val = argv[++i];
+        else {
+            snprintf(err, errlen, "--%s needs a value", name);
+            return -1;
+        }
+        int di = op_dim_index(op, name);
+        int64_t v64;
+        uint64_t u64;
+        if (di >= 0) {
+            if (args_parse_int_list(name, val, &rc->dims[di], err, errlen)) return -1;
+            rc->dim_given[di] = 1;
+        } else if (strcmp(name, "seed") == 0) {
+            if (args_parse_u64(name, val, &u64, err, errlen)) return -1;
+            o->seed = u64;
+        } else if (strcmp(name, "warmup") == 0 || strcmp(name, "iters") == 0) {
+            if (args_parse_int(name, val, &v64, err, errlen)) return -1;
+            int is_iters = name[0] == 'i';
+            if (v64 < (is_iters ? 1 : 0) || v64 > 100000) {
+                snprintf(err, errlen, "--%s %lld is out of range: accepted %d..100000", name, (long long)v64, is_iters);
+                return -1;
+            }
+            *(is_iters ? &o->iters : &o->warmup) = (int)v64;
+        } else if (strcmp(name, "json") == 0) {
+            rc->json_path = val;
+        } else if (strcmp(name, "backend") == 0) {
+            o->backend = val;
+        } else if (strcmp(name, "check") == 0) {
+            if (parse_check(val, &o->check)) {
+                snprintf(err, errlen, "--check '%s' is unknown: use f64, parity, both or none", val);
+                return -1;
+            }
+        } else if (strcmp(name, "atol") == 0 || strcmp(name, "rtol") == 0) {
+            double d;
+            if (args_parse_double(name, val, &d, err, errlen)) return -1;
+            if (d < 0) {
+                snprintf(err, errlen, "--%s %s must be >= 0", name, val);
+                return -1;
+            }
+            if (name[0] == 'a') o->has_atol = 1, o->atol = d;
+            else o->has_rtol = 1, o->rtol = d;
+        } else if (strcmp(name, "shader") == 0) {
+            o->shader = val;
+        } else if (strcmp(name, "function") == 0) {
+            o->function = val;
+        } else if (strcmp(name, "constant") == 0) {
+            const char *e = strchr(val, '=');
+            int64_t idx;
+            char ibuf[32];
+            size_t il = e ? (size_t)(e - val) : 0;
+            if (!e || il == 0 || il >= sizeof ibuf || !e[1] || strlen(e + 1) >= sizeof o->constants[0].value) {
+                snprintf(err, errlen, "--constant '%s' must be ID=VALUE (e.g. --constant 301=true)", val);
+                return -1;
+            }
+            memcpy(ibuf, val, il);
+            ibuf[il] = 0;
+            if (args_parse_int(name, ibuf, &idx, err, errlen)) return -1;
+            if (idx < 0 || idx > 65535 || o->nconstants >= RUN_MAX_CONSTANTS) {
+                snprintf(err, errlen, "--constant '%s': index must be 0..65535, at most %d constants", val,
+                         RUN_MAX_CONSTANTS);
+                return -1;
+            }
+            o->constants[o->nconstants].index = (int)idx;
+            snprintf(o->constants[o->nconstants].value, sizeof o->constants[0].value, "%s", e + 1);
+            o->nconstants++;
+        } else if (strcmp(name, "sw-checks") == 0) {
+            if (strcmp(val, "none") && strcmp(val, "fast") && strcmp(val, "full")) {
+                snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", val);
+                return -1;
+            }
+            o->sw_checks = val;
+        } else if (strcmp(name, "sw-schedule") == 0) {
+            if (strcmp(val, "inorder") && strcmp(val, "reverse") && strncmp(val, "random:", 7)) {
+                snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", val);
+                return -1;
+            }
+            o->sw_schedule = val;
+        } else if (strcmp(name, "dtype") == 0) {
+            if (strcmp(val, "bf16") != 0) {
+                snprintf(err, errlen, "--dtype '%s' is not supported by %s: its kernels take bf16 (--dtype bf16)", val,
+                         op->name);
+                return -1;
+            }
+        } else {
+            snprintf(err, errlen, "unknown option --%s for %s (see gdnbench %s --help)", name, op->name, op->name);
+            return -1;
+        }
+    }
+    if ((o->shader != NULL) != (o->function != NULL)) {
+        snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");
+        return -1;
+    }
+    if (o->shader && strcmp(o->backend, "cpu") == 0) {
+        snprintf(err, errlen, "--shader needs a Metal backend (--backend sw or metal), not cpu");
+        return -1;
+    }
+    return 0;
+}
+
+/* Expands the dimension lists into every combination (last dimension fastest). */
+static int expand_cases(const op_desc *op, const run_cli *rc, int64_t (*out)[OP_MAX_DIMS], int max, char *err,
+                        size_t errlen) {
+    long long total = 1;
+    for (int i = 0; i < op->ndims; i++) {
+        total *= rc->dims[i].n;
+        if (total > max) {
+            snprintf(err, errlen, "the dimension lists expand to more than %d shapes: narrow them", max);
+            return -1;
+        }
+    }
+    for (long long k = 0; k < total; k++) {
+        long long r = k;
+        for (int i = op->ndims - 1; i >= 0; i--) {
+            out[k][i] = rc->dims[i].v[r % rc->dims[i].n];
+            r /= rc->dims[i].n;
+        }
+    }
+    return (int)total;
+}
+
+int cmd_run(const op_desc *op, int argc, char **argv) {
+    char err[512] = "";
+    run_cli *rc = calloc(1, sizeof *rc);
+    int64_t(*shapes)[OP_MAX_DIMS] = calloc(MAX_CASES, sizeof *shapes);
+    run_record *recs = NULL;
+    run_record **rec_ptrs = NULL;
+    backend *b = NULL;
+    int status = EXIT_BAD_INPUT, ncases = 0, nrec = 0;
+    if (!rc || !shapes) {
+        fprintf(stderr, "gdnbench: out of memory\n");
+        goto done;
+    }
+    int p = parse_run_args(op, argc, argv, rc, err, sizeof err);
+    if (p == 1) {
+        status = EXIT_OK;
+        goto done;
+    }
+    if (p < 0) goto bad;
+    ncases = expand_cases(op, rc, shapes, MAX_CASES, err, sizeof err);
+    if (ncases < 0) goto bad;
+    /* Every shape is validated before anything runs: a bad one in a list is exit 2. */
+    for (int k = 0; k < ncases; k++) {
+        for (int i = 0; i < op->ndims; i++) {
+            if (shapes[k][i] < op->dims[i].min || shapes[k][i] > op->dims[i].max) {
+                snprintf(err, sizeof err, "--%s %lld is out of range for %s: accepted %lld..%lld", op->dims[i].name,
+                         (long long)shapes[k][i], op->name, (long long)op->dims[i].min, (long long)op->dims[i].max);
+                goto bad;
+            }
+        }
+        if (op->validate && op->validate(shapes[k], err, sizeof err)) goto bad;
+    }
+    b = backend_open(rc->opts.backend, &rc->opts, err, sizeof err);
+    if (!b) goto bad;
+    recs = calloc((size_t)ncases, sizeof *recs);
+    rec_ptrs = calloc((size_t)ncases, sizeof *rec_ptrs);
+    if (!recs || !rec_ptrs) {
+        snprintf(err, sizeof err, "out of memory");
+        goto bad;
+    }
+    if (!rc->opts.quiet)
+        table_print_header(stdout, op, b->name, b->device_name, b->emulated, rc->opts.warmup, rc->opts.iters,
+                           (unsigned long long)rc->opts.seed);
+    int any_fail = 0, any_error = 0;
+    for (int k = 0; k < ncases; k++) {
+        op_case *c = op_case_new(op, shapes[k], rc->opts.seed, err, sizeof err);
+        run_record *r = &recs[nrec];
+        rec_ptrs[nrec++] = r;
+        if (!c) {
+            memset(r, 0, sizeof *r);
+            r->op = op;
+            memcpy(r->dim, shapes[k], sizeof r->dim);
+            snprintf(r->status, sizeof r->status, "error");
+            snprintf(r->error, sizeof r->error, "%s", err);
+            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->name);
+            any_error = 1;
+        } else {
+            if (runner_run_case(b, c, &rc->opts, r) != 0) any_error = 1;
+            if (b->release_case) b->release_case(b);
+            op_case_free(c);
+        }
+        if (strcmp(r->status, "fail") == 0) any_fail = 1;
+        if (!rc->opts.quiet) table_print_record(stdout, r);
+        if (strcmp(r->status, "error") == 0) fprintf(stderr, "gdnbench: %s: %s\n", op->name, r->error);
+        fflush(stdout);
+    }
+    if (rc->json_path && report_write(rc->json_path, rec_ptrs, nrec, err, sizeof err) != 0) goto bad;
+    status = any_error ? EXIT_BAD_INPUT : any_fail ? EXIT_CHECK_FAILED : EXIT_OK;
+    goto done;
+bad:
+    fprintf(stderr, "gdnbench: %s\n", err);
+    status = EXIT_BAD_INPUT;
+done:
+    for (int i = 0; i < nrec; i++) run_record_free(&recs[i]);
+    free(recs);
+    free(rec_ptrs);
+    if (b) b->destroy(b);
+    free(shapes);
+    free(rc);
+    return status;
+}

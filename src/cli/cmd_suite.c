@@ -1,0 +1,216 @@
+/* cmd_suite.c — `gdnbench suite NAME`: a named, versioned set of cases.
+ *
+ * Suites are data (the table below): each case is an op and dimension overrides on
+ * top of the op's defaults.  The version is bumped whenever a suite's cases change,
+ * so `compare` never pairs results of different case sets by accident. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "io/report_json.h"
+#include "runner/runner.h"
+
+typedef struct suite_case {
+    const char *op;
+    const char *dims; /* "T=512 Hg=16 H=32" */
+} suite_case;
+
+typedef struct suite {
+    const char *name;
+    int version;
+    const char *summary;
+    const suite_case *cases;
+} suite;
+
+static const suite_case qwen35_cases[] = {
+    {"chunk_fwd", "B=1 T=512 Hg=16 H=32 K=128 V=128"},
+    {"chunk_fwd", "B=1 T=2048 Hg=16 H=32 K=128 V=128"},
+    {"chunk_fwd", "B=1 T=4096 Hg=16 H=32 K=128 V=128"},
+    {"chunk_fwd", "B=1 T=16384 Hg=16 H=32 K=128 V=128"},
+    {"decode", "B=1 Hg=16 H=32 K=128 V=128"},
+    {NULL, NULL},
+};
+
+static const suite_case smoke_cases[] = {
+    {"cumsum", "B=1 T=100 H=4"},
+    {"kkt", "B=1 T=100 Hg=2 H=4 K=64"},
+    {"solve_tril", "B=1 T=100 H=4"},
+    {"wy", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
+    {"chunk_h", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
+    {"chunk_o", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
+    {"chunk_fwd", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
+    {"recurrent", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
+    {"decode", "B=1 Hg=2 H=4 K=64 V=64"},
+    {NULL, NULL},
+};
+
+static const suite suites[] = {
+    {"qwen35", 1, "GDN layers of Qwen3.5/3.6-class models: prefill T 512..16384 and decode, B=1 Hg=16 H=32 K=V=128",
+     qwen35_cases},
+    {"smoke", 1, "every GDN op at a tiny shape with a tail chunk (seconds)", smoke_cases},
+    {NULL, 0, NULL, NULL},
+};
+
+static void print_suites(FILE *f) {
+    for (const suite *s = suites; s->name; s++) {
+        int n = 0;
+        while (s->cases[n].op) n++;
+        fprintf(f, "  %-8s v%d, %2d cases: %s\n", s->name, s->version, n, s->summary);
+    }
+}
+
+/* Applies "K=V ..." overrides to an op's default dims. */
+static int case_dims(const op_desc *op, const char *spec, int64_t *dim, char *err, size_t errlen) {
+    for (int i = 0; i < op->ndims; i++) dim[i] = op->dims[i].def;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = 0;
+        int d = op_dim_index(op, tok);
+        if (d < 0) {
+            snprintf(err, errlen, "suite case %s: op has no dimension %s", op->name, tok);
+            return -1;
+        }
+        if (args_parse_int(tok, eq + 1, &dim[d], err, errlen)) return -1;
+    }
+    return 0;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int cmd_suite(int argc, char **argv) {
+    char err[512] = "";
+    const char *json_dir = NULL, *name = NULL;
+    run_opts o = {.backend = backend_default_name(), .warmup = 3, .iters = 20, .check = CHECK_BOTH};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int64_t v;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n\nsuites:\n");
+            print_suites(stdout);
+            return EXIT_OK;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o.quiet = 1;
+        } else if (a[0] != '-') {
+            if (name) {
+                snprintf(err, sizeof err, "suite: one suite name at a time ('%s' and '%s')", name, a);
+                goto bad;
+            }
+            name = a;
+        } else if (i + 1 >= argc) {
+            snprintf(err, sizeof err, "%s needs a value", a);
+            goto bad;
+        } else if (strcmp(a, "--json") == 0) {
+            json_dir = argv[++i];
+        } else if (strcmp(a, "--backend") == 0) {
+            o.backend = argv[++i];
+        } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
+            if (args_parse_int(a + 2, argv[++i], &v, err, sizeof err)) goto bad;
+            if (v < (a[2] == 'i') || v > 100000) {
+                snprintf(err, sizeof err, "%s %lld is out of range", a, (long long)v);
+                goto bad;
+            }
+            *(a[2] == 'i' ? &o.iters : &o.warmup) = (int)v;
+        } else {
+            snprintf(err, sizeof err, "suite: unknown option %s (see gdnbench suite --help)", a);
+            goto bad;
+        }
+    }
+    const suite *s = NULL;
+    for (const suite *x = suites; x->name && name; x++)
+        if (strcmp(x->name, name) == 0) s = x;
+    if (!s) {
+        fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of qwen35, smoke (gdnbench suite --help)\n",
+                name ? name : "");
+        return EXIT_BAD_INPUT;
+    }
+    int n = 0;
+    while (s->cases[n].op) n++;
+    int64_t(*dims)[OP_MAX_DIMS] = calloc((size_t)n, sizeof *dims);
+    run_record *recs = calloc((size_t)n, sizeof *recs);
+    run_record **ptrs = calloc((size_t)n, sizeof *ptrs);
+    backend *b = NULL;
+    int status = EXIT_BAD_INPUT, nrec = 0, any_fail = 0, any_error = 0;
+    if (!dims || !recs || !ptrs) {
+        snprintf(err, sizeof err, "out of memory");
+        goto out;
+    }
+    for (int k = 0; k < n; k++) {
+        const op_desc *op = op_find(s->cases[k].op);
+        if (!op) {
+            snprintf(err, sizeof err, "suite %s needs op %s, which this build lacks", s->name, s->cases[k].op);
+            goto out;
+        }
+        if (case_dims(op, s->cases[k].dims, dims[k], err, sizeof err)) goto out;
+    }
+    if (json_dir && mkdir(json_dir, 0777) != 0 && access(json_dir, W_OK) != 0) {
+        snprintf(err, sizeof err, "--json %s: cannot create or write the directory", json_dir);
+        goto out;
+    }
+    b = backend_open(o.backend, &o, err, sizeof err);
+    if (!b) goto out;
+    int progress = !o.quiet && isatty(2);
+    double t0 = now_s();
+    for (int k = 0; k < n; k++) {
+        const op_desc *op = op_find(s->cases[k].op);
+        if (progress) fprintf(stderr, "\r[%d/%d] %s %s (%.0f s elapsed)   ", k + 1, n, op->name, s->cases[k].dims,
+                              now_s() - t0);
+        run_record *r = &recs[nrec];
+        ptrs[nrec++] = r;
+        op_case *c = op_case_new(op, dims[k], o.seed, err, sizeof err);
+        if (!c) {
+            r->op = op;
+            memcpy(r->dim, dims[k], sizeof r->dim);
+            snprintf(r->status, sizeof r->status, "error");
+            snprintf(r->error, sizeof r->error, "%s", err);
+            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->name);
+        } else {
+            runner_run_case(b, c, &o, r);
+            if (b->release_case) b->release_case(b);
+            op_case_free(c);
+        }
+        any_fail |= strcmp(r->status, "fail") == 0;
+        any_error |= strcmp(r->status, "error") == 0;
+        if (!o.quiet) {
+            if (progress) fprintf(stderr, "\r\033[K");
+            printf("\n[%d/%d] %s", k + 1, n, op->name);
+            table_print_record(stdout, r);
+            fflush(stdout);
+        }
+    }
+    if (progress) fprintf(stderr, "\r\033[K");
+    if (json_dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/suite-%s-v%d-%s.json", json_dir, s->name, s->version, b->name);
+        if (report_write(path, ptrs, nrec, err, sizeof err) != 0) goto out;
+        if (!o.quiet) printf("\nwrote %s\n", path);
+    }
+    if (!o.quiet) printf("\nsuite %s v%d: %d cases, %s\n", s->name, s->version, n,
+                         any_error ? "some could not run" : any_fail ? "some checks FAILED" : "all passed");
+    status = any_error ? EXIT_BAD_INPUT : any_fail ? EXIT_CHECK_FAILED : EXIT_OK;
+out:
+    if (status == EXIT_BAD_INPUT && err[0]) fprintf(stderr, "gdnbench: %s\n", err);
+    for (int i = 0; i < nrec; i++) run_record_free(&recs[i]);
+    if (b) b->destroy(b);
+    free(dims);
+    free(recs);
+    free(ptrs);
+    return status;
+bad:
+    fprintf(stderr, "gdnbench: %s\n", err);
+    return EXIT_BAD_INPUT;
+}

@@ -1,0 +1,12 @@
+/* commands.h — the subcommands cli.c dispatches to. Each returns an exit status. */
+#ifndef GDN_COMMANDS_H
+#define GDN_COMMANDS_H
+
+#include "ops/op.h"
+
+int cmd_run(const op_desc *op, int argc, char **argv);  /* gdnbench <op> ... */
+int cmd_list(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_suite(int argc, char **argv);  /* gdnbench suite NAME */
+
+#endif

@@ -1,0 +1,80 @@
+/* table.c — human output: one block per case, aligned columns, PASS/FAIL per check. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/table.h"
+
+void table_fmt_us(double us, char *buf, size_t n) {
+    if (us < 1) snprintf(buf, n, "%.0f ns", us * 1e3);
+    else if (us < 1e3) snprintf(buf, n, "%.2f us", us);
+    else if (us < 1e6) snprintf(buf, n, "%.3f ms", us / 1e3);
+    else snprintf(buf, n, "%.3f s", us / 1e6);
+}
+
+void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n) {
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < op->ndims && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", i ? " " : "", op->dims[i].name, (long long)dim[i]);
+}
+
+void table_print_header(FILE *f, const op_desc *op, const char *backend, const char *device, int emulated,
+                        int warmup, int iters, unsigned long long seed) {
+    fprintf(f, "gdnbench %s — %s\n", op->name, op->summary);
+    fprintf(f, "backend %s on %s%s; warmup %d, %d timed iterations, seed %llu\n", backend, device,
+            emulated ? " (EMULATED: timings are of the software device, not of a GPU)"
+                     : (strcmp(backend, "cpu") == 0 ? " (timing the bf16-parity CPU reference, not a kernel)" : ""),
+            warmup, iters, seed);
+}
+
+void table_print_record(FILE *f, const run_record *r) {
+    char shape[256], med[32], mn[32], p90[32];
+    table_shape_str(r->op, r->dim, shape, sizeof shape);
+    fprintf(f, "\n%s\n", shape);
+    if (strcmp(r->status, "error") == 0 && r->timing.n == 0) {
+        fprintf(f, "  ERROR %s\n", r->error);
+        return;
+    }
+    table_fmt_us(r->timing.median, med, sizeof med);
+    table_fmt_us(r->timing.min, mn, sizeof mn);
+    table_fmt_us(r->timing.p90, p90, sizeof p90);
+    double s = r->timing.median * 1e-6;
+    fprintf(f, "  time (%s clock, n=%d)  median %s  min %s  p90 %s  cv %.1f%%", r->timing_source, r->timing.n, med,
+            mn, p90, 100 * r->timing.cv);
+    if (s > 0 && r->bytes > 0) fprintf(f, "  %.2f GB/s", r->bytes / s / 1e9);
+    if (s > 0 && r->flops > 0) fprintf(f, "  %.3f TFLOP/s", r->flops / s / 1e12);
+    fprintf(f, "\n");
+    if (r->nstages > 1) {
+        for (int i = 0; i < r->nstages; i++) {
+            table_fmt_us(r->stages[i].timing.median, med, sizeof med);
+            fprintf(f, "    stage %-12s %-44s median %s\n", r->stages[i].name, r->stages[i].function, med);
+        }
+    }
+    if (r->nchecks > 0)
+        fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  %s\n", "output", "reference", "max_abs", "max_rel",
+                "rel_l2", "ulp_p99", "nan", "inf", "unwritten", "result");
+    for (int i = 0; i < r->nchecks; i++) {
+        const rec_check *c = &r->checks[i];
+        char ulp[16] = "-";
+        if (c->ulp_p99 >= 0) snprintf(ulp, sizeof ulp, "%.0f", c->ulp_p99);
+        fprintf(f, "  %-10s %-12s %10.3g %10.3g %10.3g %8s %6lld %6lld %9lld  %s", c->output, c->reference, c->max_abs,
+                c->max_rel, c->rel_l2, ulp, (long long)c->nan, (long long)c->inf, (long long)c->unwritten,
+                c->pass ? "PASS" : "FAIL");
+        if (!c->pass) {
+            if (c->first_bad_index >= 0) {
+                fprintf(f, "  (%lld bad; first at [", (long long)c->n_bad);
+                for (int d = 0; d < c->first_bad_ndim; d++)
+                    fprintf(f, "%s%lld", d ? "," : "", (long long)c->first_bad_coord[d]);
+                fprintf(f, "]: got %.6g want %.6g; atol %.3g rtol %.3g)", c->first_bad_got, c->first_bad_want, c->atol,
+                        c->rtol);
+            } else {
+                fprintf(f, "  (rel_l2 %.3g > %.3g)", c->rel_l2, c->rel_l2_max);
+            }
+        }
+        fprintf(f, "\n");
+    }
+    if (r->determinism_runs > 1 && !r->bitwise_identical)
+        fprintf(f, "  NONDETERMINISTIC: outputs differ across %d runs with the same inputs\n", r->determinism_runs);
+    if (strcmp(r->status, "error") == 0) fprintf(f, "  ERROR %s\n", r->error);
+}

@@ -1,0 +1,19 @@
+/* table.h — the human-readable result table on stdout. */
+#ifndef GDN_TABLE_H
+#define GDN_TABLE_H
+
+#include <stdio.h>
+
+#include "runner/record.h"
+
+/* Prints the header line for a run of `op` on `backend_desc` (once per command). */
+void table_print_header(FILE *f, const op_desc *op, const char *backend, const char *device, int emulated,
+                        int warmup, int iters, unsigned long long seed);
+/* Prints one case: shape, timing, throughput, then one line per check. */
+void table_print_record(FILE *f, const run_record *r);
+/* "B=1 T=4096 Hg=16 H=32 K=128" */
+void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n);
+/* Human duration: "812 ns", "12.3 us", "4.56 ms", "1.23 s". */
+void table_fmt_us(double us, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,75 @@
+/* mtl.h — a thin C API over Metal's Objective-C objects, sent as plain C messages.
+ *
+ * The same code drives a real GPU on macOS (MTLCreateSystemDefaultDevice) and the
+ * software Metal device (swmtl_create_system_default_device, on Linux or with
+ * --backend sw).  Every object made here is released by the matching *_free; the
+ * ops layer never sees an `id`. */
+#ifndef GDN_MTL_H
+#define GDN_MTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mtl_device mtl_device;
+typedef struct mtl_library mtl_library;
+typedef struct mtl_pipeline mtl_pipeline;
+typedef struct mtl_buffer mtl_buffer;
+
+/* A function-constant value: type from the value's form ("true"/"false" bool,
+ * integer int, with '.'/'e' float). */
+typedef struct mtl_constant {
+    int index;
+    char value[32];
+} mtl_constant;
+
+/* kind: "metal" (real GPU, macOS only) or "sw" (software device). */
+mtl_device *mtl_device_open(const char *kind, char *err, size_t errlen);
+void mtl_device_free(mtl_device *d);
+const char *mtl_device_name(const mtl_device *d);
+int mtl_device_is_software(const mtl_device *d);
+
+/* Compiles MSL source; filename names the source in diagnostics. */
+mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, char *err, size_t errlen);
+void mtl_library_free(mtl_library *l);
+
+mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *function, const mtl_constant *consts,
+                               int nconsts, char *err, size_t errlen);
+void mtl_pipeline_free(mtl_pipeline *p);
+unsigned mtl_pipeline_max_threads(const mtl_pipeline *p);
+
+/* Shared-storage buffer (CPU-visible contents). */
+mtl_buffer *mtl_buffer_new(mtl_device *d, size_t length, char *err, size_t errlen);
+void mtl_buffer_free(mtl_buffer *b);
+void *mtl_buffer_contents(mtl_buffer *b);
+size_t mtl_buffer_length(const mtl_buffer *b);
+
+/* One dispatch's arguments. */
+typedef struct mtl_dispatch {
+    mtl_pipeline *pipeline;
+    int nbuffers;
+    struct {
+        int index;
+        mtl_buffer *buffer;
+        size_t offset;
+    } buffers[31];
+    int nbytes;
+    struct {
+        int index;
+        const void *data;
+        size_t length;
+    } bytes[4];
+    int ntgmem;
+    struct {
+        int index;
+        size_t length;
+    } tgmem[4];
+    uint32_t grid[3]; /* threadgroups per grid */
+    uint32_t tg[3];   /* threads per threadgroup */
+} mtl_dispatch;
+
+/* Encodes the dispatches into one command buffer (one compute encoder each),
+ * commits and waits.  *gpu_us = GPUEndTime - GPUStartTime.  Returns 0, or -1 with
+ * the command buffer's error text (kernel fault, check diagnosis) in err. */
+int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,50 @@
+/* backend.h — what produces an op's outputs: the CPU reference, the software Metal
+ * device, or a real GPU through Metal.
+ *
+ * The runner drives every backend the same way: prepare once per case, run_once
+ * per iteration (outputs are poisoned by the backend before each run so unwritten
+ * elements are visible), release.  Nothing in src/ops/ knows which backend runs. */
+#ifndef GDN_BACKEND_H
+#define GDN_BACKEND_H
+
+#include <stddef.h>
+
+#include "ops/op.h"
+
+typedef struct run_opts run_opts;
+
+/* Timing of one iteration.  gpu_us < 0 when the backend has no GPU clock. */
+typedef struct backend_timing {
+    double wall_us;
+    double gpu_us;
+    int nstages;
+    double stage_us[OP_MAX_STAGES]; /* GPU time per dispatch (or wall per stage) */
+} backend_timing;
+
+typedef struct backend {
+    const char *name;        /* "cpu" | "sw" | "metal" */
+    int emulated;
+    char device_name[96];
+    int gpu_cores;           /* from the device when it says; -1 unknown */
+
+    /* Compiles/loads kernels, allocates device buffers, uploads inputs. */
+    int (*prepare)(struct backend *b, op_case *c, const run_opts *o, char *err, size_t errlen);
+    /* One iteration: poison outputs, run every stage, wait, bring outputs back into
+     * c->t.  Returns 0, or -1 with err set (kernel fault, device error). */
+    int (*run_once)(struct backend *b, op_case *c, backend_timing *t, char *err, size_t errlen);
+    /* Describes stage s for the report (function actually run, launch geometry). */
+    void (*describe)(struct backend *b, op_case *c, int s, op_launch *l);
+    /* Frees per-case state (called after each case); the backend stays usable. */
+    void (*release_case)(struct backend *b);
+    void (*destroy)(struct backend *b);
+    void *state;
+} backend;
+
+/* Opens a backend by name; NULL with err set when it is not available here
+ * ("metal" on Linux, "sw" without clang >= 17, ...). */
+backend *backend_open(const char *name, const run_opts *o, char *err, size_t errlen);
+const char *backend_default_name(void);
+
+backend *backend_cpu_open(char *err, size_t errlen);
+
+#endif

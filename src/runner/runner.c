@@ -1,0 +1,142 @@
+/* runner.c — warmup, timed iterations, determinism and correctness of one case. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats.h"
+#include "runner/check.h"
+#include "runner/runner.h"
+
+/* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
+static uint64_t outputs_hash(const op_case *c) {
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < c->op->nbufs; i++) {
+        buf_role r = c->op->bufs[i].role;
+        if (r != BUF_OUT && r != BUF_INOUT) continue;
+        const unsigned char *p = c->t[i]->data;
+        size_t n = tensor_nbytes(c->t[i]);
+        for (size_t j = 0; j < n; j++) h = (h ^ p[j]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int alloc_stats(rec_stats *s, int n) {
+    s->n = 0;
+    s->samples = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    return s->samples ? 0 : -1;
+}
+
+static void fail(run_record *rec, const char *msg) {
+    snprintf(rec->status, sizeof rec->status, "error");
+    snprintf(rec->error, sizeof rec->error, "%s", msg);
+}
+
+static int run_checks(op_case *c, const run_opts *o, run_record *rec) {
+    const op_desc *op = c->op;
+    static const struct {
+        int mask;
+        ref_kind kind;
+        const char *name;
+    } refs[] = {{CHECK_F64, REF_F64, "f64"}, {CHECK_PARITY, REF_PARITY, "bf16-parity"}};
+    int all_pass = 1;
+    for (int k = 0; k < 2; k++) {
+        if (!(o->check & refs[k].mask)) continue;
+        double *out[OP_MAX_BUFS] = {0};
+        int ok = 1;
+        for (int i = 0; i < op->nbufs; i++) {
+            if (op->bufs[i].role != BUF_OUT && op->bufs[i].role != BUF_INOUT) continue;
+            out[i] = malloc(sizeof(double) * (size_t)tensor_numel(c->t[i]));
+            if (!out[i]) ok = 0;
+        }
+        if (!ok || op->reference(c, refs[k].kind, out) != 0) {
+            for (int i = 0; i < op->nbufs; i++) free(out[i]);
+            fail(rec, "the CPU reference could not be computed (out of memory?)");
+            return -1;
+        }
+        for (int i = 0; i < op->nbufs; i++) {
+            if (!out[i] || rec->nchecks >= REC_MAX_CHECKS) continue;
+            op_tol tol = op->bufs[i].tol[refs[k].kind];
+            if (o->has_atol) tol.atol = o->atol;
+            if (o->has_rtol) tol.rtol = o->rtol;
+            rec_check *rc = &rec->checks[rec->nchecks++];
+            check_output(c->t[i], out[i], refs[k].name, tol, rc);
+            all_pass &= rc->pass;
+            free(out[i]);
+        }
+    }
+    return all_pass;
+}
+
+int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) {
+    char err[512] = "";
+    memset(rec, 0, sizeof *rec);
+    rec->op = c->op;
+    memcpy(rec->dim, c->dim, sizeof rec->dim);
+    rec->seed = c->seed;
+    rec->warmup = o->warmup;
+    rec->iterations = o->iters;
+    snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->name);
+    snprintf(rec->device.name, sizeof rec->device.name, "%s", b->device_name);
+    rec->device.emulated = b->emulated;
+    rec->device.gpu_cores = b->gpu_cores;
+    rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
+    rec->bytes = c->op->bytes ? c->op->bytes(c->dim) : 0;
+    rec->flops = c->op->flops ? c->op->flops(c->dim) : 0;
+
+    if (b->prepare(b, c, o, err, sizeof err) != 0) {
+        fail(rec, err);
+        return -1;
+    }
+    int nst = c->op->nstages ? c->op->nstages(c) : 1;
+    if (strcmp(b->name, "cpu") == 0) nst = 1;
+    rec->nstages = nst;
+    for (int s = 0; s < nst && s < REC_MAX_STAGES; s++) {
+        op_launch l;
+        b->describe(b, c, s, &l);
+        rec_stage *st = &rec->stages[s];
+        snprintf(st->name, sizeof st->name, "%s", l.stage ? l.stage : "");
+        snprintf(st->function, sizeof st->function, "%s", l.function ? l.function : "");
+        memcpy(st->grid, l.grid, sizeof st->grid);
+        memcpy(st->tg, l.tg, sizeof st->tg);
+        for (int m = 0; m < l.ntgmem; m++) st->tgmem_bytes += l.tgmem[m].bytes;
+        if (alloc_stats(&st->timing, o->iters)) goto oom;
+    }
+    if (alloc_stats(&rec->timing, o->iters) || alloc_stats(&rec->wall, o->iters)) goto oom;
+
+    uint64_t first_hash = 0;
+    int identical = 1, runs = 0, gpu_clock = 1;
+    for (int it = 0; it < o->warmup + o->iters; it++) {
+        backend_timing t = {0};
+        if (b->run_once(b, c, &t, err, sizeof err) != 0) {
+            fail(rec, err);
+            return -1;
+        }
+        uint64_t h = outputs_hash(c);
+        if (runs == 0) first_hash = h;
+        identical &= h == first_hash;
+        runs++;
+        if (it < o->warmup) continue;
+        if (t.gpu_us < 0) gpu_clock = 0;
+        rec->timing.samples[rec->timing.n++] = t.gpu_us >= 0 ? t.gpu_us : t.wall_us;
+        rec->wall.samples[rec->wall.n++] = t.wall_us;
+        for (int s = 0; s < nst && s < t.nstages; s++)
+            rec->stages[s].timing.samples[rec->stages[s].timing.n++] = t.stage_us[s];
+    }
+    snprintf(rec->timing_source, sizeof rec->timing_source, "%s", gpu_clock ? "gpu" : "wall");
+    stats_compute(&rec->timing);
+    stats_compute(&rec->wall);
+    for (int s = 0; s < nst; s++) stats_compute(&rec->stages[s].timing);
+    rec->determinism_runs = runs;
+    rec->bitwise_identical = identical;
+
+    int pass = o->check ? run_checks(c, o, rec) : 1;
+    if (pass < 0) return -1;
+    if (!identical) pass = 0;
+    snprintf(rec->status, sizeof rec->status, "%s", pass ? "pass" : "fail");
+    if (!identical) snprintf(rec->error, sizeof rec->error, "outputs differ between runs of the same inputs");
+    return 0;
+oom:
+    fail(rec, "out of memory for timing samples");
+    return -1;
+}

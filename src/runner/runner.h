@@ -1,0 +1,43 @@
+/* runner.h — runs one op case on one backend: warmup, timed iterations, checks.
+ *
+ * The CLI builds run_opts from flags, expands shape lists into cases, and calls
+ * runner_run_case once per case; the result is a run_record for the table and the
+ * JSON report. */
+#ifndef GDN_RUNNER_H
+#define GDN_RUNNER_H
+
+#include <stdint.h>
+
+#include "ops/op.h"
+#include "runner/backend.h"
+#include "runner/record.h"
+
+#define RUN_MAX_CONSTANTS 16
+
+enum { CHECK_NONE = 0, CHECK_F64 = 1, CHECK_PARITY = 2, CHECK_BOTH = 3 };
+
+struct run_opts {
+    const char *backend;       /* "cpu" | "sw" | "metal" */
+    uint64_t seed;
+    int warmup, iters;
+    int check;                 /* CHECK_* mask */
+    int has_atol, has_rtol;
+    double atol, rtol;         /* overrides of every output's tolerances */
+    const char *shader;        /* --shader FILE, or NULL for ours */
+    const char *function;      /* --function NAME */
+    int nconstants;
+    struct {
+        int index;
+        char value[32];
+    } constants[RUN_MAX_CONSTANTS];
+    const char *sw_checks;     /* none|fast|full, NULL = default */
+    const char *sw_schedule;   /* inorder|reverse|random:SEED */
+    int quiet;
+};
+
+/* Runs c on b.  Always fills *rec (status "error" with rec->error on failure).
+ * Returns 0 if everything ran (checks may still have failed: see rec->status), -1 if
+ * the run could not happen. */
+int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec);
+
+#endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# test_cli_errors.sh — exit codes and one-line messages for bad input (cli.md).
+. "$(dirname "$0")/lib.sh"
+G=$GDNBENCH
+
+expect_exit 0 "cli: --help exits 0" $G --help
+expect_exit 0 "cli: list exits 0" $G list
+expect_match "cli: list names cumsum" "$OUT" "cumsum"
+expect_exit 0 "cli: info exits 0" $G info
+expect_exit 0 "cli: op --help exits 0" $G cumsum --help
+expect_match "cli: op --help lists dims" "$OUT" "--T"
+expect_exit 2 "cli: no arguments" $G
+expect_exit 2 "cli: unknown op" $G nosuchop
+expect_match "cli: unknown op message names it" "$ERR" "nosuchop"
+
+bad() { # bad "description" regex-for-stderr args...
+    local desc=$1 re=$2
+    shift 2
+    expect_exit 2 "cli: $desc exits 2" $G "$@"
+    expect_match "cli: $desc message" "$ERR" "$re"
+    local lines
+    lines=$(printf '%s\n' "$ERR" | grep -c .)
+    if [ "$lines" -eq 1 ]; then echo "PASS cli: $desc is one line"; else echo "FAIL cli: $desc printed $lines lines"; fi
+}
+
+bad "unknown flag" "--bogus" cumsum --bogus 1
+bad "T=0" "--T 0" cumsum --T 0
+bad "negative T" "--T" cumsum --T -5
+bad "non-numeric T" "--T 'abc' is not an integer" cumsum --T abc
+bad "BT not 64" "--BT 32" cumsum --BT 32
+bad "missing value" "--T needs a value" cumsum --T
+bad "empty range" "--T '9..3'" cumsum --T 9..3
+bad "bad step" "step" cumsum --T 1..9:y2
+bad "bad check" "--check 'x'" cumsum --check x
+bad "bad backend" "--backend 'gpu'" cumsum --backend gpu
+bad "iters 0" "--iters 0" cumsum --iters 0
+bad "bad seed" "--seed" cumsum --seed -1
+bad "negative atol" "--atol" cumsum --atol -1
+bad "bad dtype" "--dtype 'f64'" cumsum --dtype f64
+bad "shader without function" "--shader and --function" cumsum --backend sw --shader x.metal
+bad "bad constant" "--constant" cumsum --constant 12
+bad "bad sw-checks" "--sw-checks" cumsum --sw-checks most
+bad "huge expansion" "more than" cumsum --T 1..100000:+1 --H 1..100:+1
+bad "one bad shape in a list" "--T 0" cumsum --T 64,0
+
+expect_exit 0 "cli: list of shapes runs" $G cumsum --T 1,63..65 --H 2 --iters 2 --warmup 0 --quiet
+expect_exit 0 "cli: range with factor" $G cumsum --T 64..256:x2 --H 1 --iters 1 --warmup 0 --quiet
+expect_exit 1 "cli: impossible tolerance fails the check with exit 1" $G cumsum --T 64 --H 2 --iters 1 --check f64 --atol 0 --rtol 0
+expect_match "cli: failing check prints FAIL and the first bad coordinate" "$OUT" "FAIL.*first at \["
