@@ -22,6 +22,9 @@ else
 endif
 
 CPPFLAGS += -Isrc -I$(BUILD)/gen $(OBJC_CFLAGS)
+# tool.git_sha in the JSON report (src/core/version.h); empty outside a git checkout.
+GIT_SHA  := $(shell git rev-parse --short HEAD 2>/dev/null)
+CPPFLAGS += -DGDNBENCH_GIT_SHA='"$(GIT_SHA)"'
 LDLIBS   += -lcjson $(OBJC_LIBS) -lpthread -lm -ldl
 LDFLAGS  += -rdynamic
 

@@ -1,0 +1,434 @@
+/* report_json.c — run_record -> JSON (schema 1), and writing a report file.
+ *
+ * Key order is the order of report.md and results/schema-1.json; readers should
+ * not depend on it, but diffs of two reports stay readable.  Every cJSON call is
+ * checked through the small add_* helpers, which clear `ok` when memory runs out;
+ * report_record_json then frees the half-built object and returns NULL. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
+
+#include "core/sha256.h"
+#include "core/version.h"
+#include "io/report_json.h"
+
+typedef struct builder {
+    int ok;
+} builder;
+
+static cJSON *check(builder *b, cJSON *item) {
+    if (!item) b->ok = 0;
+    return item;
+}
+
+static void add_item(builder *b, cJSON *obj, const char *key, cJSON *item) {
+    if (!item) {
+        b->ok = 0;
+        return;
+    }
+    if (!cJSON_AddItemToObject(obj, key, item)) {
+        cJSON_Delete(item);
+        b->ok = 0;
+    }
+}
+
+/* Non-finite numbers become null: JSON cannot hold NaN or infinity. */
+static void add_num(builder *b, cJSON *obj, const char *key, double v) {
+    add_item(b, obj, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static void add_num_or_null(builder *b, cJSON *obj, const char *key, double v, int known) {
+    add_item(b, obj, key, known && isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static void add_str(builder *b, cJSON *obj, const char *key, const char *s) {
+    add_item(b, obj, key, cJSON_CreateString(s));
+}
+
+static void add_str_or_null(builder *b, cJSON *obj, const char *key, const char *s) {
+    add_item(b, obj, key, s && s[0] ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+static void add_bool(builder *b, cJSON *obj, const char *key, int v) {
+    add_item(b, obj, key, cJSON_CreateBool(v != 0));
+}
+
+static cJSON *add_obj(builder *b, cJSON *obj, const char *key) {
+    cJSON *o = check(b, cJSON_CreateObject());
+    add_item(b, obj, key, o);
+    return b->ok ? o : NULL;
+}
+
+static void add_u32x3(builder *b, cJSON *obj, const char *key, const uint32_t v[3]) {
+    cJSON *a = check(b, cJSON_CreateArray());
+    for (int i = 0; a && i < 3; i++)
+        if (!cJSON_AddItemToArray(a, check(b, cJSON_CreateNumber(v[i])))) b->ok = 0;
+    add_item(b, obj, key, a);
+}
+
+/* ---- host ---------------------------------------------------------------- */
+
+static void trim(char *s) {
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
+    size_t lead = strspn(s, " \t");
+    if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
+}
+
+/* CPU model: "model name" on x86 Linux, "Model"/"Hardware" on some Arm boards,
+ * machdep.cpu.brand_string on macOS; the machine name (uname -m) otherwise. */
+static void host_cpu_model(char *out, size_t outlen, const char *machine) {
+    snprintf(out, outlen, "%s", machine);
+#ifdef __APPLE__
+    size_t len = outlen;
+    if (sysctlbyname("machdep.cpu.brand_string", out, &len, NULL, 0) == 0 && out[0]) return;
+    snprintf(out, outlen, "%s", machine);
+#else
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    const char *keys[] = {"model name", "Model", "Hardware", "cpu model"};
+    char found[4][256] = {{0}};
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        *colon = 0;
+        trim(line);
+        char *value = colon + 1;
+        trim(value);
+        for (int k = 0; k < 4; k++) {
+            if (!found[k][0] && strcmp(line, keys[k]) == 0) {
+                size_t len = strlen(value);
+                if (len >= sizeof found[k]) len = sizeof found[k] - 1;
+                memcpy(found[k], value, len);
+                found[k][len] = 0;
+            }
+        }
+    }
+    fclose(f);
+    for (int k = 0; k < 4; k++) {
+        if (found[k][0]) {
+            size_t len = strlen(found[k]);
+            if (len >= outlen) len = outlen - 1;
+            memcpy(out, found[k], len);
+            out[len] = 0;
+            return;
+        }
+    }
+#endif
+}
+
+static void add_host(builder *b, cJSON *root) {
+    cJSON *host = add_obj(b, root, "host");
+    if (!host) return;
+    struct utsname u;
+    if (uname(&u) != 0) memset(&u, 0, sizeof u);
+    add_str_or_null(b, host, "os", u.sysname);
+    add_str_or_null(b, host, "kernel", u.release);
+    add_str_or_null(b, host, "arch", u.machine);
+    char cpu[256];
+    host_cpu_model(cpu, sizeof cpu, u.machine[0] ? u.machine : "unknown");
+    add_str(b, host, "cpu", cpu);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    add_num_or_null(b, host, "cores", (double)cores, cores > 0);
+
+    /* A salted hash: enough to tell machines apart, nothing to read the name from
+     * (short of guessing it). */
+    char name[256 + 16] = "gdnbench:";
+    if (gethostname(name + 9, sizeof name - 10) != 0) name[9] = 0;
+    name[sizeof name - 1] = 0;
+    char hex[65];
+    sha256_hex(name, strlen(name), hex);
+    hex[16] = 0;
+    add_str(b, host, "hostname_hash", hex);
+}
+
+/* ---- record parts -------------------------------------------------------- */
+
+/* The summary figures of a stats block; all null when there are no samples. */
+static void add_stats_summary(builder *b, cJSON *obj, const rec_stats *s) {
+    int have = s->n > 0;
+    add_num_or_null(b, obj, "min", s->min, have);
+    add_num_or_null(b, obj, "median", s->median, have);
+    add_num_or_null(b, obj, "mean", s->mean, have);
+    add_num_or_null(b, obj, "p90", s->p90, have);
+    add_num_or_null(b, obj, "max", s->max, have);
+    add_num_or_null(b, obj, "stddev", s->stddev, have);
+    add_num_or_null(b, obj, "cv", s->cv, have);
+}
+
+static void add_samples(builder *b, cJSON *obj, const rec_stats *s) {
+    cJSON *a = check(b, cJSON_CreateArray());
+    for (int i = 0; a && b->ok && i < s->n; i++) {
+        cJSON *v = isfinite(s->samples[i]) ? cJSON_CreateNumber(s->samples[i]) : cJSON_CreateNull();
+        if (!v || !cJSON_AddItemToArray(a, v)) {
+            cJSON_Delete(v);
+            b->ok = 0;
+        }
+    }
+    add_item(b, obj, "samples", a);
+}
+
+static void add_device(builder *b, cJSON *root, const run_record *r) {
+    cJSON *d = add_obj(b, root, "device");
+    if (!d) return;
+    add_str(b, d, "name", r->device.name);
+    add_str(b, d, "backend", r->device.backend);
+    add_bool(b, d, "emulated", r->device.emulated);
+    add_num_or_null(b, d, "gpu_cores", r->device.gpu_cores, r->device.gpu_cores > 0);
+    add_num_or_null(b, d, "bandwidth_gbps", r->device.bandwidth_gbps, r->device.bandwidth_gbps > 0);
+    add_num_or_null(b, d, "fp32_tflops", r->device.fp32_tflops, r->device.fp32_tflops > 0);
+    add_num_or_null(b, d, "fp16_tflops", r->device.fp16_tflops, r->device.fp16_tflops > 0);
+}
+
+static void add_kernel(builder *b, cJSON *root, const run_record *r) {
+    cJSON *k = add_obj(b, root, "kernel");
+    if (!k) return;
+    add_str_or_null(b, k, "source", r->kernel.source);
+    add_str_or_null(b, k, "function", r->kernel.function);
+    add_str_or_null(b, k, "sha256", r->kernel.sha256);
+    cJSON *consts = check(b, cJSON_CreateArray());
+    add_item(b, k, "constants", consts);
+    for (int i = 0; b->ok && i < r->kernel.nconstants && i < REC_MAX_CONSTANTS; i++) {
+        cJSON *c = check(b, cJSON_CreateObject());
+        if (!c) break;
+        if (!cJSON_AddItemToArray(consts, c)) {
+            cJSON_Delete(c);
+            b->ok = 0;
+            break;
+        }
+        add_num(b, c, "index", r->kernel.constants[i].index);
+        add_str(b, c, "value", r->kernel.constants[i].value);
+    }
+}
+
+static void add_shape(builder *b, cJSON *root, const run_record *r) {
+    cJSON *s = add_obj(b, root, "shape");
+    if (!s || !r->op) return;
+    for (int i = 0; i < r->op->ndims && i < OP_MAX_DIMS; i++) add_num(b, s, r->op->dims[i].name, (double)r->dim[i]);
+    cJSON *dt = add_obj(b, s, "dtypes");
+    for (int i = 0; dt && i < r->op->nbufs; i++) add_str(b, dt, r->op->bufs[i].name, dtype_name(r->op->bufs[i].dtype));
+}
+
+static void add_launch(builder *b, cJSON *root, const run_record *r) {
+    if (r->nstages <= 0) {
+        add_item(b, root, "launch", cJSON_CreateNull()); /* cpu backend: no dispatch */
+        return;
+    }
+    cJSON *l = add_obj(b, root, "launch");
+    if (!l) return;
+    const rec_stage *first = &r->stages[0];
+    add_u32x3(b, l, "grid", first->grid);
+    add_u32x3(b, l, "threadgroup", first->tg);
+    add_num(b, l, "threadgroup_memory_bytes", first->tgmem_bytes);
+    if (r->nstages == 1) return;
+    cJSON *stages = check(b, cJSON_CreateArray());
+    add_item(b, l, "stages", stages);
+    for (int i = 0; b->ok && i < r->nstages && i < REC_MAX_STAGES; i++) {
+        const rec_stage *st = &r->stages[i];
+        cJSON *o = check(b, cJSON_CreateObject());
+        if (!o) break;
+        if (!cJSON_AddItemToArray(stages, o)) {
+            cJSON_Delete(o);
+            b->ok = 0;
+            break;
+        }
+        add_str(b, o, "name", st->name);
+        add_str_or_null(b, o, "function", st->function);
+        add_u32x3(b, o, "grid", st->grid);
+        add_u32x3(b, o, "threadgroup", st->tg);
+        add_num(b, o, "threadgroup_memory_bytes", st->tgmem_bytes);
+        cJSON *t = add_obj(b, o, "timing");
+        if (!t) break;
+        add_num(b, t, "n", st->timing.n);
+        add_stats_summary(b, t, &st->timing);
+    }
+}
+
+static void add_timing(builder *b, cJSON *root, const run_record *r) {
+    cJSON *t = add_obj(b, root, "timing");
+    if (!t) return;
+    add_str(b, t, "unit", "us");
+    add_num(b, t, "warmup", r->warmup);
+    add_num(b, t, "iterations", r->iterations);
+    add_samples(b, t, &r->timing);
+    add_stats_summary(b, t, &r->timing);
+    add_str_or_null(b, t, "source", r->timing_source);
+    if (r->wall.n <= 0) {
+        add_item(b, t, "wall", cJSON_CreateNull());
+        return;
+    }
+    cJSON *w = add_obj(b, t, "wall");
+    if (!w) return;
+    add_num(b, w, "n", r->wall.n);
+    add_stats_summary(b, w, &r->wall);
+}
+
+static void add_throughput(builder *b, cJSON *root, const run_record *r) {
+    cJSON *t = add_obj(b, root, "throughput");
+    if (!t) return;
+    double med = r->timing.median;
+    int timed = r->timing.n > 0 && isfinite(med) && med > 0;
+    /* bytes / (median us * 1e-6 s) / 1e9 = bytes / median / 1e3 */
+    double gbps = timed ? r->bytes / med / 1e3 : 0;
+    double tflops = timed ? r->flops / med / 1e6 : 0;
+    add_num(b, t, "bytes", r->bytes);
+    add_num(b, t, "flops", r->flops);
+    add_num_or_null(b, t, "gbps", gbps, timed);
+    add_num_or_null(b, t, "tflops", tflops, timed);
+    add_num_or_null(b, t, "pct_of_peak_bandwidth", 100.0 * gbps / r->device.bandwidth_gbps,
+                    timed && r->device.bandwidth_gbps > 0);
+    /* The kernels accumulate in f32, so the FP32 peak is the ceiling. */
+    add_num_or_null(b, t, "pct_of_peak_flops", 100.0 * tflops / r->device.fp32_tflops,
+                    timed && r->device.fp32_tflops > 0);
+}
+
+static void add_checks(builder *b, cJSON *root, const run_record *r) {
+    cJSON *arr = check(b, cJSON_CreateArray());
+    add_item(b, root, "check", arr);
+    for (int i = 0; b->ok && i < r->nchecks && i < REC_MAX_CHECKS; i++) {
+        const rec_check *c = &r->checks[i];
+        cJSON *o = check(b, cJSON_CreateObject());
+        if (!o) break;
+        if (!cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            b->ok = 0;
+            break;
+        }
+        add_str(b, o, "output", c->output);
+        add_str(b, o, "reference", c->reference);
+        add_num(b, o, "max_abs", c->max_abs);
+        add_num(b, o, "max_rel", c->max_rel);
+        add_num(b, o, "rel_l2", c->rel_l2);
+        add_num_or_null(b, o, "ulp_p99", c->ulp_p99, c->ulp_p99 >= 0);
+        add_num(b, o, "nan", (double)c->nan);
+        add_num(b, o, "inf", (double)c->inf);
+        add_num(b, o, "unwritten", (double)c->unwritten);
+        add_num(b, o, "n_bad", (double)c->n_bad);
+        int has_bad = c->first_bad_index >= 0;
+        add_num_or_null(b, o, "first_bad_index", (double)c->first_bad_index, has_bad);
+        if (has_bad && c->first_bad_ndim > 0) {
+            cJSON *coord = check(b, cJSON_CreateArray());
+            for (int d = 0; coord && d < c->first_bad_ndim && d < TENSOR_MAX_DIMS; d++)
+                if (!cJSON_AddItemToArray(coord, check(b, cJSON_CreateNumber((double)c->first_bad_coord[d]))))
+                    b->ok = 0;
+            add_item(b, o, "first_bad_coord", coord);
+        } else {
+            add_item(b, o, "first_bad_coord", cJSON_CreateNull());
+        }
+        add_num_or_null(b, o, "first_bad_got", c->first_bad_got, has_bad);
+        add_num_or_null(b, o, "first_bad_want", c->first_bad_want, has_bad);
+        add_num(b, o, "atol", c->atol);
+        add_num(b, o, "rtol", c->rtol);
+        add_num_or_null(b, o, "rel_l2_max", c->rel_l2_max, c->rel_l2_max > 0);
+        add_bool(b, o, "pass", c->pass);
+    }
+}
+
+cJSON *report_record_json(const run_record *r) {
+    builder b = {1};
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    add_num(&b, root, "schema", REPORT_SCHEMA_VERSION);
+
+    cJSON *tool = add_obj(&b, root, "tool");
+    if (tool) {
+        add_str(&b, tool, "name", "gdnbench");
+        add_str(&b, tool, "version", GDNBENCH_VERSION);
+        add_str_or_null(&b, tool, "git_sha", GDNBENCH_GIT_SHA);
+    }
+    add_host(&b, root);
+    add_device(&b, root, r);
+    add_str_or_null(&b, root, "op", r->op ? r->op->name : NULL);
+    add_kernel(&b, root, r);
+    add_num(&b, root, "seed", (double)r->seed);
+    add_shape(&b, root, r);
+    add_launch(&b, root, r);
+    add_timing(&b, root, r);
+    add_throughput(&b, root, r);
+    add_checks(&b, root, r);
+    if (r->determinism_runs > 0) {
+        cJSON *d = add_obj(&b, root, "determinism");
+        if (d) {
+            add_num(&b, d, "runs", r->determinism_runs);
+            add_bool(&b, d, "bitwise_identical", r->bitwise_identical);
+        }
+    } else {
+        add_item(&b, root, "determinism", cJSON_CreateNull());
+    }
+    add_str(&b, root, "status", r->status);
+    add_str_or_null(&b, root, "error", r->error);
+    if (!b.ok) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+int report_write(const char *path, run_record *const *recs, int n, char *err, size_t errlen) {
+    cJSON *doc = NULL;
+    if (n == 1) {
+        doc = report_record_json(recs[0]);
+    } else {
+        doc = cJSON_CreateArray();
+        for (int i = 0; doc && i < n; i++) {
+            cJSON *o = report_record_json(recs[i]);
+            if (!o || !cJSON_AddItemToArray(doc, o)) {
+                cJSON_Delete(o);
+                cJSON_Delete(doc);
+                doc = NULL;
+            }
+        }
+    }
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text) {
+        snprintf(err, errlen, "out of memory while writing the JSON report to %s", path);
+        return -1;
+    }
+
+    int rc = 0;
+    if (strcmp(path, "-") == 0) {
+        if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+            snprintf(err, errlen, "--json -: cannot write to stdout: %s", strerror(errno));
+            rc = -1;
+        }
+        free(text);
+        return rc;
+    }
+
+    size_t plen = strlen(path) + 5;
+    char *tmp = malloc(plen);
+    if (!tmp) {
+        free(text);
+        snprintf(err, errlen, "out of memory while writing the JSON report to %s", path);
+        return -1;
+    }
+    snprintf(tmp, plen, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "--json %s: cannot create %s: %s", path, tmp, strerror(errno));
+        rc = -1;
+    } else {
+        int bad = fputs(text, f) == EOF || fputc('\n', f) == EOF;
+        if (fclose(f) != 0) bad = 1;
+        if (bad) {
+            snprintf(err, errlen, "--json %s: write failed: %s", path, strerror(errno));
+            rc = -1;
+        } else if (rename(tmp, path) != 0) {
+            snprintf(err, errlen, "--json %s: cannot replace the file: %s", path, strerror(errno));
+            rc = -1;
+        }
+        if (rc) remove(tmp);
+    }
+    free(tmp);
+    free(text);
+    return rc;
+}

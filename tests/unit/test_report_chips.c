@@ -1,0 +1,45 @@
+/* test_report_chips.c — chip table lookups: exact variants, unknown core counts,
+ * unknown chips. */
+#include <string.h>
+
+#include "core/chips.h"
+#include "test.h"
+
+TEST(report_chips_binned_variants) {
+    const chip_info *c = chip_find("Apple M4 Max", 40);
+    CHECK(c && c->gpu_cores == 40);
+    CHECK(c && c->bandwidth_gbps == 546);
+    c = chip_find("Apple M4 Max", 32);
+    CHECK(c && c->bandwidth_gbps == 410);
+    c = chip_find("Apple M3 Max", 30);
+    CHECK(c && c->bandwidth_gbps == 300);
+    /* Core count unknown: the variant with the fewest cores. */
+    c = chip_find("Apple M4 Max", 0);
+    CHECK(c && c->gpu_cores == 32);
+    c = chip_find("Apple M1", -1);
+    CHECK(c && c->gpu_cores == 7);
+    /* A core count the table does not list: unknown, not a neighbour's figures. */
+    CHECK(chip_find("Apple M4 Max", 36) == NULL);
+    CHECK(chip_find("Apple M9 Hyper", 0) == NULL);
+    CHECK(chip_find("gdnbench software device", 0) == NULL);
+    CHECK(chip_find(NULL, 0) == NULL);
+}
+
+TEST(report_chips_table_sane) {
+    int n = 0;
+    const chip_info *t = chip_table(&n);
+    CHECK(n > 20);
+    for (int i = 0; i < n; i++) {
+        CHECK_MSG(strncmp(t[i].name, "Apple M", 7) == 0, "%s", t[i].name);
+        CHECK_MSG(t[i].gpu_cores > 0 && t[i].bandwidth_gbps > 0, "%s", t[i].name);
+        /* Derived FP32 figures follow cores * 256 flop/clk * clock for a clock
+         * between 1.2 and 1.7 GHz; a typo in either column breaks that. */
+        if (t[i].fp32_tflops > 0) {
+            double ghz = t[i].fp32_tflops * 1000 / (t[i].gpu_cores * 256.0);
+            CHECK_MSG(ghz > 1.2 && ghz < 1.7, "%s %d: implied clock %.3f GHz", t[i].name, t[i].gpu_cores, ghz);
+        }
+        for (int j = 0; j < i; j++)
+            CHECK_MSG(!(strcmp(t[i].name, t[j].name) == 0 && t[i].gpu_cores == t[j].gpu_cores),
+                      "duplicate %s %d", t[i].name, t[i].gpu_cores);
+    }
+}
