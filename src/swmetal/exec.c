@@ -198,9 +198,12 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
         sw_exec_abandon_current();
     }
     t->tg_bump = off + size;
-    /* Thread 0 names the regions for diagnostics; every thread allocates the same. */
-    if (t->index == 0 && w->nvars < SW_MAX_TG_VARS)
+    /* Every thread allocates the same regions in the same order; the first to reach
+     * allocation k names it for diagnostics. */
+    if (t->tg_allocs == w->nallocs_named && w->nvars < SW_MAX_TG_VARS) {
         w->vars[w->nvars++] = (sw_tg_var){off, size, var, -1, line};
+        w->nallocs_named++;
+    }
     t->tg_allocs++;
     return w->arena + off;
 }
@@ -408,7 +411,15 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     w->tg_gen++;
     w->epoch++;
     w->nvars = 0;
+    w->nallocs_named = 0;
     w->tg_abandon = 0;
+    if (d->instrumented && !w->shadow) {
+        w->shadow = calloc(SW_TG_MEM_LIMIT, sizeof *w->shadow);
+        if (!w->shadow) {
+            sw_job_report(job, 1, "kernel '%s': out of memory for the full-check shadow", d->kernel);
+            return -1;
+        }
+    }
     w->rng = job->fiber_seed ^ (linear * 0xd1b54a32d192ed03ull);
     /* Poison: 0xFF bytes read as NaN in f32/f16/bf16, so a read of memory nobody
      * wrote shows up in the results. */
@@ -615,6 +626,7 @@ static int worker_setup(sw_worker *w) {
 }
 
 static void worker_teardown(sw_worker *w) {
+    free(w->shadow);
     free(w->altstack);
     free(w->threads);
     free(w->run);
@@ -738,7 +750,11 @@ static int prepare_job(const sw_dispatch *d, sw_job *job, sw_dispatch_result *re
         job->threads_per_grid[i] = (uint32_t)t;
     }
     job->ngroups = (uint64_t)d->groups[0] * d->groups[1] * d->groups[2];
-    for (int i = 0; i < SW_MAX_BUFFERS; i++) job->buffers[i] = d->buf[i].ptr;
+    for (int i = 0; i < SW_MAX_BUFFERS; i++) {
+        const sw_exec_binding *b = &d->buf[i];
+        job->buffers[i] = b->ptr;
+        if (b->ptr && b->map_lo) job->ranges[job->nranges++] = (sw_range){b->map_lo, b->map_hi, b->data, b->length, i};
+    }
     return 0;
 }
 

@@ -42,6 +42,14 @@ typedef struct sw_tg_var {
     int line;
 } sw_tg_var;
 
+/* A bound buffer's mapping, for attributing addresses in full checks. */
+typedef struct sw_range {
+    const uint8_t *lo, *hi;      /* mapping, guard pages included */
+    const uint8_t *data;
+    size_t length;
+    int index;                   /* [[buffer(index)]] */
+} sw_range;
+
 typedef struct sw_job {
     const sw_dispatch *d;
     uint64_t ngroups;
@@ -54,6 +62,8 @@ typedef struct sw_job {
     size_t tg_static_end;        /* first arena byte past the [[threadgroup(n)]] regions */
     uint32_t threads_per_grid[3];
     void *buffers[SW_MAX_BUFFERS];   /* what kernels receive as args->buffers */
+    sw_range ranges[SW_MAX_BUFFERS]; /* guarded bound buffers */
+    int nranges;
     pthread_mutex_t diag_mu;
     sw_dispatch_result *res;
 } sw_job;
@@ -61,9 +71,12 @@ typedef struct sw_job {
 /* Per-byte shadow of the threadgroup arena for full checks (checks.c). */
 typedef struct sw_tg_shadow {
     uint32_t written_gen;        /* == worker's tg_gen: written in this threadgroup */
+    uint32_t reported_gen;       /* == tg_gen: an uninitialised read was reported */
     uint32_t w_epoch, w_simd;    /* barrier epoch / simd epoch of the last write */
     uint32_t r_epoch, r_simd;    /* ... of the last read */
     uint16_t w_tid, r_tid;       /* threads (r_tid = SW_SHADOW_MANY for several readers) */
+    uint16_t r_sg;               /* simdgroup of all readers, SW_SHADOW_MANY if mixed */
+    uint16_t pad;
 } sw_tg_shadow;
 #define SW_SHADOW_MANY 0xffff
 
@@ -99,6 +112,7 @@ typedef struct sw_worker {
     uint64_t rng;
     sw_tg_var vars[SW_MAX_TG_VARS];
     int nvars;
+    int nallocs_named;           /* sw_rt_tg_alloc regions named so far */
 
     /* Clocks for the full checks: every threadgroup, barrier release and simd sync
      * takes a fresh value, so shadow entries never need clearing. */
