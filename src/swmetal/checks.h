@@ -1,0 +1,44 @@
+/* checks.h — the software device's checks: mode setting and guarded buffers.
+ *
+ *   none: plain memory, no checks beyond the executor's own (limits, faults,
+ *         divergent barriers, poisoned threadgroup memory);
+ *   fast: (default) every buffer ends at a PROT_NONE guard page, so a write or read
+ *         past the end faults and is reported with kernel, buffer index, byte offset
+ *         past the end and thread.  The data start is 16-byte aligned (vector loads
+ *         need it), so when a length is not a multiple of 16 the guard begins up to
+ *         15 bytes after the end;
+ *   full: also a guard page before each buffer, and kernels run in their
+ *         instrumented variant (every memory access calls a __tsan_* hook implemented
+ *         in checks.c): exact out-of-bounds (any byte outside [start, start+length)),
+ *         reads of never-written threadgroup memory, and threadgroup races between
+ *         barriers (lanes of one simdgroup are ordered by simd syncs too).
+ *
+ * The mode is process-wide: sw_checks_set() or GDNBENCH_SW_CHECKS, read when first
+ * needed.  A buffer keeps the layout of the mode it was allocated in. */
+#ifndef GDN_SW_CHECKS_H
+#define GDN_SW_CHECKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { SW_CHECKS_NONE = 0, SW_CHECKS_FAST = 1, SW_CHECKS_FULL = 2 };
+
+/* "none", "fast" or "full".  Returns 0, or -1 with a message in err. */
+int sw_checks_set(const char *mode, char *err, size_t errlen);
+int sw_checks_mode(void);
+const char *sw_checks_mode_name(int mode);
+
+/* Memory for one MTLBuffer (or setBytes copy), laid out for the mode. */
+typedef struct sw_guarded {
+    uint8_t *map;        /* whole mapping, guard pages included */
+    size_t map_size;
+    uint8_t *data;       /* `length` bytes, zero-filled, 16-byte aligned */
+    size_t length;
+    int mode;            /* the mode it was laid out for */
+} sw_guarded;
+
+/* Returns 0, or -1 (length 0 or out of memory; errno set). */
+int sw_guarded_alloc(sw_guarded *g, size_t length, int mode);
+void sw_guarded_free(sw_guarded *g);
+
+#endif

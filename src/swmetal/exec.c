@@ -1,0 +1,827 @@
+/* exec.c — the software device's executor: worker pool, per-threadgroup fiber
+ * scheduler, and the sw_rt_* services compiled kernels call (sw_abi.h).
+ *
+ * Scheduling of one threadgroup: a pass runs every runnable fiber until it suspends
+ * (threadgroup barrier, simd sync) or returns.  Then, for each simdgroup with lanes
+ * waiting at a simd sync, the lanes waiting at the same site as the lowest waiting
+ * lane resume together and receive their mask.  When nothing is waiting at a simd
+ * sync, every live thread waits at a barrier: at the same line they are released,
+ * at different lines it is a divergent barrier (an error).  Threads that returned
+ * are not waited for.  The order fibers run within a pass follows the schedule
+ * setting, so a kernel whose result depends on it shows its race. */
+#include "swmetal/exec.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/parallel.h"
+#include "swmetal/exec_internal.h"
+
+#define SW_FIBER_STACK_BYTES (256 * 1024)
+#define SW_ALTSTACK_BYTES (64 * 1024)
+
+static _Thread_local sw_worker *tls_worker;
+
+/* ---- process-wide settings ---- */
+
+static struct {
+    pthread_mutex_t mu;
+    int fiber_order;
+    uint64_t fiber_seed;
+    int group_order;
+    uint64_t group_seed;
+    int env_read;
+} settings = {PTHREAD_MUTEX_INITIALIZER, SW_ORDER_INORDER, 0, SW_ORDER_INORDER, 0, 0};
+
+static int parse_order(const char *spec, int *order, uint64_t *seed, char *err, size_t errlen) {
+    if (strcmp(spec, "inorder") == 0) {
+        *order = SW_ORDER_INORDER;
+        *seed = 0;
+        return 0;
+    }
+    if (strcmp(spec, "reverse") == 0) {
+        *order = SW_ORDER_REVERSE;
+        *seed = 0;
+        return 0;
+    }
+    if (strncmp(spec, "random:", 7) == 0 && spec[7]) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long s = strtoull(spec + 7, &end, 10);
+        if (errno == 0 && end && *end == '\0') {
+            *order = SW_ORDER_RANDOM;
+            *seed = s;
+            return 0;
+        }
+    }
+    if (err) snprintf(err, errlen, "bad schedule '%s': use inorder, reverse or random:SEED (SEED a decimal integer)", spec);
+    return -1;
+}
+
+int sw_exec_set_schedule(const char *spec, char *err, size_t errlen) {
+    int order;
+    uint64_t seed;
+    if (parse_order(spec, &order, &seed, err, errlen) != 0) return -1;
+    pthread_mutex_lock(&settings.mu);
+    settings.fiber_order = order;
+    settings.fiber_seed = seed;
+    settings.env_read = 1;
+    pthread_mutex_unlock(&settings.mu);
+    return 0;
+}
+
+int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen) {
+    int order;
+    uint64_t seed;
+    if (parse_order(spec, &order, &seed, err, errlen) != 0) return -1;
+    pthread_mutex_lock(&settings.mu);
+    settings.group_order = order;
+    settings.group_seed = seed;
+    pthread_mutex_unlock(&settings.mu);
+    return 0;
+}
+
+/* GDNBENCH_SW_SCHEDULE applies until a setter is called. */
+static void read_settings(int *fiber_order, uint64_t *fiber_seed, int *group_order, uint64_t *group_seed) {
+    pthread_mutex_lock(&settings.mu);
+    if (!settings.env_read) {
+        settings.env_read = 1;
+        const char *env = getenv("GDNBENCH_SW_SCHEDULE");
+        char err[160];
+        if (env && *env && parse_order(env, &settings.fiber_order, &settings.fiber_seed, err, sizeof err) != 0)
+            fprintf(stderr, "gdnbench: GDNBENCH_SW_SCHEDULE: %s; using inorder\n", err);
+    }
+    *fiber_order = settings.fiber_order;
+    *fiber_seed = settings.fiber_seed;
+    *group_order = settings.group_order;
+    *group_seed = settings.group_seed;
+    pthread_mutex_unlock(&settings.mu);
+}
+
+double sw_exec_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void shuffle_u32(uint32_t *a, uint64_t n, uint64_t *rng) {
+    for (uint64_t i = n; i > 1; i--) {
+        uint64_t j = splitmix64(rng) % i;
+        uint32_t t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+/* ---- diagnostics ---- */
+
+void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sw_dispatch_result *res = job->res;
+    pthread_mutex_lock(&job->diag_mu);
+    res->failed = 1;
+    if (res->ndiags < SW_DIAG_KEEP) res->diags[res->ndiags++] = strdup(msg);
+    res->total_diags++;
+    if (fatal && !atomic_load(&job->abandoned)) {
+        free(res->error);
+        res->error = strdup(msg);
+        atomic_store(&job->abandoned, 1);
+    }
+    pthread_mutex_unlock(&job->diag_mu);
+}
+
+void sw_describe_thread(const sw_gpu_thread *t, char *buf, size_t len) {
+    const sw_ids *id = &t->ids;
+    snprintf(buf, len, "thread_position_in_grid (%u,%u,%u) (threadgroup (%u,%u,%u), thread_index_in_threadgroup %u)",
+             id->thread_position_in_grid[0], id->thread_position_in_grid[1], id->thread_position_in_grid[2],
+             id->threadgroup_position_in_grid[0], id->threadgroup_position_in_grid[1],
+             id->threadgroup_position_in_grid[2], id->thread_index_in_threadgroup);
+}
+
+/* ---- the runtime services kernels call ---- */
+
+sw_worker *sw_exec_current_worker(void) { return tls_worker; }
+
+const sw_ids *sw_rt_ids(void) { return &tls_worker->cur->ids; }
+
+void *sw_rt_simd_slots(void) {
+    sw_worker *w = tls_worker;
+    return w->simd_slots + (size_t)w->cur->ids.simdgroup_index_in_threadgroup * SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES;
+}
+
+void sw_exec_abandon_current(void) {
+    sw_worker *w = tls_worker;
+    sw_gpu_thread *t = w->cur;
+    w->tg_abandon = 1;
+    sw_fiber_switch_final(&t->fiber, &w->sched);
+}
+
+void sw_rt_fault(const char *msg, int line) {
+    sw_worker *w = tls_worker;
+    char who[200];
+    sw_describe_thread(w->cur, who, sizeof who);
+    sw_job_report(w->job, 1, "kernel '%s' line %d: %s; %s", w->job->d->kernel, line, msg, who);
+    sw_exec_abandon_current();
+}
+
+void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
+    sw_worker *w = tls_worker;
+    sw_gpu_thread *t = w->cur;
+    if (align == 0) align = 1;
+    size_t off = (t->tg_bump + align - 1) / align * align;
+    if (off > SW_TG_MEM_LIMIT || size > SW_TG_MEM_LIMIT - off) {
+        char who[200];
+        sw_describe_thread(t, who, sizeof who);
+        sw_job_report(w->job, 1,
+                      "kernel '%s': threadgroup memory exceeds the %d-byte limit: '%s' (line %d) needs %zu bytes at "
+                      "offset %zu ([[threadgroup(n)]] arguments take %zu bytes); %s",
+                      w->job->d->kernel, SW_TG_MEM_LIMIT, var ? var : "?", line, size, off, w->job->tg_static_end,
+                      who);
+        sw_exec_abandon_current();
+    }
+    t->tg_bump = off + size;
+    /* Every thread allocates the same regions in the same order; the first to reach
+     * allocation k names it for diagnostics. */
+    if (t->tg_allocs == w->nallocs_named && w->nvars < SW_MAX_TG_VARS) {
+        w->vars[w->nvars++] = (sw_tg_var){off, size, var, -1, line};
+        w->nallocs_named++;
+    }
+    t->tg_allocs++;
+    return w->arena + off;
+}
+
+static void suspend(sw_worker *w, sw_gpu_thread *t, int state, int line) {
+    t->state = (uint8_t)state;
+    t->wait_line = line;
+    sw_fiber_switch(&t->fiber, &w->sched);
+}
+
+void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
+    (void)mem_flags;
+    sw_worker *w = tls_worker;
+    suspend(w, w->cur, SW_T_WAIT_BARRIER, line);
+}
+
+uint32_t sw_rt_simd_sync(int line) {
+    sw_worker *w = tls_worker;
+    sw_gpu_thread *t = w->cur;
+    suspend(w, t, SW_T_WAIT_SIMD, line);
+    return t->simd_result;
+}
+
+/* ---- one threadgroup ---- */
+
+static void thread_main(void *arg) {
+    sw_gpu_thread *t = arg;
+    sw_worker *w = t->w;
+    sw_fiber_entered(&t->fiber, &w->sched);
+    w->job->d->entry(&t->args);
+    t->state = SW_T_DONE;
+    sw_fiber_switch_final(&t->fiber, &w->sched);
+}
+
+static int ensure_stacks(sw_worker *w, uint32_t n) {
+    while ((uint32_t)w->nstacks < n) {
+        if (sw_stack_alloc(&w->stacks[w->nstacks], SW_FIBER_STACK_BYTES) != 0) return -1;
+        w->nstacks++;
+    }
+    return 0;
+}
+
+static void order_run_list(sw_worker *w, uint32_t *list, uint32_t n) {
+    if (w->job->fiber_order == SW_ORDER_REVERSE) {
+        for (uint32_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
+            uint32_t t = list[i];
+            list[i] = list[j];
+            list[j] = t;
+        }
+    } else if (w->job->fiber_order == SW_ORDER_RANDOM) {
+        shuffle_u32(list, n, &w->rng);
+    }
+}
+
+static void init_threads(sw_worker *w, sw_job *job, const uint32_t pos[3]) {
+    const sw_dispatch *d = job->d;
+    uint32_t ax = w->tg_actual[0], ay = w->tg_actual[1], az = w->tg_actual[2];
+    uint32_t n = ax * ay * az;
+    for (uint32_t i = 0; i < n; i++) {
+        sw_gpu_thread *t = &w->threads[i];
+        sw_ids *id = &t->ids;
+        uint32_t lx = i % ax, ly = (i / ax) % ay, lz = i / (ax * ay);
+        id->thread_position_in_threadgroup[0] = lx;
+        id->thread_position_in_threadgroup[1] = ly;
+        id->thread_position_in_threadgroup[2] = lz;
+        for (int k = 0; k < 3; k++) {
+            id->threadgroup_position_in_grid[k] = pos[k];
+            id->threads_per_threadgroup[k] = w->tg_actual[k];
+            id->threadgroups_per_grid[k] = d->groups[k];
+            id->threads_per_grid[k] = job->threads_per_grid[k];
+            id->thread_position_in_grid[k] = pos[k] * d->tg_size[k] + id->thread_position_in_threadgroup[k];
+        }
+        (void)az;
+        (void)lz;
+        id->thread_index_in_threadgroup = i;
+        id->simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
+        id->thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
+        id->simdgroups_per_threadgroup = (n + SW_SIMD_WIDTH - 1) / SW_SIMD_WIDTH;
+        id->threads_per_simdgroup = SW_SIMD_WIDTH;
+        t->args.buffers = job->buffers;
+        t->args.tg_params = w->tg_params;
+        t->args.ids = id;
+        t->w = w;
+        t->index = i;
+        t->state = SW_T_RUNNABLE;
+        t->wait_line = 0;
+        t->simd_result = 0;
+        t->tg_bump = job->tg_static_end;
+        t->tg_allocs = 0;
+        sw_fiber_prepare(&t->fiber, &w->stacks[i], thread_main, t);
+    }
+}
+
+static void report_divergent_barrier(sw_worker *w) {
+    sw_gpu_thread *first = NULL, *other = NULL;
+    uint32_t n_first = 0, n_other = 0;
+    for (uint32_t i = 0; i < w->nthreads; i++) {
+        sw_gpu_thread *t = &w->threads[i];
+        if (t->state != SW_T_WAIT_BARRIER) continue;
+        if (!first) first = t;
+        if (t->wait_line == first->wait_line) {
+            n_first++;
+        } else {
+            if (!other) other = t;
+            if (t->wait_line == other->wait_line) n_other++;
+        }
+    }
+    char a[200], b[200];
+    sw_describe_thread(first, a, sizeof a);
+    sw_describe_thread(other, b, sizeof b);
+    sw_job_report(w->job, 1,
+                  "kernel '%s': divergent threadgroup barrier: threads wait at different barriers, line %d "
+                  "(%u threads, first %s) and line %d (%u threads, first %s)",
+                  w->job->d->kernel, first->wait_line, n_first, a, other->wait_line, n_other, b);
+}
+
+/* Resolves the waits after a pass; fills w->next.  Returns the number of fibers to
+ * run next, 0 when the threadgroup is finished, -1 on a divergent barrier. */
+static int resolve(sw_worker *w) {
+    uint32_t nnext = 0;
+    for (uint32_t sg = 0; sg < w->nsimd; sg++) {
+        if (!w->wait_simd[sg]) continue;
+        uint32_t base = sg * SW_SIMD_WIDTH, end = base + SW_SIMD_WIDTH;
+        if (end > w->nthreads) end = w->nthreads;
+        int line = 0, found = 0;
+        uint32_t mask = 0, count = 0;
+        for (uint32_t i = base; i < end; i++) {
+            sw_gpu_thread *t = &w->threads[i];
+            if (t->state != SW_T_WAIT_SIMD) continue;
+            if (!found) {
+                found = 1;
+                line = t->wait_line;
+            }
+            if (t->wait_line == line) mask |= 1u << (i - base);
+        }
+        for (uint32_t i = base; i < end; i++) {
+            if (!(mask & (1u << (i - base)))) continue;
+            sw_gpu_thread *t = &w->threads[i];
+            t->state = SW_T_RUNNABLE;
+            t->simd_result = mask;
+            w->next[nnext++] = i;
+            count++;
+        }
+        w->wait_simd[sg] = (uint16_t)(w->wait_simd[sg] - count);
+        w->simd_epoch[sg] = ++w->simd_clock;
+    }
+    if (nnext) return (int)nnext;
+    if (w->live_total == 0) return 0;
+    int line = 0, found = 0;
+    for (uint32_t i = 0; i < w->nthreads; i++) {
+        sw_gpu_thread *t = &w->threads[i];
+        if (t->state != SW_T_WAIT_BARRIER) continue;
+        if (!found) {
+            found = 1;
+            line = t->wait_line;
+        } else if (t->wait_line != line) {
+            report_divergent_barrier(w);
+            return -1;
+        }
+        w->next[nnext++] = i;
+    }
+    for (uint32_t k = 0; k < nnext; k++) w->threads[w->next[k]].state = SW_T_RUNNABLE;
+    w->wait_barrier = 0;
+    w->epoch++;
+    return (int)nnext;
+}
+
+static void reset_stacks_after_abandon(sw_worker *w) {
+    for (uint32_t i = 0; i < w->nthreads; i++) sw_stack_reset(&w->stacks[i]);
+}
+
+/* Runs threadgroup `linear` of the job.  Returns 0, or -1 when the dispatch is to be
+ * abandoned. */
+static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
+    const sw_dispatch *d = job->d;
+    uint32_t pos[3];
+    pos[0] = (uint32_t)(linear % d->groups[0]);
+    pos[1] = (uint32_t)((linear / d->groups[0]) % d->groups[1]);
+    pos[2] = (uint32_t)(linear / ((uint64_t)d->groups[0] * d->groups[1]));
+    uint32_t n = 1;
+    for (int k = 0; k < 3; k++) {
+        uint32_t size = d->tg_size[k];
+        uint64_t first = (uint64_t)pos[k] * size;
+        if (first + size > job->threads_per_grid[k]) size = (uint32_t)(job->threads_per_grid[k] - first);
+        w->tg_pos[k] = pos[k];
+        w->tg_actual[k] = size;
+        n *= size;
+    }
+    if (n == 0) return 0;
+    if (ensure_stacks(w, n) != 0) {
+        sw_job_report(job, 1, "kernel '%s': cannot map %u fiber stacks of %d KB: %s", d->kernel, n,
+                      SW_FIBER_STACK_BYTES / 1024, strerror(errno));
+        return -1;
+    }
+    w->nthreads = n;
+    w->nsimd = (n + SW_SIMD_WIDTH - 1) / SW_SIMD_WIDTH;
+    w->live_total = n;
+    w->wait_barrier = 0;
+    for (uint32_t sg = 0; sg < w->nsimd; sg++) {
+        uint32_t lanes = n - sg * SW_SIMD_WIDTH;
+        w->live[sg] = (uint16_t)(lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
+        w->wait_simd[sg] = 0;
+        w->simd_epoch[sg] = ++w->simd_clock;
+    }
+    w->tg_gen++;
+    w->epoch++;
+    w->nvars = 0;
+    w->nallocs_named = 0;
+    w->tg_abandon = 0;
+    if (d->instrumented && !w->shadow) {
+        w->shadow = calloc(SW_TG_MEM_LIMIT, sizeof *w->shadow);
+        if (!w->shadow) {
+            sw_job_report(job, 1, "kernel '%s': out of memory for the full-check shadow", d->kernel);
+            return -1;
+        }
+    }
+    w->rng = job->fiber_seed ^ (linear * 0xd1b54a32d192ed03ull);
+    /* Poison: 0xFF bytes read as NaN in f32/f16/bf16, so a read of memory nobody
+     * wrote shows up in the results. */
+    memset(w->arena, 0xff, SW_TG_MEM_LIMIT);
+    for (int i = 0; i < SW_MAX_TG_PARAMS; i++) {
+        w->tg_params[i] = d->tg_len[i] ? w->arena + job->tg_off[i] : NULL;
+        if (d->tg_len[i] && w->nvars < SW_MAX_TG_VARS)
+            w->vars[w->nvars++] = (sw_tg_var){job->tg_off[i], d->tg_len[i], NULL, i, 0};
+    }
+    init_threads(w, job, pos);
+    for (uint32_t i = 0; i < n; i++) w->run[i] = i;
+    uint32_t nrun = n;
+    order_run_list(w, w->run, nrun);
+    for (;;) {
+        for (uint32_t k = 0; k < nrun; k++) {
+            sw_gpu_thread *t = &w->threads[w->run[k]];
+            w->cur = t;
+            sw_fiber_switch(&w->sched, &t->fiber);
+            w->cur = NULL;
+            if (w->tg_abandon) {
+                reset_stacks_after_abandon(w);
+                return -1;
+            }
+            uint32_t sg = t->index / SW_SIMD_WIDTH;
+            switch (t->state) {
+            case SW_T_DONE:
+                w->live[sg]--;
+                w->live_total--;
+                break;
+            case SW_T_WAIT_SIMD:
+                w->wait_simd[sg]++;
+                break;
+            case SW_T_WAIT_BARRIER:
+                w->wait_barrier++;
+                break;
+            default:
+                break;
+            }
+        }
+        if (atomic_load_explicit(&job->abandoned, memory_order_relaxed)) {
+            reset_stacks_after_abandon(w);
+            return -1;
+        }
+        int r = resolve(w);
+        if (r == 0) return 0;
+        if (r < 0) {
+            reset_stacks_after_abandon(w);
+            return -1;
+        }
+        uint32_t *tmp = w->run;
+        w->run = w->next;
+        w->next = tmp;
+        nrun = (uint32_t)r;
+        order_run_list(w, w->run, nrun);
+    }
+}
+
+/* ---- hardware faults ---- */
+
+static const char *signal_what(int sig, int code) {
+    switch (sig) {
+    case SIGFPE:
+        return code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
+    case SIGILL:
+    case SIGTRAP:
+        return "trap instruction (__builtin_trap or unreachable code reached)";
+    case SIGBUS:
+        return "bus error (misaligned or unmapped access)";
+    default:
+        return "invalid memory access";
+    }
+}
+
+static void describe_fault_address(sw_worker *w, const uint8_t *addr, char *buf, size_t len) {
+    const sw_dispatch *d = w->job->d;
+    for (int i = 0; i < SW_MAX_BUFFERS; i++) {
+        const sw_exec_binding *b = &d->buf[i];
+        if (!b->ptr || !b->map_lo || addr < b->map_lo || addr >= b->map_hi) continue;
+        const char *kind = b->is_bytes ? "setBytes data" : "buffer";
+        if (addr >= b->data + b->length)
+            snprintf(buf, len, "out-of-bounds access to %s(%d): byte offset %zu past the end (length %zu bytes)", kind,
+                     i, (size_t)(addr - (b->data + b->length)), b->length);
+        else if (addr < b->data)
+            snprintf(buf, len, "out-of-bounds access to %s(%d): %zu bytes before the start (length %zu bytes)", kind, i,
+                     (size_t)(b->data - addr), b->length);
+        else
+            snprintf(buf, len, "access fault inside %s(%d) at byte offset %zu (length %zu bytes)", kind, i,
+                     (size_t)(addr - b->data), b->length);
+        return;
+    }
+    if (addr >= w->arena_map && addr < w->arena_map + w->arena_map_size) {
+        snprintf(buf, len, "threadgroup memory out of bounds: byte offset %zu past the %d-byte arena",
+                 (size_t)(addr - (w->arena + SW_TG_MEM_LIMIT)), SW_TG_MEM_LIMIT);
+        return;
+    }
+    for (int i = 0; i < w->nstacks; i++) {
+        const uint8_t *lo = w->stacks[i].map, *hi = w->stacks[i].base;
+        if (addr >= lo && addr < hi) {
+            snprintf(buf, len, "stack overflow in a GPU thread (each has %d KB of stack)", SW_FIBER_STACK_BYTES / 1024);
+            return;
+        }
+    }
+    snprintf(buf, len, "invalid memory access at address %p (not in any bound buffer)", (const void *)addr);
+}
+
+static void report_hardware_fault(sw_worker *w) {
+    char what[300], who[200];
+    if (w->fault_sig == SIGSEGV || w->fault_sig == SIGBUS)
+        describe_fault_address(w, w->fault_addr, what, sizeof what);
+    else
+        snprintf(what, sizeof what, "%s", signal_what(w->fault_sig, w->fault_code));
+    sw_describe_thread(w->fault_thread, who, sizeof who);
+    sw_job_report(w->job, 1, "kernel '%s': %s; %s", w->job->d->kernel, what, who);
+}
+
+static struct sigaction old_actions[32];
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
+
+static void fault_handler(int sig, siginfo_t *si, void *uc) {
+    sw_worker *w = tls_worker;
+    if (w && w->cur) {
+        w->fault_sig = sig;
+        w->fault_code = si->si_code;
+        w->fault_addr = si->si_addr;
+        w->fault_thread = w->cur;
+        w->cur = NULL;
+        sw_fiber_note_jump(&w->sched);
+        siglongjmp(w->fault_jmp, 1);
+    }
+    /* Not kernel code: hand over to whoever handled this before us, or die. */
+    struct sigaction *old = &old_actions[sig];
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+        old->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL);
+    /* Returning re-executes the faulting instruction under the default action. */
+}
+
+static void install_fault_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fault_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        sigaction(fault_signals[i], &sa, &old_actions[fault_signals[i]]);
+}
+
+/* ---- the pool ---- */
+
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t dispatch_mu;  /* one dispatch at a time on the pool */
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    int n;
+    sw_worker **workers;
+    sw_job *job;
+    uint64_t seq;
+    int remaining;
+    int init_failed;
+} pool = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          PTHREAD_COND_INITIALIZER, 0, NULL, NULL, 0, 0, 0};
+
+static void worker_run_job(sw_worker *w, sw_job *job) {
+    w->job = job;
+    if (sigsetjmp(w->fault_jmp, 1) != 0) {
+        sw_fiber_note_landed();
+        report_hardware_fault(w);
+        reset_stacks_after_abandon(w);
+        return;
+    }
+    for (;;) {
+        if (atomic_load_explicit(&job->abandoned, memory_order_relaxed)) return;
+        uint64_t k = atomic_fetch_add(&job->next, 1);
+        if (k >= job->ngroups) return;
+        uint64_t linear = job->order ? job->order[k] : k;
+        if (run_group(w, job, linear) != 0) return;
+    }
+}
+
+static int worker_setup(sw_worker *w) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    w->altstack_size = SW_ALTSTACK_BYTES;
+    w->altstack = malloc(w->altstack_size);
+    w->threads = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->threads);
+    w->run = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->run);
+    w->next = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->next);
+    w->simd_slots = calloc((size_t)SW_MAX_SIMDGROUPS * SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES, 1);
+    size_t arena_bytes = (SW_TG_MEM_LIMIT + page - 1) / page * page;
+    w->arena_map_size = arena_bytes + page;
+    w->arena_map = mmap(NULL, w->arena_map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (w->arena_map == MAP_FAILED) w->arena_map = NULL;
+    if (!w->altstack || !w->threads || !w->run || !w->next || !w->simd_slots || !w->arena_map) return -1;
+    if (mprotect(w->arena_map + arena_bytes, page, PROT_NONE) != 0) return -1;
+    w->arena = w->arena_map + arena_bytes - SW_TG_MEM_LIMIT;
+    sw_fiber_init_native(&w->sched);
+    return 0;
+}
+
+static void worker_teardown(sw_worker *w) {
+    free(w->shadow);
+    free(w->altstack);
+    free(w->threads);
+    free(w->run);
+    free(w->next);
+    free(w->simd_slots);
+    if (w->arena_map) munmap(w->arena_map, w->arena_map_size);
+    free(w);
+}
+
+static void *worker_main(void *arg) {
+    sw_worker *w = arg;
+    tls_worker = w;
+    /* Faults in kernel code are handled on this stack (sigaltstack is per thread). */
+    stack_t ss = {.ss_sp = w->altstack, .ss_size = w->altstack_size, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        fprintf(stderr, "gdnbench: sw worker %d: sigaltstack failed: %s\n", w->id, strerror(errno));
+        abort();
+    }
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&pool.mu);
+        while (pool.seq == seen) pthread_cond_wait(&pool.work_cv, &pool.mu);
+        seen = pool.seq;
+        sw_job *job = pool.job;
+        pthread_mutex_unlock(&pool.mu);
+        worker_run_job(w, job);
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.remaining == 0) pthread_cond_signal(&pool.done_cv);
+        pthread_mutex_unlock(&pool.mu);
+    }
+    return NULL;
+}
+
+static void pool_init(void) {
+    int n = parallel_threads();
+    if (n < 1) n = 1;
+    pool.workers = calloc((size_t)n, sizeof *pool.workers);
+    if (!pool.workers) {
+        pool.init_failed = 1;
+        return;
+    }
+    install_fault_handlers();
+    for (int i = 0; i < n; i++) {
+        sw_worker *w = calloc(1, sizeof *w);
+        if (!w) break;
+        w->id = i;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        /* The worker's own stack only runs the scheduler and signal bookkeeping. */
+        pthread_attr_setstacksize(&attr, 1 << 20);
+        int ok = worker_setup(w) == 0 && pthread_create(&w->th, &attr, worker_main, w) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok) {
+            worker_teardown(w);
+            break;
+        }
+        pool.workers[pool.n++] = w;
+    }
+    if (pool.n == 0) pool.init_failed = 1;
+}
+
+int sw_exec_workers(void) {
+    pthread_once(&pool.once, pool_init);
+    return pool.n;
+}
+
+/* ---- a dispatch ---- */
+
+static int set_error(sw_dispatch_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int set_error(sw_dispatch_result *res, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    res->failed = 1;
+    res->error = strdup(msg);
+    res->diags[res->ndiags++] = strdup(msg);
+    res->total_diags++;
+    return -1;
+}
+
+/* Limits Metal checks at dispatch time: refuse before running anything. */
+static int prepare_job(const sw_dispatch *d, sw_job *job, sw_dispatch_result *res) {
+    const char *k = d->kernel ? d->kernel : "?";
+    if (!d->entry) return set_error(res, "kernel '%s': no entry point to run", k);
+    uint64_t threads = (uint64_t)d->tg_size[0] * d->tg_size[1] * d->tg_size[2];
+    if (threads == 0)
+        return set_error(res, "kernel '%s': threads per threadgroup %ux%ux%u is empty; every dimension must be >= 1", k,
+                         d->tg_size[0], d->tg_size[1], d->tg_size[2]);
+    if (threads > SW_MAX_THREADS_PER_GROUP)
+        return set_error(res,
+                         "kernel '%s': %llu threads per threadgroup (%ux%ux%u) exceeds the limit of %d "
+                         "(maxTotalThreadsPerThreadgroup); use a smaller threadgroup",
+                         k, (unsigned long long)threads, d->tg_size[0], d->tg_size[1], d->tg_size[2],
+                         SW_MAX_THREADS_PER_GROUP);
+    size_t off = 0;
+    char parts[512] = "";
+    size_t plen = 0;
+    for (int i = 0; i < SW_MAX_TG_PARAMS; i++) {
+        if (!d->tg_len[i]) continue;
+        job->tg_off[i] = off;
+        off += (d->tg_len[i] + 15) / 16 * 16;
+        if (plen < sizeof parts - 64)
+            plen += (size_t)snprintf(parts + plen, sizeof parts - plen, "%s[[threadgroup(%d)]] %zu", plen ? ", " : "",
+                                     i, d->tg_len[i]);
+    }
+    if (off > SW_TG_MEM_LIMIT)
+        return set_error(res,
+                         "kernel '%s': threadgroup memory of %zu bytes (%s) exceeds the %d-byte limit; "
+                         "reduce setThreadgroupMemoryLength",
+                         k, off, parts, SW_TG_MEM_LIMIT);
+    job->tg_static_end = off;
+    int by_threads = d->grid_threads[0] || d->grid_threads[1] || d->grid_threads[2];
+    for (int i = 0; i < 3; i++) {
+        uint64_t t = by_threads ? d->grid_threads[i] : (uint64_t)d->groups[i] * d->tg_size[i];
+        if (t > UINT32_MAX) return set_error(res, "kernel '%s': grid dimension %d has more than 2^32-1 threads", k, i);
+        if (by_threads && d->groups[i] != (d->grid_threads[i] + d->tg_size[i] - 1) / d->tg_size[i])
+            return set_error(res, "kernel '%s': threadgroup count %u in dimension %d does not cover %u threads", k,
+                             d->groups[i], i, d->grid_threads[i]);
+        job->threads_per_grid[i] = (uint32_t)t;
+    }
+    job->ngroups = (uint64_t)d->groups[0] * d->groups[1] * d->groups[2];
+    for (int i = 0; i < SW_MAX_BUFFERS; i++) {
+        const sw_exec_binding *b = &d->buf[i];
+        job->buffers[i] = b->ptr;
+        if (b->ptr && b->map_lo) job->ranges[job->nranges++] = (sw_range){b->map_lo, b->map_hi, b->data, b->length, i};
+    }
+    return 0;
+}
+
+static int make_group_order(sw_job *job, int order, uint64_t seed, sw_dispatch_result *res) {
+    if (order == SW_ORDER_INORDER || job->ngroups < 2) return 0;
+    if (job->ngroups > UINT32_MAX) return set_error(res, "kernel '%s': too many threadgroups to permute", job->d->kernel);
+    job->order = malloc(job->ngroups * sizeof *job->order);
+    if (!job->order) return set_error(res, "kernel '%s': out of memory for the threadgroup order", job->d->kernel);
+    for (uint64_t i = 0; i < job->ngroups; i++)
+        job->order[i] = (uint32_t)(order == SW_ORDER_REVERSE ? job->ngroups - 1 - i : i);
+    if (order == SW_ORDER_RANDOM) {
+        uint64_t rng = seed;
+        shuffle_u32(job->order, job->ngroups, &rng);
+    }
+    return 0;
+}
+
+int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
+    memset(res, 0, sizeof *res);
+    res->start_s = res->end_s = sw_exec_now();
+    sw_job job;
+    memset(&job, 0, sizeof job);
+    job.d = d;
+    job.res = res;
+    int group_order;
+    uint64_t group_seed;
+    read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed);
+    if (prepare_job(d, &job, res) != 0) return -1;
+    if (job.ngroups == 0) return 0;
+    if (make_group_order(&job, group_order, group_seed, res) != 0) return -1;
+    pthread_mutex_init(&job.diag_mu, NULL);
+    atomic_init(&job.next, 0);
+    atomic_init(&job.abandoned, 0);
+
+    pthread_mutex_lock(&pool.dispatch_mu);
+    if (sw_exec_workers() == 0 || pool.init_failed) {
+        pthread_mutex_unlock(&pool.dispatch_mu);
+        free(job.order);
+        pthread_mutex_destroy(&job.diag_mu);
+        return set_error(res, "kernel '%s': could not start the software device's worker threads", d->kernel);
+    }
+    res->start_s = sw_exec_now();
+    pthread_mutex_lock(&pool.mu);
+    pool.job = &job;
+    pool.remaining = pool.n;
+    pool.seq++;
+    pthread_cond_broadcast(&pool.work_cv);
+    while (pool.remaining > 0) pthread_cond_wait(&pool.done_cv, &pool.mu);
+    pool.job = NULL;
+    pthread_mutex_unlock(&pool.mu);
+    res->end_s = sw_exec_now();
+    pthread_mutex_unlock(&pool.dispatch_mu);
+
+    free(job.order);
+    pthread_mutex_destroy(&job.diag_mu);
+    if (res->failed && !res->error) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "kernel '%s': %llu check diagnostic%s; first: %s", d->kernel,
+                 (unsigned long long)res->total_diags, res->total_diags == 1 ? "" : "s",
+                 res->ndiags ? res->diags[0] : "?");
+        res->error = strdup(msg);
+    }
+    return res->failed ? -1 : 0;
+}
+
+void sw_dispatch_result_free(sw_dispatch_result *res) {
+    free(res->error);
+    for (int i = 0; i < res->ndiags; i++) free(res->diags[i]);
+    memset(res, 0, sizeof *res);
+}

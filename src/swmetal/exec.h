@@ -1,0 +1,71 @@
+/* exec.h — runs one compute dispatch of the software Metal device.
+ *
+ * A dispatch is a grid of threadgroups; threadgroups are spread over a process-wide
+ * pool of worker threads (one per core, created on first use and reused), and the
+ * threads of one threadgroup run as fibers on one worker (see fiber.h).  Kernel code
+ * talks to the executor through the sw_rt_* functions of sw_abi.h.
+ *
+ * Errors never take the process down: a fault in kernel code (sw_rt_fault, a bad
+ * memory access, a division trap, a stack overflow), a divergent barrier or a check
+ * failure abandons the dispatch and is reported in the result. */
+#ifndef GDN_SW_EXEC_H
+#define GDN_SW_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "swmetal/sw_abi.h"
+
+#define SW_MAX_THREADS_PER_GROUP 1024
+#define SW_TG_MEM_LIMIT 32768
+#define SW_DIAG_KEEP 16          /* diagnostics kept per dispatch; the rest are only counted */
+
+/* One [[buffer(n)]] binding. */
+typedef struct sw_exec_binding {
+    void *ptr;                   /* what the kernel receives: contents + offset (NULL = unbound) */
+    const uint8_t *data;         /* the buffer's first byte (contents) */
+    size_t length;               /* the buffer's length in bytes */
+    const uint8_t *map_lo;       /* the buffer's whole mapping, guard pages included, for */
+    const uint8_t *map_hi;       /* attributing a fault address (NULL when not guarded) */
+    int is_bytes;                /* 1 = setBytes data rather than a buffer */
+} sw_exec_binding;
+
+typedef struct sw_dispatch {
+    const char *kernel;          /* name used in every message */
+    sw_entry_fn entry;
+    int instrumented;            /* entry is the full-check (-fsanitize=thread hooked) variant */
+    uint32_t groups[3];          /* threadgroups per grid */
+    uint32_t tg_size[3];         /* threads per threadgroup */
+    uint32_t grid_threads[3];    /* dispatchThreads: threads per grid (edge groups are cut);
+                                    all zero for dispatchThreadgroups */
+    sw_exec_binding buf[SW_MAX_BUFFERS];
+    size_t tg_len[SW_MAX_TG_PARAMS]; /* setThreadgroupMemoryLength:atIndex: (0 = not set) */
+} sw_dispatch;
+
+typedef struct sw_dispatch_result {
+    int failed;                  /* 1 = the dispatch faulted or a check reported something */
+    char *error;                 /* malloc'd: the fault, or a summary of the diagnostics */
+    char *diags[SW_DIAG_KEEP];   /* malloc'd: the first diagnostics in the order found */
+    int ndiags;
+    uint64_t total_diags;        /* all diagnostics, including those not kept */
+    double start_s, end_s;       /* monotonic clock, seconds */
+} sw_dispatch_result;
+
+/* Runs the dispatch to completion (or abandonment) and fills *res (always; free it
+ * with sw_dispatch_result_free).  Returns 0 on success, -1 when res->failed. */
+int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res);
+void sw_dispatch_result_free(sw_dispatch_result *res);
+
+/* Order the fibers of a threadgroup run in between two synchronisation points:
+ * "inorder", "reverse" or "random:SEED".  Returns 0, or -1 with a message in err. */
+int sw_exec_set_schedule(const char *spec, char *err, size_t errlen);
+/* Order threadgroups are started in: "inorder", "reverse" or "random:SEED". */
+int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen);
+
+/* Number of worker threads (parallel_threads()); starts the pool. */
+int sw_exec_workers(void);
+
+/* Monotonic clock in seconds (the GPUStartTime/GPUEndTime clock). */
+double sw_exec_now(void);
+
+#endif

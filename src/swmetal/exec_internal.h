@@ -1,0 +1,137 @@
+/* exec_internal.h — executor state shared by exec.c and checks.c (not for the host).
+ *
+ * One sw_worker per pool thread; one sw_gpu_thread per GPU thread of the threadgroup
+ * the worker runs; one sw_job per dispatch, shared by all workers. */
+#ifndef GDN_SW_EXEC_INTERNAL_H
+#define GDN_SW_EXEC_INTERNAL_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "swmetal/exec.h"
+#include "swmetal/fiber.h"
+
+#define SW_MAX_SIMDGROUPS (SW_MAX_THREADS_PER_GROUP / SW_SIMD_WIDTH)
+#define SW_MAX_TG_VARS 64
+
+enum sw_thread_state { SW_T_RUNNABLE = 0, SW_T_WAIT_BARRIER, SW_T_WAIT_SIMD, SW_T_DONE };
+enum sw_order { SW_ORDER_INORDER = 0, SW_ORDER_REVERSE, SW_ORDER_RANDOM };
+
+struct sw_worker;
+
+typedef struct sw_gpu_thread {
+    sw_fiber fiber;
+    sw_ids ids;
+    sw_thread_args args;
+    struct sw_worker *w;
+    uint32_t index;              /* thread_index_in_threadgroup */
+    uint8_t state;               /* sw_thread_state */
+    int wait_line;               /* .metal line of the barrier / simd sync it waits at */
+    uint32_t simd_result;        /* mask handed back by sw_rt_simd_sync */
+    size_t tg_bump;              /* next free arena offset for sw_rt_tg_alloc */
+    int tg_allocs;               /* sw_rt_tg_alloc calls so far */
+} sw_gpu_thread;
+
+/* A named region of the threadgroup arena, for diagnostics. */
+typedef struct sw_tg_var {
+    size_t offset, size;
+    const char *name;            /* variable name, or NULL for [[threadgroup(index)]] */
+    int index;
+    int line;
+} sw_tg_var;
+
+/* A bound buffer's mapping, for attributing addresses in full checks. */
+typedef struct sw_range {
+    const uint8_t *lo, *hi;      /* mapping, guard pages included */
+    const uint8_t *data;
+    size_t length;
+    int index;                   /* [[buffer(index)]] */
+} sw_range;
+
+typedef struct sw_job {
+    const sw_dispatch *d;
+    uint64_t ngroups;
+    _Atomic uint64_t next;       /* next threadgroup (position in `order`) to start */
+    _Atomic int abandoned;       /* set on the first fatal error: workers stop */
+    uint32_t *order;             /* threadgroup permutation, NULL = in order */
+    int fiber_order;             /* sw_order of fibers between synchronisation points */
+    uint64_t fiber_seed;
+    size_t tg_off[SW_MAX_TG_PARAMS];
+    size_t tg_static_end;        /* first arena byte past the [[threadgroup(n)]] regions */
+    uint32_t threads_per_grid[3];
+    void *buffers[SW_MAX_BUFFERS];   /* what kernels receive as args->buffers */
+    sw_range ranges[SW_MAX_BUFFERS]; /* guarded bound buffers */
+    int nranges;
+    pthread_mutex_t diag_mu;
+    sw_dispatch_result *res;
+} sw_job;
+
+/* Per-byte shadow of the threadgroup arena for full checks (checks.c). */
+typedef struct sw_tg_shadow {
+    uint32_t written_gen;        /* == worker's tg_gen: written in this threadgroup */
+    uint32_t reported_gen;       /* == tg_gen: an uninitialised read was reported */
+    uint32_t w_epoch, w_simd;    /* barrier epoch / simd epoch of the last write */
+    uint32_t r_epoch, r_simd;    /* ... of the last read */
+    uint16_t w_tid, r_tid;       /* threads (r_tid = SW_SHADOW_MANY for several readers) */
+    uint16_t r_sg;               /* simdgroup of all readers, SW_SHADOW_MANY if mixed */
+    uint16_t pad;
+} sw_tg_shadow;
+#define SW_SHADOW_MANY 0xffff
+
+typedef struct sw_worker {
+    int id;
+    pthread_t th;
+    sw_fiber sched;              /* the worker thread's own stack: the scheduler */
+    sw_stack stacks[SW_MAX_THREADS_PER_GROUP];
+    int nstacks;
+    sw_gpu_thread *threads;      /* [SW_MAX_THREADS_PER_GROUP] */
+    uint8_t *arena_map;          /* arena + PROT_NONE guard page after it */
+    size_t arena_map_size;
+    uint8_t *arena;              /* SW_TG_MEM_LIMIT bytes ending at the guard page */
+    uint8_t *simd_slots;         /* SW_MAX_SIMDGROUPS * SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES */
+    void *tg_params[SW_MAX_TG_PARAMS];
+    void *altstack;
+    size_t altstack_size;
+
+    sw_job *job;
+    sw_gpu_thread *volatile cur; /* the fiber running now, NULL in the scheduler */
+    sigjmp_buf fault_jmp;        /* the scheduler context a hardware fault returns to */
+    volatile int fault_sig, fault_code;
+    void *volatile fault_addr;
+    sw_gpu_thread *volatile fault_thread;
+    int tg_abandon;              /* set by sw_rt_fault before leaving its fiber */
+
+    /* The threadgroup being run. */
+    uint32_t tg_pos[3], tg_actual[3];
+    uint32_t nthreads, nsimd;
+    uint32_t live_total, wait_barrier;
+    uint16_t live[SW_MAX_SIMDGROUPS], wait_simd[SW_MAX_SIMDGROUPS];
+    uint32_t *run, *next;        /* fiber indices of this pass / the next pass */
+    uint64_t rng;
+    sw_tg_var vars[SW_MAX_TG_VARS];
+    int nvars;
+    int nallocs_named;           /* sw_rt_tg_alloc regions named so far */
+
+    /* Clocks for the full checks: every threadgroup, barrier release and simd sync
+     * takes a fresh value, so shadow entries never need clearing. */
+    uint32_t tg_gen, epoch, simd_clock;
+    uint32_t simd_epoch[SW_MAX_SIMDGROUPS];
+    sw_tg_shadow *shadow;        /* [SW_TG_MEM_LIMIT], allocated on the first full-check use */
+} sw_worker;
+
+/* The worker running on this OS thread (NULL outside the pool). */
+sw_worker *sw_exec_current_worker(void);
+
+/* Records a diagnostic for the dispatch.  fatal: also the dispatch's error, and the
+ * dispatch is abandoned (workers stop starting threadgroups). */
+void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* "thread_position_in_grid (x,y,z) (threadgroup (a,b,c), thread_index_in_threadgroup i)" */
+void sw_describe_thread(const sw_gpu_thread *t, char *buf, size_t len);
+
+/* Abandons the running fiber's threadgroup after a fatal report: never returns. */
+void sw_exec_abandon_current(void) __attribute__((noreturn));
+
+#endif
