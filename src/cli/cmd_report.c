@@ -378,7 +378,8 @@ int cmd_report(int argc, char **argv) {
 
     int rc = EXIT_OK;
     FILE *md = stdout, *html = NULL;
-    char stem[1024] = "", base[512] = "";
+    char stem[1024] = "";
+    const char *base = stem;
     strlist ops = {0};
     if (out_md) {
         md = fopen(out_md, "w");
@@ -392,7 +393,7 @@ int cmd_report(int argc, char **argv) {
         size_t len = strlen(stem);
         if (len > 3 && strcmp(stem + len - 3, ".md") == 0) stem[len - 3] = 0;
         const char *slash = strrchr(stem, '/');
-        snprintf(base, sizeof base, "%s", slash ? slash + 1 : stem);
+        base = slash ? slash + 1 : stem;
     }
     if (out_html) {
         html = fopen(out_html, "w");
@@ -449,7 +450,7 @@ int cmd_report(int argc, char **argv) {
                     goto oom;
                 }
                 if (out_md) {
-                    char opslug[128], path[1400], name[800];
+                    char opslug[128], path[1400], name[1400];
                     slug(ops.v[o], opslug, sizeof opslug);
                     snprintf(path, sizeof path, "%s-%s-%s.svg", stem, opslug, class_slug[cls]);
                     snprintf(name, sizeof name, "%s-%s-%s.svg", base, opslug, class_slug[cls]);
