@@ -3,6 +3,8 @@
 of `compare` and `report`.
 
 Usage: report_fixtures.py OUT.json SPEC [SPEC...]
+       report_fixtures.py - < LINES     (each line: OUT.json|SPEC|SPEC...; one python
+                                          start for many files keeps the tests fast)
 Each SPEC is comma-separated key=value pairs describing one record:
   op, fn (kernel function), sha (one hex digit, repeated to 64), T (shape dim),
   dev (device name), backend, emulated (0/1), bw (peak GB/s or 'null'),
@@ -70,11 +72,20 @@ def record(spec):
     }
 
 
-def main():
-    out, specs = sys.argv[1], sys.argv[2:]
+def write(out, specs):
     recs = [record(s) for s in specs]
     with open(out, "w") as f:
         json.dump(recs[0] if len(recs) == 1 else recs, f, indent=1)
+
+
+def main():
+    if sys.argv[1] == "-":
+        for line in sys.stdin:
+            fields = line.strip().split("|")
+            if fields[0]:
+                write(fields[0], fields[1:])
+    else:
+        write(sys.argv[1], sys.argv[2:])
 
 
 if __name__ == "__main__":
