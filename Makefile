@@ -96,7 +96,6 @@ test: deps
 check: deps
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 all
 	@ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bash tests/run.sh build-san
 
 clean:
