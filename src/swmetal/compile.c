@@ -202,6 +202,15 @@ static const compiler *get_compiler(char **err) {
     return &the_compiler;
 }
 
+int sw_compiler_info(const char **path, const char **version, char **err) {
+    *err = NULL;
+    const compiler *cc = get_compiler(err);
+    if (!cc) return -1;
+    if (path) *path = cc->path;
+    if (version) *version = cc->version;
+    return 0;
+}
+
 /* ---------------------------------------------------------- cache dirs */
 
 static int cache_dir(char *out, size_t n, char **err) {

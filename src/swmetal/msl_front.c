@@ -842,6 +842,10 @@ static int rewrite_threadgroup_decl(front *f, int i) {
     int angle = 0, first = -1, j;
     for (j = i + 1; j < f->ntk; j++) {
         if (tk_is(f, j, ";") || tk_is(f, j, "{") || tk_is(f, j, "}")) return 0;
+        if ((tk_is(f, j, "alignas") || tk_is(f, j, "__attribute__")) && tk_is(f, j + 1, "(")) {
+            j = f->match[j + 1];   /* the arena aligns to 16 bytes; larger alignments are not kept */
+            continue;
+        }
         if (tk_is(f, j, "(") && angle == 0) return 0;   /* not a plain variable */
         if ((tk_is(f, j, "*") || tk_is(f, j, "&")) && angle == 0) return 0; /* pointer / reference */
         if (tk_is(f, j, "<")) angle++;
@@ -857,7 +861,18 @@ static int rewrite_threadgroup_decl(front *f, int i) {
         }
     }
     if (first < 0 || first == i + 1) return 0;
-    char *type = tk_range_dup(f, i + 1, first - 1);
+    /* the type as written, minus alignment specifiers */
+    msl_buf tb = {0};
+    int pos = f->tk[i + 1].start;
+    for (int t = i + 1; t < first; t++) {
+        if ((tk_is(f, t, "alignas") || tk_is(f, t, "__attribute__")) && tk_is(f, t + 1, "(")) {
+            msl_buf_put(&tb, f->lx.text + pos, (size_t)(f->tk[t].start - pos));
+            t = f->match[t + 1];
+            pos = f->tk[t].start + 1;
+        }
+    }
+    msl_buf_put(&tb, f->lx.text + pos, (size_t)(f->tk[first - 1].start + f->tk[first - 1].len - pos));
+    char *type = msl_buf_take(&tb);
     if (!type) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
     msl_buf out = {0};
     int d = first, end = -1;
@@ -866,6 +881,8 @@ static int rewrite_threadgroup_decl(front *f, int i) {
         int k = d + 1;
         while (tk_is(f, k, "[")) k = f->match[k] + 1;
         char *dims = k > d + 1 ? tk_range_dup(f, d + 1, k - 1) : strdup("");
+        while ((tk_is(f, k, "alignas") || tk_is(f, k, "__attribute__")) && tk_is(f, k + 1, "("))
+            k = f->match[k + 1] + 1;
         if (!name || !dims) {
             free(name);
             free(dims);
@@ -911,10 +928,19 @@ static int rewrite_threadgroup_decls(front *f) {
         if (tk_is(f, i, "{")) kind[sp++] = f->ns_brace[i] ? 'n' : 'b';
         else if (tk_is(f, i, "(") || tk_is(f, i, "[")) kind[sp++] = 'p';
         else if (tk_is(f, i, "}") || tk_is(f, i, ")") || tk_is(f, i, "]")) sp--;
-        else if (tk_is(f, i, "threadgroup") && sp > 0 && kind[sp - 1] == 'b' &&
-                 (tk_is(f, i - 1, ";") || tk_is(f, i - 1, "{") || tk_is(f, i - 1, "}") ||
-                  f->tk[i - 1].kind == MSL_TK_ATTR || f->tk[i - 1].kind == MSL_TK_DIRECTIVE))
-            rewrite_threadgroup_decl(f, i);
+        else if (tk_is(f, i, "threadgroup") && sp > 0 && kind[sp - 1] == 'b') {
+            int before = i - 1;   /* `alignas(16) threadgroup float x[n];` starts at alignas */
+            if (tk_is(f, before, ")") && tk_is(f, f->match[before] - 1, "alignas")) before = f->match[before] - 2;
+            if (tk_is(f, before, ";") || tk_is(f, before, "{") || tk_is(f, before, "}") ||
+                f->tk[before].kind == MSL_TK_ATTR || f->tk[before].kind == MSL_TK_DIRECTIVE) {
+                int start = before + 1;
+                if (start != i) {
+                    /* blank the leading alignas(...) and rewrite from `threadgroup` */
+                    add_edit(f, f->tk[start].start, f->tk[i].start, NULL);
+                }
+                rewrite_threadgroup_decl(f, i);
+            }
+        }
     }
     free(kind);
     return f->err ? -1 : 0;

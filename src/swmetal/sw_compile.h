@@ -64,6 +64,11 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
 int sw_library_compile_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, char *so_path,
                                size_t so_path_len, char **err);
 
+/* The C++ compiler the device uses: path as found and the first line of its
+ * --version (for reports and tests).  Returns 0, or -1 with *err (malloc'd) saying
+ * how to install one. */
+int sw_compiler_info(const char **path, const char **version, char **err);
+
 /* Counters for tests: how many times the C++ compiler was invoked in this process,
  * and how many variants came from the on-disk cache. */
 uint64_t sw_compile_invocations(void);

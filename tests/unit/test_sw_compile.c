@@ -488,3 +488,124 @@ TEST(sw_compile_instrumented_variant_imports_tsan_hooks) {
     }
     sw_library_free(lib);
 }
+
+/* ---- synchronising prelude functions, run by tests/unit/sw_mock_runtime.cpp ---- */
+
+static const char *simd_src =
+    "#include <metal_stdlib>\n"
+    "#include <metal_simdgroup_matrix>\n"
+    "using namespace metal;\n"
+    "kernel void simd_test(device float *o [[buffer(0)]], device uint *u [[buffer(1)]],\n"
+    "                      uint tid [[thread_index_in_threadgroup]],\n"
+    "                      uint lane [[thread_index_in_simdgroup]],\n"
+    "                      uint sg [[simdgroup_index_in_threadgroup]]) {\n"
+    "    threadgroup float shared[64];\n"
+    "    threadgroup float ma[64], mb[64];\n"
+    "    shared[tid] = float(tid);\n"
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "    float x = shared[63 - tid];\n"
+    "    device float *r = o + tid * 16;\n"
+    "    r[0] = simd_sum(x); r[1] = simd_max(x); r[2] = metal::simd_min(x);\n"
+    "    r[3] = simd_prefix_inclusive_sum(1.0f); r[4] = simd_prefix_exclusive_sum(1.0f);\n"
+    "    r[5] = simd_shuffle(x, 3); r[6] = simd_shuffle_xor(float(lane), 1);\n"
+    "    r[7] = simd_shuffle_down(float(lane), 4); r[8] = simd_shuffle_up(float(lane), 4);\n"
+    "    r[9] = simd_broadcast_first(float(lane + 100));\n"
+    "    float2 v = simd_sum(float2(1, lane)); r[10] = v.y;\n"
+    "    r[11] = simd_all(lane < 40) + 2 * simd_any(lane == 5); r[12] = float(simd_is_first());\n"
+    "    r[13] = simd_broadcast(float(lane * 2), ushort(7));\n"
+    "    u[tid] = simd_or(1u << (lane % 8)) + (uint)(ulong)simd_ballot(lane < 3);\n"
+    "    ma[tid] = float(tid);\n"
+    "    mb[tid] = (tid % 9 == 0 ? 2.0f : 0.0f) + (tid == 7 ? 1.0f : 0.0f);\n"
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "    simdgroup_float8x8 A, B, C = make_filled_simdgroup_matrix<float, 8, 8>(0.5f), D;\n"
+    "    simdgroup_load(A, ma, 8);\n"
+    "    simdgroup_load(B, mb, 8);\n"
+    "    simdgroup_multiply_accumulate(D, A, B, C);\n"
+    "    if (sg == 0) simdgroup_store(D, o + 1024, 8);\n"
+    "    simdgroup_bfloat8x8 At;\n"
+    "    simdgroup_load(At, ma, 8, ulong2(0, 0), true);\n"
+    "    simdgroup_float8x8 E;\n"
+    "    simdgroup_multiply(E, At, B);\n"
+    "    if (sg == 1) simdgroup_store(E, o + 1088, 8);\n"
+    "    if (sg == 0) { o[1152 + lane * 2] = A.thread_elements()[0]; o[1153 + lane * 2] = A.thread_elements()[1]; }\n"
+    "}\n";
+
+TEST(sw_compile_simd_barrier_matrix_semantics) {
+    use_temp_cache();
+    const char *root = getenv("GDNBENCH_ROOT");
+    char mock_src[4096];
+    snprintf(mock_src, sizeof mock_src, "%s/tests/unit/sw_mock_runtime.cpp", root ? root : ".");
+    if (access(mock_src, R_OK) != 0) SKIP("%s not found (run from the repository root or via tests/run.sh)", mock_src);
+    sw_library *lib = compile_or_skip(simd_src, "simd.metal");
+    if (!lib) return;
+    const char *cxx, *version;
+    char so[4096], *err = NULL;
+    if (sw_compiler_info(&cxx, &version, &err) != 0 ||
+        sw_library_compile_variant(lib, NULL, 0, SW_INSTR_NONE, so, sizeof so, &err) != 0) {
+        CHECK_MSG(0, "%s", err ? err : "");
+        free(err);
+        sw_library_free(lib);
+        return;
+    }
+    /* the mock includes sw_abi.h from the prelude directory the compile step wrote */
+    char cmd[16384], exe[128], out[128];
+    snprintf(exe, sizeof exe, "%s/mock", cache_dir);
+    snprintf(out, sizeof out, "%s/out.bin", cache_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s -std=c++17 -O1 -w -rdynamic -I\"$(ls -d %s/prelude-* | head -1)\" -o %s '%s' -ldl -lpthread && "
+             "%s '%s' simd_test %s",
+             cxx, cache_dir, exe, mock_src, exe, so, out);
+    int rc = system(cmd);
+    CHECK_MSG(rc == 0, "mock runtime failed (status %d): %s", rc, cmd);
+    float o[4096];
+    uint32_t u[4096];
+    FILE *f = fopen(out, "rb");
+    int ok = f && fread(o, sizeof o, 1, f) == 1 && fread(u, sizeof u, 1, f) == 1;
+    if (f) fclose(f);
+    CHECK(ok);
+    if (!ok) {
+        sw_library_free(lib);
+        return;
+    }
+    int bad = 0;
+    for (int t = 0; t < 64; t++) {
+        int lane = t % 32, sg = t / 32;
+        const float *r = o + t * 16;
+        float sum = 0, mx = -1, mn = 1e9f;
+        for (int l = 0; l < 32; l++) {
+            float x = (float)(63 - (sg * 32 + l));
+            sum += x;
+            mx = fmaxf(mx, x);
+            mn = fminf(mn, x);
+        }
+        float want[14] = {sum, mx, mn, (float)lane + 1, (float)lane, (float)(63 - (sg * 32 + 3)), (float)(lane ^ 1),
+                          (float)(lane + 4 < 32 ? lane + 4 : lane), (float)(lane >= 4 ? lane - 4 : lane), 100, 496, 3,
+                          lane == 0 ? 1.0f : 0.0f, 14};
+        for (int k = 0; k < 14; k++)
+            if (r[k] != want[k] && bad++ < 10)
+                test_fail(__FILE__, __LINE__, "thread %d result %d = %g, want %g", t, k, r[k], want[k]);
+        if (u[t] != 255 + 7 && bad++ < 10) test_fail(__FILE__, __LINE__, "thread %d simd_or+ballot = %u", t, u[t]);
+    }
+    for (int i = 0; i < 8; i++) {
+        for (int j = 0; j < 8; j++) {
+            float d = 0.5f, e = 0;
+            for (int k = 0; k < 8; k++) {
+                float b = (k == j ? 2.0f : 0.0f) + (k == 0 && j == 7 ? 1.0f : 0.0f);
+                d += (float)(i * 8 + k) * b;
+                e += (float)(k * 8 + i) * b; /* At = transpose(A), exact in bf16 */
+            }
+            if (o[1024 + i * 8 + j] != d && bad++ < 20)
+                test_fail(__FILE__, __LINE__, "D[%d][%d] = %g, want %g", i, j, o[1024 + i * 8 + j], d);
+            if (o[1088 + i * 8 + j] != e && bad++ < 20)
+                test_fail(__FILE__, __LINE__, "E[%d][%d] = %g, want %g", i, j, o[1088 + i * 8 + j], e);
+        }
+    }
+    /* Apple's lane layout: lane l holds row (q&4) + (l/2)%4, columns (q&2)*2 + (l%2)*2 and +1, q = l/4 */
+    for (int l = 0; l < 32; l++) {
+        int q = l / 4, row = (q & 4) + (l / 2) % 4, col = (q & 2) * 2 + (l % 2) * 2;
+        if ((o[1152 + 2 * l] != row * 8 + col || o[1153 + 2 * l] != row * 8 + col + 1) && bad++ < 30)
+            test_fail(__FILE__, __LINE__, "lane %d holds %g %g", l, o[1152 + 2 * l], o[1153 + 2 * l]);
+    }
+    CHECK_EQ_INT(bad, 0);
+    sw_library_free(lib);
+}

@@ -127,6 +127,7 @@ static const char *tg_src = "kernel void k(device float *o [[buffer(0)]]) {\n"  
                             "    threadgroup\n"                                          /* 5 */
                             "        vec<float, 4> v4[2];\n"                             /* 6 */
                             "    o[0] = tile[1][2] + row[0] + p[0];\n"                   /* 7 */
+                            "    alignas(16) threadgroup half hx[4]; threadgroup alignas(8) uint ux[2];\n" /* 8 */
                             "}\n";
 
 TEST(sw_front_threadgroup_rewrite) {
@@ -148,6 +149,9 @@ TEST(sw_front_threadgroup_rewrite) {
     CHECK(strstr(u.text, "threadgroup float *p = &tile[0][0];") != NULL); /* pointers stay */
     CHECK(strstr(u.text, "using sw_tg_t_v4 = vec<float, 4> [2];") != NULL);
     CHECK(strstr(u.text, "\"v4\", 6)") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_t_hx = half [4];") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_t_ux =  uint [2];") != NULL);
+    CHECK(strstr(u.text, "alignas") == NULL);
     /* the two-line declaration keeps its newline, so line 7 is still line 7 */
     const char *l7 = u.text;
     for (int i = 1; i < 7; i++) l7 = strchr(l7, '\n') + 1;
