@@ -609,3 +609,137 @@ TEST(sw_compile_simd_barrier_matrix_semantics) {
     CHECK_EQ_INT(bad, 0);
     sw_library_free(lib);
 }
+
+/* ---- MLX / mlx-native style source: macros, templates, traits, matrices ---- */
+
+static const char *mlx_style_src =
+    "#include <metal_stdlib>\n"
+    "#include <metal_simdgroup>\n"
+    "#include <metal_simdgroup_matrix>\n"
+    "using namespace metal;\n"
+    "\n"
+    "#define STEEL_CONST static constant constexpr const\n"
+    "#define STEEL_PRAGMA_UNROLL _Pragma(\"clang loop unroll(full)\")\n"
+    "\n"
+    "typedef bfloat bfloat16_t;\n"
+    "STEEL_CONST int BQ = 32;\n"
+    "constant constexpr uint BT = 64;\n"
+    "\n"
+    "struct AttnParams {\n"
+    "  int B, H, D, qL, kL, gqa_factor;\n"
+    "  float scale, softcapping;\n"
+    "  int NQ, NK, NQ_aligned, NK_aligned, qL_rem, kL_rem, qL_off, _pad;\n"
+    "  int64_t Q_strides[3], K_strides[3], V_strides[3], O_strides[3];\n"
+    "};\n"
+    "static_assert(sizeof(AttnParams) == 160, \"AttnParams layout\");\n"
+    "\n"
+    "constant bool align_Q [[function_constant(200)]];\n"
+    "constant bool has_mask [[function_constant(300)]];\n"
+    "constant bool do_causal [[function_constant(301)]];\n"
+    "\n"
+    "template <typename T> struct Limits { static constexpr constant T max = metal::numeric_limits<T>::max(); };\n"
+    "\n"
+    "template <typename T, typename = metal::enable_if_t<metal::is_floating_point_v<T> || metal::is_same_v<T, bfloat>>>\n"
+    "METAL_FUNC T neg_inf() { return T(-metal::numeric_limits<float>::infinity()); }\n"
+    "\n"
+    "template <typename T, int D>\n"
+    "[[kernel, max_total_threads_per_threadgroup(128)]] void attention_bwd(\n"
+    "    const device T* Q [[buffer(0)]],\n"
+    "    const device T* K [[buffer(1)]],\n"
+    "    device float* dK [[buffer(8)]],\n"
+    "    const constant AttnParams* params [[buffer(10)]],\n"
+    "    const device bool* mask [[buffer(11), function_constant(has_mask)]],\n"
+    "    uint simd_lane_id [[thread_index_in_simdgroup]],\n"
+    "    uint simd_group_id [[simdgroup_index_in_threadgroup]],\n"
+    "    uint3 tid [[threadgroup_position_in_grid]],\n"
+    "    uint3 lid [[thread_position_in_threadgroup]]) {\n"
+    "  threadgroup T Qs[BQ * (D + 8)];\n"
+    "  threadgroup float scores[BQ][BQ + 1];\n"
+    "  using frag = typename metal::vec<float, 2>;\n"
+    "  simdgroup_matrix<float, 8, 8> acc = make_filled_simdgroup_matrix<float, 8, 8>(0.f);\n"
+    "  frag *f = reinterpret_cast<thread frag*>(&acc.thread_elements());\n"
+    "  float m = neg_inf<float>();\n"
+    "  STEEL_PRAGMA_UNROLL\n"
+    "  for (short i = 0; i < 4; i++) {\n"
+    "    Qs[lid.x + i] = Q[tid.x * D + i];\n"
+    "  }\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  #pragma unroll\n"
+    "  for (int k = 0; k < D; k += 8) {\n"
+    "    simdgroup_matrix<T, 8, 8> a;\n"
+    "    simdgroup_load(a, Qs + k, D + 8, ulong2(0, 0), false);\n"
+    "    simdgroup_multiply_accumulate(acc, a, a, acc);\n"
+    "  }\n"
+    "  float s = metal::precise::exp(params->scale) + fast::exp2(m) + metal::max(f->x, 0.0);\n"
+    "  if (has_mask && mask[0]) s = 0;\n"
+    "  s = simd_sum(s);\n"
+    "  if (do_causal) s += simd_shuffle_xor(s, 1);\n"
+    "  scores[lid.x % BQ][0] = s;\n"
+    "  atomic_fetch_add_explicit((device atomic<float>*)&dK[lid.x], s * params->scale, memory_order_relaxed);\n"
+    "}\n"
+    "\n"
+    "#define instantiate_kernel(name, func, ...) \\\n"
+    "  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;\n"
+    "#define instantiate_bwd(tname, dtype, d) \\\n"
+    "  instantiate_kernel(\"flash_attn_train_bwd_\" #tname \"_d\" #d, attention_bwd, dtype, d)\n"
+    "\n"
+    "instantiate_bwd(bf16, bfloat16_t, 64)\n"
+    "instantiate_bwd(bf16, bfloat16_t, 256)\n"
+    "\n"
+    "[[kernel]] void f32_to_bf16_cast(const device float* in [[buffer(0)]], device bfloat* out [[buffer(1)]],\n"
+    "                                 constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n"
+    "  if (i < n) out[i] = static_cast<bfloat>(in[i]);\n"
+    "}\n"
+    "\n"
+    "kernel void gated_delta_net_kkt_bf16(\n"
+    "    device const bfloat *k [[buffer(0)]], device const float *beta [[buffer(1)]],\n"
+    "    device const float *g [[buffer(2)]], device float *A [[buffer(3)]],\n"
+    "    constant uint *params [[buffer(4)]],\n"
+    "    threadgroup bfloat *k_tile [[threadgroup(0)]], threadgroup float *a_tile [[threadgroup(1)]],\n"
+    "    uint3 tgid [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],\n"
+    "    uint sgid [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {\n"
+    "  const uint T = params[1], K = params[4];\n"
+    "  for (uint i = tid; i < BT * 64; i += 256) k_tile[i] = k[i % (T * K)] * bfloat(beta[0]);\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device);\n"
+    "  simdgroup_bfloat8x8 ka, kb; simdgroup_float8x8 c(0.0f);\n"
+    "  simdgroup_load(ka, k_tile, 64, ulong2(0, sgid * 8));\n"
+    "  simdgroup_load(kb, k_tile, 64, ulong2(0, sgid * 8), true);\n"
+    "  simdgroup_multiply(c, ka, kb);\n"
+    "  simdgroup_store(c, a_tile + sgid * 8 * BT, BT);\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  float gi = g[tgid.x], gj = g[tgid.y];\n"
+    "  A[tid] = a_tile[tid] * exp(gi - gj) * (tid % BT > tid / BT ? 1.0f : 0.0f);\n"
+    "}\n";
+
+TEST(sw_compile_mlx_style_source) {
+    use_temp_cache();
+    sw_library *lib = compile_or_skip(mlx_style_src, "attn_bwd.metal");
+    if (!lib) return;
+    CHECK_EQ_INT(sw_library_kernel_count(lib), 4);
+    CHECK(strcmp(sw_library_kernel_name(lib, 0), "flash_attn_train_bwd_bf16_d64") == 0);
+    CHECK(strcmp(sw_library_kernel_name(lib, 1), "flash_attn_train_bwd_bf16_d256") == 0);
+    CHECK_EQ_INT(sw_library_constant_count(lib), 3);
+    sw_fc_value fcs[3] = {{.index = 200, .type = SW_FC_BOOL, .v.u = 1},
+                          {.index = 300, .type = SW_FC_BOOL, .v.u = 0},
+                          {.index = 301, .type = SW_FC_BOOL, .v.u = 1}};
+    sw_kernel k;
+    if (get_kernel(lib, "flash_attn_train_bwd_bf16_d64", fcs, 3, &k) == 0) {
+        CHECK_EQ_INT(k.info->nbindings, 9);
+        CHECK(k.info->bindings[4].kind == SW_BIND_BUFFER && k.info->bindings[4].index == 11 &&
+              strcmp(k.info->bindings[4].param, "mask") == 0);
+        CHECK(k.info->bindings[7].kind == SW_BIND_ATTR &&
+              k.info->bindings[7].index == SW_ATTR_THREADGROUP_POSITION_IN_GRID);
+    }
+    if (get_kernel(lib, "gated_delta_net_kkt_bf16", NULL, 0, &k) == 0)
+        CHECK(k.info->nbindings == 11 && k.info->bindings[6].kind == SW_BIND_THREADGROUP &&
+              k.info->bindings[6].index == 1);
+    if (get_kernel(lib, "f32_to_bf16_cast", NULL, 0, &k) == 0) {
+        float in[3] = {1.0f + 0x1p-8f, -2.5f, 3.0f};
+        uint16_t out[3] = {0};
+        uint32_t n = 2;
+        void *bufs[] = {in, out, &n, NULL};
+        run_1d(&k, bufs, 3);
+        CHECK(out[0] == 0x3f80 && out[1] == 0xc020 && out[2] == 0);
+    }
+    sw_library_free(lib);
+}

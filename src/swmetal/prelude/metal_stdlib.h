@@ -214,33 +214,64 @@ template <class To, class From> inline To as_type(const From &x) {
 }
 
 // ---- std pieces MSL exposes in namespace metal ----
-using std::conditional;
-using std::conditional_t;
-using std::enable_if;
-using std::enable_if_t;
-using std::integral_constant;
-using std::is_arithmetic;
-using std::is_arithmetic_v;
-using std::is_const;
-using std::is_floating_point;
-using std::is_integral;
-using std::is_integral_v;
-using std::is_same;
-using std::is_same_v;
-using std::is_signed;
-using std::is_unsigned;
-using std::make_signed;
-using std::make_signed_t;
-using std::make_unsigned;
-using std::make_unsigned_t;
-using std::remove_const;
-using std::remove_const_t;
-using std::remove_cv;
-using std::remove_cv_t;
-using std::remove_reference;
-using std::remove_reference_t;
-using std::true_type;
-using std::false_type;
+#define SW_USING_TRAIT(name) using std::name;
+#define SW_USING_TRAIT_V(name) using std::name; using std::name##_v;
+#define SW_USING_TRAIT_T(name) using std::name; using std::name##_t;
+SW_USING_TRAIT_T(conditional)
+SW_USING_TRAIT_T(enable_if)
+SW_USING_TRAIT_T(make_signed)
+SW_USING_TRAIT_T(make_unsigned)
+SW_USING_TRAIT_T(remove_const)
+SW_USING_TRAIT_T(remove_volatile)
+SW_USING_TRAIT_T(remove_cv)
+SW_USING_TRAIT_T(remove_reference)
+SW_USING_TRAIT_T(remove_pointer)
+SW_USING_TRAIT_T(remove_extent)
+SW_USING_TRAIT_T(add_const)
+SW_USING_TRAIT_T(add_pointer)
+SW_USING_TRAIT_T(decay)
+SW_USING_TRAIT_T(common_type)
+SW_USING_TRAIT_T(underlying_type)
+SW_USING_TRAIT_V(is_same)
+SW_USING_TRAIT_V(is_const)
+SW_USING_TRAIT_V(is_volatile)
+SW_USING_TRAIT_V(is_pointer)
+SW_USING_TRAIT_V(is_reference)
+SW_USING_TRAIT_V(is_lvalue_reference)
+SW_USING_TRAIT_V(is_array)
+SW_USING_TRAIT_V(is_void)
+SW_USING_TRAIT_V(is_enum)
+SW_USING_TRAIT_V(is_class)
+SW_USING_TRAIT_V(is_union)
+SW_USING_TRAIT_V(is_integral)
+SW_USING_TRAIT_V(is_convertible)
+SW_USING_TRAIT_V(is_base_of)
+SW_USING_TRAIT_V(is_trivially_copyable)
+SW_USING_TRAIT(integral_constant)
+SW_USING_TRAIT(bool_constant)
+SW_USING_TRAIT(true_type)
+SW_USING_TRAIT(false_type)
+SW_USING_TRAIT(void_t)
+SW_USING_TRAIT(declval)
+SW_USING_TRAIT(extent)
+#undef SW_USING_TRAIT
+#undef SW_USING_TRAIT_V
+#undef SW_USING_TRAIT_T
+// MSL counts half and bfloat as floating point (std does not).
+template <class T> struct is_floating_point : std::bool_constant<sw_is_float_scalar<std::remove_cv_t<T>>> {};
+template <class T> constexpr bool is_floating_point_v = is_floating_point<T>::value;
+template <class T>
+struct is_arithmetic : std::bool_constant<std::is_arithmetic_v<T> || sw_is_float_scalar<std::remove_cv_t<T>>> {};
+template <class T> constexpr bool is_arithmetic_v = is_arithmetic<T>::value;
+template <class T> struct is_scalar : std::bool_constant<is_arithmetic_v<T> || std::is_pointer_v<T>> {};
+template <class T> constexpr bool is_scalar_v = is_scalar<T>::value;
+template <class T> struct is_signed : std::bool_constant<std::is_signed_v<T> || sw_is_float_scalar<std::remove_cv_t<T>>> {};
+template <class T> constexpr bool is_signed_v = is_signed<T>::value;
+template <class T> struct is_unsigned : std::is_unsigned<T> {};
+template <class T> constexpr bool is_unsigned_v = is_unsigned<T>::value;
+template <class T> struct is_vector : std::bool_constant<sw_is_vector<T>> {};
+template <class T> constexpr bool is_vector_v = is_vector<T>::value;
+template <class T> struct vec_elements : std::integral_constant<int, sw_vec_size<T>> {};
 template <class T> struct numeric_limits : std::numeric_limits<T> {};
 template <> struct numeric_limits<bfloat> {
     static constexpr bool is_specialized = true;
