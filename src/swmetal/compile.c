@@ -483,11 +483,9 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
     int rc = prepare_variant(lib, fcs, nfcs, instr, key, &loaded, so, sizeof so, err);
     if (rc < 0) return NULL;
     if (rc == 1) return loaded;
-    /* RTLD_LAZY until the executor (sw_rt_* in the gdnbench binary) has landed:
-     * kernels that call no runtime function can then be loaded by the unit tests.
-     * TODO(lead): switch to RTLD_NOW once exec.c exports every sw_rt_* symbol, so
-     * a missing symbol fails at load instead of mid-dispatch. */
-    void *dl = dlopen(so, RTLD_LAZY | RTLD_LOCAL);
+    /* RTLD_NOW: the binary exports every sw_rt_* and __tsan_* hook (-rdynamic), so
+     * a missing symbol fails here, at load, instead of in the middle of a dispatch. */
+    void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         *err = fmt_err("cannot load the compiled kernel library: %s%s", dlerror(), NULL);
         return NULL;
