@@ -60,7 +60,17 @@ int gdn_validate_common(const op_desc *op, const int64_t *dim, char *err, size_t
     return 0;
 }
 
+/* Per thread, so a test harness running cases on several threads cannot mix them. */
+static _Thread_local gdn_stress current_stress = GDN_STRESS_NONE;
+
+void gdn_set_stress(gdn_stress s) { current_stress = s; }
+
+gdn_stress gdn_current_stress(void) { return current_stress; }
+
+static int is_key(const tensor *t) { return strcmp(t->name, "k") == 0; }
+
 void gdn_gen_normal(tensor *t, uint64_t seed, double stddev) {
+    if (current_stress == GDN_STRESS_K_LARGE && is_key(t)) stddev *= GDN_STRESS_K_RAW;
     rng r;
     rng_stream(&r, seed, t->name);
     int64_t n = tensor_numel(t);
@@ -80,6 +90,7 @@ void gdn_gen_unit_rows(tensor *t, uint64_t seed) {
             ss += row[j] * row[j];
         }
         double inv = 1.0 / sqrt(ss + 1e-12);
+        if (current_stress == GDN_STRESS_K_LARGE && is_key(t)) inv *= GDN_STRESS_K_NORM;
         for (int64_t j = 0; j < d && j < 1024; j++) tensor_set(t, i * d + j, row[j] * inv);
     }
 }
@@ -88,6 +99,14 @@ void gdn_gen_log_decay(tensor *t, uint64_t seed) {
     rng r;
     rng_stream(&r, seed, t->name);
     int64_t n = tensor_numel(t);
+    if (current_stress == GDN_STRESS_G_NEAR_ZERO || current_stress == GDN_STRESS_G_VERY_NEG) {
+        int near_zero = current_stress == GDN_STRESS_G_NEAR_ZERO;
+        for (int64_t i = 0; i < n; i++) {
+            double u = rng_uniform(&r);
+            tensor_set(t, i, near_zero ? -1e-4 * (1.0 - u) : -19.0 - 2.0 * u);
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         double x = 2.5 + 1.5 * rng_normal(&r);
         double ls = -log1p(exp(-x)); /* logsigmoid(x) */
@@ -101,7 +120,12 @@ void gdn_gen_beta(tensor *t, uint64_t seed) {
     rng r;
     rng_stream(&r, seed, t->name);
     int64_t n = tensor_numel(t);
-    for (int64_t i = 0; i < n; i++) tensor_set(t, i, 1.0 / (1.0 + exp(-rng_normal(&r))));
+    for (int64_t i = 0; i < n; i++) {
+        double b = 1.0 / (1.0 + exp(-rng_normal(&r)));
+        if (current_stress == GDN_STRESS_BETA_NEAR_ZERO) b = 1e-3 * (1.0 - rng_uniform(&r));
+        if (current_stress == GDN_STRESS_BETA_NEAR_ONE) b = 1.0 - 1e-3 * (1.0 - rng_uniform(&r));
+        tensor_set(t, i, b);
+    }
 }
 
 int gdn_alloc(op_case *c, int i, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4,

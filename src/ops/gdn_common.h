@@ -30,6 +30,32 @@ void gdn_gen_log_decay(tensor *t, uint64_t seed);
 /* beta: sigmoid(N(0, 1)). */
 void gdn_gen_beta(tensor *t, uint64_t seed);
 
+/* Input stress profiles (`gdnbench validate`, src/runner/validate_profile.c).
+ * While a profile is set on the calling thread, the generators above (and
+ * gdn_gen_qk/gdn_gen_h0) draw the tensors it targets from the stressed distribution
+ * instead of the realistic one.  Every GDN op makes its raw inputs with these
+ * generators and, for a single-stage op, its derived inputs (g_cumsum, A, Ai, w, u,
+ * h, v_new) by running the earlier stages' parity references on them
+ * (gdn_chain_build), so a stressed g, beta, k or h0 reaches every derived input
+ * consistently: kkt's cumsummed g is the cumsum of the stressed log decay. */
+typedef enum gdn_stress {
+    GDN_STRESS_NONE = 0,
+    GDN_STRESS_G_NEAR_ZERO,   /* log decay in [-1e-4, 0): almost no forgetting */
+    GDN_STRESS_G_VERY_NEG,    /* log decay in [-21, -19]: gates underflow within a chunk */
+    GDN_STRESS_BETA_NEAR_ZERO,/* beta in (0, 1e-3] */
+    GDN_STRESS_BETA_NEAR_ONE, /* beta in [1 - 1e-3, 1) */
+    GDN_STRESS_K_LARGE,       /* k not unit: rows of norm GDN_STRESS_K_NORM (raw k for l2norm ops x GDN_STRESS_K_RAW) */
+    GDN_STRESS_H0_ZERO,       /* initial state exactly 0 */
+    GDN_STRESS_H0_LARGE,      /* initial state N(0, GDN_STRESS_H0_STD), 100x the realistic one */
+} gdn_stress;
+
+#define GDN_STRESS_K_NORM 2.0
+#define GDN_STRESS_K_RAW 32.0
+#define GDN_STRESS_H0_STD 10.0
+
+void gdn_set_stress(gdn_stress s);
+gdn_stress gdn_current_stress(void);
+
 /* Shorthand: allocate a tensor with up to 5 dims (trailing zeros ignored) for bufs[i]
  * of the case, in the buf's dtype.  Returns -1 (err set) on failure. */
 int gdn_alloc(op_case *c, int i, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, int64_t d4,

@@ -141,7 +141,11 @@ void gdn_gen_qk(tensor *t, uint64_t seed, int l2norm) {
         gdn_gen_unit_rows(t, seed);
 }
 
-void gdn_gen_h0(tensor *t, uint64_t seed) { gdn_gen_normal(t, seed, 0.1); }
+void gdn_gen_h0(tensor *t, uint64_t seed) {
+    gdn_stress st = gdn_current_stress();
+    gdn_gen_normal(t, seed, st == GDN_STRESS_H0_LARGE ? GDN_STRESS_H0_STD : 0.1);
+    if (st == GDN_STRESS_H0_ZERO) memset(t->data, 0, tensor_nbytes(t));
+}
 
 static tensor *chain_new(const char *name, dtype dt, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
                          int64_t d4, char *err, size_t errlen) {

@@ -1,0 +1,321 @@
+/* cmd_validate.c — `gdnbench validate <op> [options]`: the shape sweep, schedules,
+ * stress inputs and tight bounds of issue 7, for our kernel or a third-party one.
+ *
+ * Parses the flags, builds the sweep (validate_sweep.c), opens the software device
+ * with checks=full, runs every case (validate_exec.c), prints one line per case (and
+ * the findings of failed ones) and writes the JSON.  Exit 0 only when every case that
+ * ran passed (unsupported shapes are reported, not failures), 1 when a case failed,
+ * 2 on bad input or when a case could not run at all (e.g. the kernel does not
+ * compile: the sweep stops there, since every later case would fail the same way). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/validate_table.h"
+#include "runner/validate_report.h"
+
+#define DEFAULT_ULP_P99_MAX 4
+
+typedef struct validate_cli {
+    run_opts ro;
+    validate_dims dims;
+    const validate_profile *profiles[32];
+    int nprofiles;              /* 0 = all */
+    uint64_t seed;
+    int ulp_p99_max;
+    const char *json_path;
+    int quiet;
+} validate_cli;
+
+static void print_help(const op_desc *op) {
+    printf("usage: gdnbench validate %s [options]\n\n"
+           "Runs %s on the software Metal device with checks=full (out-of-bounds, uninitialised\n"
+           "threadgroup reads, races, divergent barriers) over a sweep of shapes and input profiles,\n"
+           "each under %d run configurations (fiber schedule / threadgroup order):\n"
+           "inorder/inorder, reverse/reverse, random:S/random:S+1, and a repeat of the first;\n"
+           "outputs must be bitwise identical across them (kernels with atomics: within tolerance).\n"
+           "The first run is judged against the f64 and bf16-parity references with the op's\n"
+           "tolerances, plus a p99 bound in bf16 ulps vs parity that --atol/--rtol cannot loosen.\n\n"
+           "default sweep (a dimension list below replaces that dimension's sweep):\n"
+           "  T {1,2,3,BT-1,BT,BT+1,2BT-1,2BT+1,1000,4096}  B {1,3}  (Hg,H) {(1,2),(2,2),(2,4),(1,4),(3,6)}\n"
+           "  K, V {64,128}  l2norm {0,1}; base B=1 T=BT+1 Hg=1 H=2 K=V=128; stress profiles at T=2BT+1\n\n"
+           "dimensions of %s (each takes N, a list 1,2,3 or a range A..B:+S / A..B:xF):\n",
+           op->name, op->name, VALIDATE_NRUNS, op->name);
+    for (int i = 0; i < op->ndims; i++)
+        printf("  --%-8s %s\n", op->dims[i].name, op->dims[i].help);
+    printf("\ninput profiles (--profile LIST, default all that change %s's inputs):\n", op->name);
+    for (int i = 0; i < validate_nprofiles; i++)
+        printf("  %-15s %s%s\n", validate_profiles[i].name, validate_profiles[i].help,
+               validate_profiles[i].check_f64 ? "" : " (judged vs bf16-parity only)");
+    printf("\noptions:\n"
+           "  --shader FILE --function NAME  validate a third-party kernel with the same ABI\n"
+           "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
+           "  --profile LIST           comma list of input profiles\n"
+           "  --seed N                 input generator seed (default 0)\n"
+           "  --atol X --rtol X        override every output's atol/rtol (rel_l2 and ulp bounds stay)\n"
+           "  --ulp N                  p99 bound in ulps for bf16 outputs vs parity (default %d)\n"
+           "  --backend sw|cpu         sw (default); cpu judges the parity reference itself against\n"
+           "                           f64 under the same sweep (calibrates the f64 budgets)\n"
+           "  --json FILE|-            write every case as JSON\n"
+           "  --quiet                  no table on stdout\n\n"
+           "exit status: 0 every case passed or is unsupported, 1 a case failed, 2 bad input or could not run\n",
+           DEFAULT_ULP_P99_MAX);
+}
+
+static int parse_profiles(validate_cli *vc, const char *val, char *err, size_t errlen) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", val);
+    vc->nprofiles = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const validate_profile *p = validate_profile_find(tok);
+        if (!p) {
+            snprintf(err, errlen, "--profile '%s' is unknown: see gdnbench validate OP --help for the profiles", tok);
+            return -1;
+        }
+        if (vc->nprofiles < (int)(sizeof vc->profiles / sizeof vc->profiles[0])) vc->profiles[vc->nprofiles++] = p;
+    }
+    if (vc->nprofiles == 0) {
+        snprintf(err, errlen, "--profile needs at least one profile name");
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_constant(run_opts *o, const char *val, char *err, size_t errlen) {
+    const char *e = strchr(val, '=');
+    char ibuf[32];
+    size_t il = e ? (size_t)(e - val) : 0;
+    int64_t idx;
+    if (!e || il == 0 || il >= sizeof ibuf || !e[1] || strlen(e + 1) >= sizeof o->constants[0].value) {
+        snprintf(err, errlen, "--constant '%s' must be ID=VALUE (e.g. --constant 301=true)", val);
+        return -1;
+    }
+    memcpy(ibuf, val, il);
+    ibuf[il] = 0;
+    if (args_parse_int("constant", ibuf, &idx, err, errlen)) return -1;
+    if (idx < 0 || idx > 65535 || o->nconstants >= RUN_MAX_CONSTANTS) {
+        snprintf(err, errlen, "--constant '%s': index must be 0..65535, at most %d constants", val, RUN_MAX_CONSTANTS);
+        return -1;
+    }
+    o->constants[o->nconstants].index = (int)idx;
+    snprintf(o->constants[o->nconstants].value, sizeof o->constants[0].value, "%s", e + 1);
+    o->nconstants++;
+    return 0;
+}
+
+static int parse_dim(const op_desc *op, int di, const char *val, validate_cli *vc, char *err, size_t errlen) {
+    int_list *l = malloc(sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = args_parse_int_list(op->dims[di].name, val, l, err, errlen);
+    if (rc == 0 && l->n > VALIDATE_MAX_LIST) {
+        snprintf(err, errlen, "--%s has %d values: validate takes at most %d per dimension", op->dims[di].name, l->n,
+                 VALIDATE_MAX_LIST);
+        rc = -1;
+    }
+    for (int k = 0; rc == 0 && k < l->n; k++) {
+        if (l->v[k] < op->dims[di].min || l->v[k] > op->dims[di].max) {
+            snprintf(err, errlen, "--%s %lld is out of range for %s: accepted %lld..%lld", op->dims[di].name,
+                     (long long)l->v[k], op->name, (long long)op->dims[di].min, (long long)op->dims[di].max);
+            rc = -1;
+        }
+        vc->dims.list[di][k] = l->v[k];
+    }
+    if (rc == 0) {
+        vc->dims.given[di] = 1;
+        vc->dims.n[di] = l->n;
+    }
+    free(l);
+    return rc;
+}
+
+/* argv[0] = "validate", argv[1] = op.  0, 1 for --help, -1 with err set. */
+static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc, char *err, size_t errlen) {
+    run_opts *o = &vc->ro;
+    o->backend = "sw";
+    o->sw_checks = "full";
+    o->warmup = 0;
+    o->iters = 1;
+    o->check = CHECK_BOTH;
+    vc->ulp_p99_max = DEFAULT_ULP_P99_MAX;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_help(op);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            snprintf(err, errlen, "unexpected argument '%s': options start with -- (see gdnbench validate %s --help)", a,
+                     op->name);
+            return -1;
+        }
+        char name[64];
+        const char *eq = strchr(a + 2, '=');
+        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (nl >= sizeof name) nl = sizeof name - 1;
+        memcpy(name, a + 2, nl);
+        name[nl] = 0;
+        if (strcmp(name, "quiet") == 0) {
+            vc->quiet = 1;
+            continue;
+        }
+        const char *val;
+        if (eq) val = eq + 1;
+        else if (i + 1 < argc) val = argv[++i];
+        else {
+            snprintf(err, errlen, "--%s needs a value", name);
+            return -1;
+        }
+        int di = op_dim_index(op, name);
+        int64_t v64;
+        if (di >= 0) {
+            if (parse_dim(op, di, val, vc, err, errlen)) return -1;
+        } else if (strcmp(name, "shader") == 0) {
+            o->shader = val;
+        } else if (strcmp(name, "function") == 0) {
+            o->function = val;
+        } else if (strcmp(name, "constant") == 0) {
+            if (parse_constant(o, val, err, errlen)) return -1;
+        } else if (strcmp(name, "profile") == 0) {
+            if (parse_profiles(vc, val, err, errlen)) return -1;
+        } else if (strcmp(name, "seed") == 0) {
+            if (args_parse_u64(name, val, &vc->seed, err, errlen)) return -1;
+        } else if (strcmp(name, "atol") == 0 || strcmp(name, "rtol") == 0) {
+            double d;
+            if (args_parse_double(name, val, &d, err, errlen)) return -1;
+            if (d < 0) {
+                snprintf(err, errlen, "--%s %s must be >= 0", name, val);
+                return -1;
+            }
+            if (name[0] == 'a') o->has_atol = 1, o->atol = d;
+            else o->has_rtol = 1, o->rtol = d;
+        } else if (strcmp(name, "ulp") == 0) {
+            if (args_parse_int(name, val, &v64, err, errlen)) return -1;
+            if (v64 < 0 || v64 > 4096) {
+                snprintf(err, errlen, "--ulp %lld is out of range: accepted 0..4096", (long long)v64);
+                return -1;
+            }
+            vc->ulp_p99_max = (int)v64;
+        } else if (strcmp(name, "backend") == 0) {
+            if (strcmp(val, "sw") && strcmp(val, "cpu")) {
+                snprintf(err, errlen, "--backend '%s': validate runs on sw (the software device, with its checks) or "
+                                      "cpu (the references against each other)", val);
+                return -1;
+            }
+            o->backend = val;
+        } else if (strcmp(name, "json") == 0) {
+            vc->json_path = val;
+        } else {
+            snprintf(err, errlen, "unknown option --%s for validate %s (see gdnbench validate %s --help)", name, op->name,
+                     op->name);
+            return -1;
+        }
+    }
+    if ((o->shader != NULL) != (o->function != NULL)) {
+        snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");
+        return -1;
+    }
+    if (o->shader && strcmp(o->backend, "cpu") == 0) {
+        snprintf(err, errlen, "--shader needs the software device (--backend sw), not cpu");
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_validate(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: gdnbench validate <op> [--shader FILE --function NAME] [dimension lists] [--json FILE]\n"
+                   "       gdnbench validate <op> --help   the sweep, profiles and options\n");
+        return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
+    }
+    const op_desc *op = op_find(argv[1]);
+    if (!op) {
+        fprintf(stderr, "gdnbench: validate: unknown op '%s': see `gdnbench list`\n", argv[1]);
+        return EXIT_BAD_INPUT;
+    }
+    char err[1024] = "";
+    int status = EXIT_BAD_INPUT, ncases = 0, nspecs = 0;
+    validate_cli *vc = calloc(1, sizeof *vc);
+    validate_case_spec *specs = calloc(VALIDATE_MAX_CASES, sizeof *specs);
+    validate_result *results = calloc(VALIDATE_MAX_CASES, sizeof *results);
+    backend *b = NULL;
+    if (!vc || !specs || !results) {
+        snprintf(err, sizeof err, "out of memory");
+        goto bad;
+    }
+    int p = parse_args(op, argc, argv, vc, err, sizeof err);
+    if (p == 1) {
+        status = EXIT_OK;
+        goto done;
+    }
+    if (p < 0) goto bad;
+    if (!op->launch && strcmp(vc->ro.backend, "sw") == 0) {
+        snprintf(err, sizeof err, "%s has no Metal kernel to validate", op->name);
+        goto bad;
+    }
+    nspecs = validate_sweep(op, &vc->dims, vc->nprofiles ? vc->profiles : NULL, vc->nprofiles, vc->seed, specs,
+                            VALIDATE_MAX_CASES, err, sizeof err);
+    if (nspecs < 0) goto bad;
+    if (nspecs == 0) {
+        snprintf(err, sizeof err, "no case to run: the profiles given change none of %s's inputs", op->name);
+        goto bad;
+    }
+    b = backend_open(vc->ro.backend, &vc->ro, err, sizeof err);
+    if (!b) goto bad;
+    validate_ctx ctx = {op, b, vc->ro, vc->seed, vc->ulp_p99_max};
+    if (strcmp(b->name, "cpu") == 0) ctx.ro.sw_checks = NULL;
+    int on_sw = strcmp(b->name, "sw") == 0;
+    validate_report vr = {.op = op,
+                          .backend = b->name,
+                          .device = b->device_name,
+                          .checks = on_sw ? "full" : "none",
+                          .seed = vc->seed,
+                          .ulp_p99_max = vc->ulp_p99_max,
+                          .nruns = on_sw ? VALIDATE_NRUNS : 1,
+                          .specs = specs,
+                          .nspecs = nspecs,
+                          .results = results,
+                          .status = "pass"};
+    validate_run_configs(vc->seed, vr.runs);
+    if (!vc->quiet) validate_table_header(stdout, &vr, &vc->ro);
+    int any_fail = 0, any_error = 0, any_pass = 0;
+    for (int k = 0; k < nspecs; k++) {
+        ctx.ro.check = specs[k].profile->check_f64 ? CHECK_BOTH : CHECK_PARITY;
+        validate_run_case(&ctx, &specs[k], &results[k]);
+        ncases = k + 1;
+        vr.ncases = ncases;
+        validate_status s = results[k].status;
+        any_fail |= s == VAL_FAIL;
+        any_error |= s == VAL_ERROR;
+        any_pass |= s == VAL_PASS;
+        if (!vc->quiet) validate_table_case(stdout, &vr, k);
+        if (s == VAL_ERROR) {
+            fprintf(stderr, "gdnbench: validate %s: %s\n", op->name, results[k].reason);
+            break;
+        }
+    }
+    vr.status = any_error ? "error" : (any_fail || !any_pass) ? "fail" : "pass";
+    if (!vc->quiet) validate_table_summary(stdout, &vr);
+    if (!any_pass && !any_fail && !any_error)
+        fprintf(stderr, "gdnbench: validate %s: every case is unsupported by the kernel: nothing was validated\n",
+                op->name);
+    if (vc->json_path && validate_write_json(vc->json_path, &vr, err, sizeof err) != 0) goto bad;
+    status = any_error ? EXIT_BAD_INPUT : (any_fail || !any_pass) ? EXIT_CHECK_FAILED : EXIT_OK;
+    goto done;
+bad:
+    fprintf(stderr, "gdnbench: %s\n", err);
+    status = EXIT_BAD_INPUT;
+done:
+    for (int i = 0; i < ncases; i++) validate_result_free(&results[i]);
+    if (b) b->destroy(b);
+    free(results);
+    free(specs);
+    free(vc);
+    return status;
+}

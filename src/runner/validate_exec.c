@@ -1,0 +1,251 @@
+/* validate_exec.c — one case of `gdnbench validate`: build the inputs, run the kernel
+ * on the software device under every run configuration, compare the runs bit for
+ * bit, judge the first run against the references (issue 7 point 2).
+ *
+ * Run configurations (fiber schedule within threadgroups, threadgroup start order):
+ *   0 inorder/inorder      the judged run
+ *   1 reverse/reverse      a race between threads or threadgroups changes the output
+ *   2 random:S/random:S+1  likewise, an order neither of the above produces
+ *   3 inorder/inorder      repeatability (uninitialised memory, stale state)
+ * A kernel fault or check diagnosis (OOB, uninitialised threadgroup read, race,
+ * divergent barrier) fails the case with the device's text; the run goes on with
+ * the next case.  A kernel whose source uses atomics may legitimately differ between
+ * runs: such differences within the output's parity tolerance are a note, not a
+ * failure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runner/check.h"
+#include "runner/shader_source.h"
+#include "runner/validate.h"
+#include "swmetal/swmtl.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {
+    memset(cfg, 0, sizeof(validate_run_cfg) * VALIDATE_NRUNS);
+    snprintf(cfg[0].schedule, sizeof cfg[0].schedule, "inorder");
+    snprintf(cfg[0].tg_order, sizeof cfg[0].tg_order, "inorder");
+    snprintf(cfg[1].schedule, sizeof cfg[1].schedule, "reverse");
+    snprintf(cfg[1].tg_order, sizeof cfg[1].tg_order, "reverse");
+    snprintf(cfg[2].schedule, sizeof cfg[2].schedule, "random:%llu", (unsigned long long)(seed % 1000000 + 1));
+    snprintf(cfg[2].tg_order, sizeof cfg[2].tg_order, "random:%llu", (unsigned long long)(seed % 1000000 + 2));
+    cfg[3] = cfg[0];
+}
+
+validate_finding *validate_add_finding(validate_result *res, const char *kind, int is_note) {
+    if (res->nfindings >= VALIDATE_MAX_FINDINGS) return NULL;
+    validate_finding *f = &res->findings[res->nfindings++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->kind, sizeof f->kind, "%s", kind);
+    f->is_note = is_note;
+    return f;
+}
+
+void validate_result_free(validate_result *res) {
+    if (res->have_rec) run_record_free(&res->rec);
+    res->have_rec = 0;
+}
+
+/* Limits of the device or the pipeline that a launch exceeds: the kernel cannot run
+ * this shape on an Apple GPU either, so the shape is unsupported, not failed. */
+static int is_limit_refusal(const char *msg) {
+    if (strstr(msg, "exceed the pipeline's limit")) return 1;
+    return strstr(msg, "exceeds the") && strstr(msg, "limit") &&
+           (strstr(msg, "threadgroup memory") || strstr(msg, "threads per threadgroup"));
+}
+
+static int apply_run_cfg(const validate_run_cfg *cfg) {
+    return swmtl_set_schedule(cfg->schedule) == 0 && swmtl_set_threadgroup_order(cfg->tg_order) == 0 ? 0 : -1;
+}
+
+/* Whether any source the case runs mentions atomics. */
+static int sources_use_atomics(const validate_ctx *ctx, const op_case *c) {
+    const char *paths[OP_MAX_STAGES];
+    int np = 0;
+    if (ctx->ro.shader) {
+        paths[np++] = ctx->ro.shader;
+    } else {
+        int nst = c->op->nstages ? c->op->nstages(c) : 0;
+        for (int s = 0; s < nst && s < OP_MAX_STAGES; s++) {
+            op_launch l;
+            if (c->op->launch(c, s, &l) == 0 && l.shader) paths[np++] = l.shader;
+        }
+    }
+    int uses = 0;
+    for (int i = 0; i < np && !uses; i++) {
+        shader_source src;
+        char err[256];
+        if (shader_source_load(paths[i], &src, err, sizeof err) != 0) continue;
+        uses = strstr(src.text, "atomic_") != NULL;
+        shader_source_free(&src);
+    }
+    return uses;
+}
+
+static int is_output(const op_desc *op, int i) { return op->bufs[i].role == BUF_OUT || op->bufs[i].role == BUF_INOUT; }
+
+/* Copies of the judged run's outputs, to compare the other runs with. */
+static int snapshot_outputs(const op_case *c, tensor **snap) {
+    for (int i = 0; i < c->op->nbufs; i++) {
+        snap[i] = NULL;
+        if (!is_output(c->op, i)) continue;
+        snap[i] = tensor_new_like(c->t[i], c->t[i]->name, c->t[i]->dtype);
+        if (!snap[i]) return -1;
+        memcpy(snap[i]->data, c->t[i]->data, tensor_nbytes(c->t[i]));
+    }
+    return 0;
+}
+
+/* Compares run r's outputs with the judged run's: adds a finding for the first
+ * output that differs.  Returns 1 if all identical. */
+static int compare_run(const validate_ctx *ctx, const op_case *c, tensor *const *snap, const validate_run_cfg *cfg,
+                       int r, validate_result *res) {
+    for (int i = 0; i < c->op->nbufs; i++) {
+        if (!snap[i]) continue;
+        const tensor *now = c->t[i], *ref = snap[i];
+        if (memcmp(now->data, ref->data, tensor_nbytes(now)) == 0) continue;
+        int64_t n = tensor_numel(now), ndiff = 0, first = -1;
+        int within_tol = 1;
+        op_tol tol = c->op->bufs[i].tol[REF_PARITY];
+        size_t esz = tensor_nbytes(now) / (size_t)(n ? n : 1);
+        for (int64_t j = 0; j < n; j++) {
+            if (memcmp((const char *)now->data + (size_t)j * esz, (const char *)ref->data + (size_t)j * esz, esz) == 0)
+                continue;
+            if (first < 0) first = j;
+            ndiff++;
+            double a = tensor_get(now, j), b = tensor_get(ref, j);
+            if (!(fabs(a - b) <= tol.atol + tol.rtol * fabs(b))) within_tol = 0;
+        }
+        int note = res->uses_atomics && within_tol;
+        validate_finding *f = validate_add_finding(res, r == VALIDATE_NRUNS - 1 ? "repeat" : "schedule", note);
+        if (!f) return 0;
+        snprintf(f->output, sizeof f->output, "%s", now->name);
+        validate_coord_str(now, first, f->first_bad, sizeof f->first_bad);
+        unsigned char *mask = calloc((size_t)n, 1);
+        if (mask) {
+            for (int64_t j = 0; j < n; j++)
+                mask[j] = memcmp((const char *)now->data + (size_t)j * esz, (const char *)ref->data + (size_t)j * esz,
+                                 esz) != 0;
+            validate_pattern(now, mask, NULL, validate_chunk_len(c->op, c->dim), f->pattern, sizeof f->pattern);
+            free(mask);
+        }
+        const char *what = r == VALIDATE_NRUNS - 1 ? "a repeat of the same run gives a different" : "the";
+        validate_run_cfg where = *cfg;
+        char first_at[sizeof f->first_bad];
+        snprintf(first_at, sizeof first_at, "%s", f->first_bad);
+        snprintf(f->text, sizeof f->text,
+                 "%s %s differs from the inorder run under schedule %s, threadgroup order %s: %lld of %lld elements, "
+                 "first %s got %.6g want %.6g%s",
+                 what, now->name, where.schedule, where.tg_order, (long long)ndiff, (long long)n, first_at,
+                 tensor_get(now, first), tensor_get(ref, first),
+                 note ? " (the kernel uses atomics; within the parity tolerance)"
+                      : res->uses_atomics ? " (atomics, but beyond the parity tolerance)" : ": a race");
+        return 0;
+    }
+    return 1;
+}
+
+static void set_status_from_findings(validate_result *res) {
+    res->status = VAL_PASS;
+    for (int i = 0; i < res->nfindings; i++)
+        if (!res->findings[i].is_note) res->status = VAL_FAIL;
+}
+
+static void fault_finding(validate_result *res, const validate_run_cfg *cfg, const char *msg) {
+    validate_run_cfg where = *cfg;
+    validate_finding *f = validate_add_finding(res, "fault", 0);
+    if (f)
+        snprintf(f->text, sizeof f->text, "the kernel failed under schedule %s, threadgroup order %s: %s",
+                 where.schedule, where.tg_order, msg);
+}
+
+void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, validate_result *res) {
+    const op_desc *op = ctx->op;
+    char err[1024] = "";
+    double t0 = now_s();
+    memset(res, 0, sizeof *res);
+    validate_run_configs(ctx->seed, res->runs);
+    if (op->validate && op->validate(spec->dim, err, sizeof err) != 0) {
+        res->status = VAL_UNSUPPORTED;
+        snprintf(res->reason, sizeof res->reason, "%s refuses the shape: %s", op->name, err);
+        goto out;
+    }
+    op_case *c = validate_case_new(op, spec->dim, ctx->seed, spec->profile, err, sizeof err);
+    if (!c) {
+        res->status = VAL_ERROR;
+        snprintf(res->reason, sizeof res->reason, "%s", err);
+        goto out;
+    }
+    int is_sw = strcmp(ctx->b->name, "sw") == 0;
+    tensor *snap[OP_MAX_BUFS] = {0};
+    res->uses_atomics = is_sw && sources_use_atomics(ctx, c);
+    if (is_sw && apply_run_cfg(&res->runs[0]) != 0) {
+        res->status = VAL_ERROR;
+        snprintf(res->reason, sizeof res->reason, "the software device refused the schedule %s",
+                 res->runs[0].schedule);
+        goto free_case;
+    }
+    if (ctx->b->prepare(ctx->b, c, &ctx->ro, err, sizeof err) != 0) {
+        res->status = is_limit_refusal(err) ? VAL_UNSUPPORTED : VAL_ERROR;
+        snprintf(res->reason, sizeof res->reason, "%s", err);
+        goto free_case;
+    }
+    res->have_rec = 1;
+    res->nruns = 1;
+    res->identical = 1;
+    if (runner_run_case(ctx->b, c, &ctx->ro, &res->rec) != 0) {
+        if (is_limit_refusal(res->rec.error)) {
+            res->status = VAL_UNSUPPORTED;
+            snprintf(res->reason, sizeof res->reason, "%s", res->rec.error);
+        } else {
+            snprintf(err, sizeof err, "%s", res->rec.error);
+            fault_finding(res, &res->runs[0], err);
+            set_status_from_findings(res);
+        }
+        goto release;
+    }
+    validate_judge(ctx, c, res);
+    if (is_sw) {
+        if (snapshot_outputs(c, snap) != 0) {
+            res->status = VAL_ERROR;
+            snprintf(res->reason, sizeof res->reason, "out of memory for a copy of the outputs");
+            goto release;
+        }
+        for (int r = 1; r < VALIDATE_NRUNS; r++) {
+            backend_timing t;
+            if (apply_run_cfg(&res->runs[r]) != 0 || ctx->b->run_once(ctx->b, c, &t, err, sizeof err) != 0) {
+                fault_finding(res, &res->runs[r], err);
+                res->nruns = r + 1;
+                break;
+            }
+            res->nruns = r + 1;
+            if (!compare_run(ctx, c, snap, &res->runs[r], r, res)) res->identical = 0;
+        }
+        res->rec.determinism_runs = res->nruns;
+        res->rec.bitwise_identical = res->identical;
+    }
+    set_status_from_findings(res);
+    snprintf(res->rec.status, sizeof res->rec.status, "%s", res->status == VAL_PASS ? "pass" : "fail");
+    if (res->status == VAL_FAIL && !res->rec.error[0])
+        for (int i = 0; i < res->nfindings; i++)
+            if (!res->findings[i].is_note) {
+                snprintf(res->rec.error, sizeof res->rec.error, "%s", res->findings[i].text);
+                break;
+            }
+release:
+    if (ctx->b->release_case) ctx->b->release_case(ctx->b);
+free_case:
+    for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(snap[i]);
+    op_case_free(c);
+    if (is_sw) apply_run_cfg(&res->runs[0]);
+out:
+    res->seconds = now_s() - t0;
+}

@@ -1,0 +1,33 @@
+/* validate_report.h — the results of one `gdnbench validate` invocation, as the
+ * table printer (src/cli/validate_table.c) and the JSON writer (validate_json.c)
+ * see them. */
+#ifndef GDN_VALIDATE_REPORT_H
+#define GDN_VALIDATE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/validate.h"
+
+typedef struct validate_report {
+    const op_desc *op;
+    const char *backend;          /* "sw" (or "cpu" when calibrating the references) */
+    const char *device;
+    const char *checks;           /* software device checks: "full" */
+    uint64_t seed;
+    int ulp_p99_max;
+    int nruns;
+    validate_run_cfg runs[VALIDATE_NRUNS];
+    const validate_case_spec *specs;
+    int nspecs;                   /* cases in the sweep */
+    const validate_result *results;
+    int ncases;                   /* cases run (the first nspecs may stop early on an error) */
+    const char *status;           /* "pass" | "fail" | "error" */
+} validate_report;
+
+const char *validate_status_name(validate_status s);
+
+/* Writes the document to path ("-" = stdout).  0, or -1 with err set. */
+int validate_write_json(const char *path, const validate_report *vr, char *err, size_t errlen);
+
+#endif

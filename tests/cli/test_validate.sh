@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_validate.sh — `gdnbench validate` on small kernels of our own
+# (tests/cli/kernels/validate_cumsum.metal): the correct one passes, each planted bug
+# is caught with the right kind of finding and pattern, unsupported shapes are
+# reported but do not fail, the JSON lists every case, bad input is exit 2.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+K="$here/kernels/validate_cumsum.metal"
+
+if ! "$GDNBENCH" info 2>/dev/null | grep -q '^  sw .*available:'; then
+    echo "SKIP validate: the software device is not available here ($("$GDNBENCH" info 2>&1 | grep '^  sw'))"
+    exit 0
+fi
+
+v() { "$GDNBENCH" validate cumsum --shader "$K" --function "$@"; }
+
+expect_exit 0 "validate: a correct cumsum passes the default sweep" v cumsum_serial --json "$TMPD/ok.json"
+expect_match "validate: the table ends with the summary" "$OUT" "13 cases: 13 passed, 0 failed.* -> PASS"
+expect_match "validate: every run configuration is named" "$OUT" "inorder/inorder, reverse/reverse, random:1/random:2"
+json=$(cat "$TMPD/ok.json" 2>/dev/null)
+expect_match "validate: JSON has the validate section" "$json" '"validate":[[:space:]]*\{'
+expect_match "validate: JSON summary counts every case" "$json" '"cases":[[:space:]]*13,'
+expect_match "validate: JSON embeds the schema-1 record of each case" "$json" '"record":[[:space:]]*\{'
+n_cases=$(printf '%s' "$json" | grep -c '"sweep":')
+expect_match "validate: JSON lists 13 cases" "$n_cases" '^13$'
+
+expect_exit 1 "validate: a dropped partial chunk fails" v cumsum_drop_tail --T 65,129
+expect_match "validate: ... as unwritten elements in the tail" "$OUT" \
+    "unwritten 2, NaN 0, Inf 0; first bad \(b=0, t=64, h=0\).*
+ *pattern: the tail \(last partial chunk, t >= 64\)"
+
+expect_exit 1 "validate: a race between threadgroups fails" v cumsum_tg_race --T 65,129 --profile realistic
+expect_match "validate: ... as outputs that depend on the threadgroup order" "$OUT" \
+    "differs from the inorder run under schedule (reverse|random).*: a race"
+
+expect_exit 1 "validate: a missing threadgroup barrier fails" v cumsum_no_barrier --T 65 --profile realistic
+expect_match "validate: ... with the software device's diagnosis" "$OUT" \
+    "the kernel failed under schedule inorder.*uninitialised threadgroup memory: 'stage'"
+
+expect_exit 1 "validate: a bf16 accumulator fails" v cumsum_bf16_acc --T 65 --profile realistic
+expect_match "validate: ... against bf16-parity" "$OUT" "g_cumsum vs bf16-parity: .* elements outside"
+
+expect_exit 1 "validate: a wrong stride for one head fails" v cumsum_head_stride --T 65 --profile realistic
+expect_match "validate: ... with the pattern naming the head" "$OUT" "pattern: one head \(h=1 of 2\)"
+
+expect_exit 0 "validate: a shape the op refuses is unsupported, not failed" v cumsum_serial --T 65 --BT 32,64 \
+    --profile realistic
+expect_match "validate: ... and the table says why" "$OUT" "unsupported.*
+ *cumsum refuses the shape: --BT 32"
+
+expect_exit 1 "validate: nothing supported is not a pass" v cumsum_serial --T 65 --BT 32 --profile realistic
+expect_exit 2 "validate: an unknown op is bad input" "$GDNBENCH" validate nosuchop
+expect_exit 2 "validate: an unknown profile is bad input" v cumsum_serial --profile nosuch
+expect_match "validate: ... naming the flag" "$ERR" "--profile 'nosuch' is unknown"
+expect_exit 2 "validate: --shader without --function is bad input" "$GDNBENCH" validate cumsum --shader "$K"
+expect_exit 2 "validate: a T out of range is bad input" v cumsum_serial --T 0
+expect_exit 2 "validate: a kernel that does not compile cannot run" v no_such_function --T 65
+expect_exit 0 "validate --help" "$GDNBENCH" validate kkt --help
+expect_match "validate --help lists the stress profiles" "$OUT" "g_very_neg +log decay around -20"
