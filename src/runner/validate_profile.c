@@ -10,10 +10,13 @@
  *
  * check_f64: whether a stressed case is also judged against the f64 reference with
  * the op's measured pipeline budget.  That budget was measured on realistic inputs;
- * the parity reference itself (what `--backend cpu` outputs) stays inside it under
- * every stress below except where marked, measured with
- *   gdnbench validate OP --backend-cpu-calibration (tests/cli/test_validate.sh)
- * so a stress without f64 is still judged against bf16-parity with the tight bounds. */
+ * `gdnbench validate OP --backend cpu` judges the parity reference itself (what a
+ * kernel with parity's rounding outputs) against f64 over the same sweep.  Measured
+ * for every GDN op (seed 0): the worst rel_l2 / budget under any stress below is 0.5
+ * (chunk_fwd o; realistic 0.53), so every profile keeps the f64 check.  k_large: at
+ * row norm 2 chunk_fwd's o stays at 0.45 of its budget; at norm 4 (beta |k|^2 up to
+ * 16, far outside the delta rule's stable range) parity itself leaves the budget
+ * (1.09), so 2 is the largest norm the f64 check stays meaningful for. */
 #include <stdio.h>
 #include <string.h>
 
