@@ -10,9 +10,16 @@
 #include "ops/op.h"
 
 extern const op_desc op_cumsum;
+extern const op_desc op_attn_fwd, op_attn_bwd;
+extern const op_desc op_prep_step, op_decode_seq, op_decode_seq_steps;
 
 const op_desc *const op_table[] = {
     &op_cumsum,
+    &op_prep_step,
+    &op_decode_seq,
+    &op_decode_seq_steps,
+    &op_attn_fwd,
+    &op_attn_bwd,
     NULL,
 };
 
