@@ -25,6 +25,9 @@ CPPFLAGS += -Isrc -I$(BUILD)/gen $(OBJC_CFLAGS)
 # tool.git_sha in the JSON report (src/core/version.h); empty outside a git checkout.
 GIT_SHA  := $(shell git rev-parse --short HEAD 2>/dev/null)
 CPPFLAGS += -DGDNBENCH_GIT_SHA='"$(GIT_SHA)"'
+# A stamp that changes with the sha, so the report writer is rebuilt after a commit.
+GIT_SHA_STAMP := $(shell mkdir -p $(BUILD)/gen && f=$(BUILD)/gen/git-sha && \
+  { [ "$$(cat $$f 2>/dev/null)" = "$(GIT_SHA)" ] || echo "$(GIT_SHA)" > $$f; } && echo $$f)
 LDLIBS   += -lcjson $(OBJC_LIBS) -lpthread -lm -ldl
 LDFLAGS  += -rdynamic
 
@@ -55,6 +58,8 @@ deps:
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/io/report_json.o: $(GIT_SHA_STAMP)
 
 $(BUILD)/obj/main.o: $(SRC_MAIN)
 	@mkdir -p $(dir $@)
@@ -91,7 +96,6 @@ test: deps
 check: deps
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 all
 	@ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bash tests/run.sh build-san
 
 clean:
