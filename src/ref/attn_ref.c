@@ -59,7 +59,7 @@ static void fwd_head(int64_t bh, void *arg) {
         __atomic_store_n(&((fwd_job *)arg)->failed, 1, __ATOMIC_RELAXED);
         goto out;
     }
-    const float scale_log2 = (float)(s->scale * LOG2E);
+    const float scale_log2 = (float)s->scale * (float)LOG2E; /* as the kernel forms it */
     for (int64_t i = 0; i < s->qL; i++) {
         const double *q = Q + i * D;
         double m = -INFINITY;
@@ -175,7 +175,7 @@ static void bwd_group_f32(const bwd_job *j, int64_t b, int64_t hk) {
         __atomic_store_n(&((bwd_job *)j)->failed, 1, __ATOMIC_RELAXED);
         goto out;
     }
-    const float scale = (float)s->scale, scale_log2 = (float)(s->scale * LOG2E);
+    const float scale = (float)s->scale, scale_log2 = (float)s->scale * (float)LOG2E;
     for (int64_t h = hk * group; h < (hk + 1) * group; h++) {
         int64_t bh = b * s->Hq + h;
         for (int64_t i = 0; i < s->qL; i++) {
