@@ -41,7 +41,7 @@ SRC_MAIN := src/main.c
 OBJ      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRC_ALL))
 GEN_SRC  := $(BUILD)/gen/embedded.c
 GEN_OBJ  := $(BUILD)/obj/gen/embedded.o
-EMBED    := $(sort $(wildcard src/swmetal/prelude/*.h shaders/*.metal shaders/*/*.metal))
+EMBED    := $(sort $(wildcard src/swmetal/prelude/*.h shaders/*.metal shaders/*/*.metal) src/swmetal/sw_abi.h)
 
 TEST_SRC := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))

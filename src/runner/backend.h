@@ -46,5 +46,7 @@ backend *backend_open(const char *name, const run_opts *o, char *err, size_t err
 const char *backend_default_name(void);
 
 backend *backend_cpu_open(char *err, size_t errlen);
+/* kind "metal" (real GPU) or "sw" (software device): the same Metal code path. */
+backend *backend_metal_open(const char *kind, char *err, size_t errlen);
 
 #endif
