@@ -15,6 +15,7 @@
 
 #include "core/embedded.h"
 #include "core/sha256.h"
+#include "core/strutil.h"
 #include "metal/mtl.h"
 #include "runner/backend.h"
 #include "runner/check.h"
@@ -26,6 +27,8 @@
 
 typedef struct lib_entry {
     char path[PATH_MAX];
+    char display[PATH_MAX];
+    char sha256[65];
     mtl_library *lib;
 } lib_entry;
 
@@ -58,9 +61,15 @@ static double now_us(void) {
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-static mtl_library *get_library(metal_state *s, const char *path, char *err, size_t errlen) {
+static lib_entry *find_library(metal_state *s, const char *path) {
     for (int i = 0; i < s->nlibs; i++)
-        if (strcmp(s->libs[i].path, path) == 0) return s->libs[i].lib;
+        if (strcmp(s->libs[i].path, path) == 0) return &s->libs[i];
+    return NULL;
+}
+
+static mtl_library *get_library(metal_state *s, const char *path, char *err, size_t errlen) {
+    lib_entry *known = find_library(s, path);
+    if (known) return known->lib;
     if (s->nlibs >= MAX_LIBS) {
         snprintf(err, errlen, "too many shader files in one run (max %d)", MAX_LIBS);
         return NULL;
@@ -68,10 +77,15 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     shader_source src;
     if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
     mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, err, errlen);
+    lib_entry *e = &s->libs[s->nlibs];
+    snprintf(e->path, sizeof e->path, "%s", path);
+    str_copy(e->display, sizeof e->display, src.display_path);
+    if (src.embedded) strncat(e->display, " (embedded)", sizeof e->display - strlen(e->display) - 1);
+    snprintf(e->sha256, sizeof e->sha256, "%s", src.sha256);
     shader_source_free(&src);
     if (!lib) return NULL;
-    snprintf(s->libs[s->nlibs].path, sizeof s->libs[0].path, "%s", path);
-    s->libs[s->nlibs++].lib = lib;
+    e->lib = lib;
+    s->nlibs++;
     return lib;
 }
 
@@ -253,6 +267,23 @@ static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
     l->function = s->stage_function[st];
 }
 
+static void metal_fill_kernel(backend *b, run_record *rec) {
+    metal_state *s = b->state;
+    if (s->nstages < 1) return;
+    const char *path = s->opts->shader ? s->opts->shader : s->launch[0].shader;
+    lib_entry *e = find_library(s, path);
+    str_copy(rec->kernel.source, sizeof rec->kernel.source, e ? e->display : path);
+    snprintf(rec->kernel.sha256, sizeof rec->kernel.sha256, "%s", e ? e->sha256 : "");
+    str_copy(rec->kernel.function, sizeof rec->kernel.function, s->stage_function[0]);
+    rec->kernel.nconstants = 0;
+    for (int i = 0; i < s->opts->nconstants && i < REC_MAX_CONSTANTS; i++) {
+        rec->kernel.constants[i].index = s->opts->constants[i].index;
+        snprintf(rec->kernel.constants[i].value, sizeof rec->kernel.constants[i].value, "%s",
+                 s->opts->constants[i].value);
+        rec->kernel.nconstants++;
+    }
+}
+
 static void metal_destroy(backend *b) {
     metal_state *s = b->state;
     metal_release_case(b);
@@ -283,6 +314,7 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
     b->prepare = metal_prepare;
     b->run_once = metal_run_once;
     b->describe = metal_describe;
+    b->fill_kernel = metal_fill_kernel;
     b->release_case = metal_release_case;
     b->destroy = metal_destroy;
     b->state = s;

@@ -6,17 +6,38 @@
 #include "runner/check.h"
 #include "runner/fixture_bind.h"
 
+/* Parameter names other projects' fixtures use for our dimensions. */
+static const struct {
+    const char *dim, *param;
+} param_synonyms[] = {
+    {"l2norm", "use_qk_l2norm_in_kernel"}, /* mlx-native chunk_gated_delta_rule_fwd */
+    {NULL, NULL},
+};
+
+static int find_param(const fixture *f, const op_dim *d, int64_t *v) {
+    if (fixture_param(f, d->name, v) == 0) return 1;
+    if (d->alias && fixture_param(f, d->alias, v) == 0) return 1;
+    for (int k = 0; param_synonyms[k].dim; k++)
+        if (strcmp(param_synonyms[k].dim, d->name) == 0 && fixture_param(f, param_synonyms[k].param, v) == 0) return 1;
+    return 0;
+}
+
 int fixture_bind_dims(const fixture *f, const op_desc *op, int64_t *dim, int *found) {
-    int n = 0;
+    int n = 0, hg = op_dim_index(op, "Hg"), h = op_dim_index(op, "H");
     for (int i = 0; i < op->ndims; i++) {
         int64_t v;
-        found[i] = 0;
-        if (fixture_param(f, op->dims[i].name, &v) == 0 ||
-            (op->dims[i].alias && fixture_param(f, op->dims[i].alias, &v) == 0)) {
+        found[i] = find_param(f, &op->dims[i], &v);
+        if (found[i]) {
             dim[i] = v;
-            found[i] = 1;
             n++;
         }
+    }
+    /* A fixture that names no key heads has one per value head (no GQA), e.g.
+     * mlx-native's tri-solve set, whose input is already per value head. */
+    if (hg >= 0 && h >= 0 && !found[hg] && found[h]) {
+        dim[hg] = dim[h];
+        found[hg] = 1;
+        n++;
     }
     return n;
 }

@@ -163,8 +163,11 @@ static int library_get_kernel(sw_mtl_library *l, const char *name, const sw_fc_v
         }
         return -1;
     }
-    if (err) *err = strdup("the library holds no kernels");
-    return -1;
+    /* The compiler side may compile and dlopen here: one variant at a time. */
+    pthread_mutex_lock(&l->mu);
+    int rc = sw_library_get_kernel(l->compiled, name, fcs, nfcs, instr, out, err);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
 }
 
 static id function_new(id library, const char *name, const sw_mtl_constants *consts, id *error) {
@@ -209,7 +212,14 @@ static id library_new_function_constants(id self, SEL cmd, id name, id constants
     return function_new(self, n, (const sw_mtl_constants *)constants, error);
 }
 
-static void library_dealloc(id self, SEL cmd) { sw_obj_free(self); }
+static void library_dealloc(id self, SEL cmd) {
+    sw_mtl_library *l = (sw_mtl_library *)self;
+    if (l->compiled) {
+        sw_library_free(l->compiled);
+        pthread_mutex_destroy(&l->mu);
+    }
+    sw_obj_free(self);
+}
 
 static void library_methods(Class cls) {
     sw_method_add(cls, "newFunctionWithName:", SW_IMP(library_new_function), "@@:@");
@@ -330,6 +340,34 @@ static id device_new_library_native(const sw_kernel_info *kernels) {
     return (id)l;
 }
 
+/* MTLLibraryErrorDomain / MTLLibraryErrorCompileFailure as Metal reports them. */
+static id device_new_library_source(id self, SEL cmd, id source, id options, id *error) {
+    char *name = next_source_name;
+    next_source_name = NULL;
+    const char *src = sw_string_utf8(source);
+    if (!src) {
+        free(name);
+        sw_error_out(error, sw_error_new("MTLLibraryErrorDomain", 3, "newLibraryWithSource: source is nil"));
+        return nil;
+    }
+    char *msg = NULL;
+    sw_library *compiled = sw_library_create(src, name ? name : "source.metal", &msg);
+    free(name);
+    if (!compiled) {
+        sw_error_out(error, sw_error_new("MTLLibraryErrorDomain", 3, msg ? msg : "compilation failed"));
+        free(msg);
+        return nil;
+    }
+    sw_mtl_library *l = (sw_mtl_library *)sw_obj_new(library_class);
+    if (!l) {
+        sw_library_free(compiled);
+        return nil;
+    }
+    l->compiled = compiled;
+    pthread_mutex_init(&l->mu, NULL);
+    return (id)l;
+}
+
 static id device_new_pipeline(id self, SEL cmd, id function, id *error) {
     if (!function || !sw_is_kind(function, function_class)) {
         sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 1, "newComputePipelineStateWithFunction: needs a function "
@@ -360,6 +398,7 @@ static void device_methods(Class cls) {
     sw_method_add(cls, "name", SW_IMP(device_name), "@@:");
     sw_method_add(cls, "newBufferWithLength:options:", SW_IMP(device_new_buffer), "@@:QQ");
     sw_method_add(cls, "newBufferWithBytes:length:options:", SW_IMP(device_new_buffer_bytes), "@@:^vQQ");
+    sw_method_add(cls, "newLibraryWithSource:options:error:", SW_IMP(device_new_library_source), "@@:@@^@");
     sw_method_add(cls, "newComputePipelineStateWithFunction:error:", SW_IMP(device_new_pipeline), "@@:@^@");
     sw_method_add(cls, "newCommandQueue", SW_IMP(device_new_queue), "@@:");
     sw_method_add(cls, "maxThreadsPerThreadgroup", SW_IMP(device_max_threads), "{MTLSize=QQQ}@:");

@@ -34,7 +34,8 @@ enum {
 typedef struct sw_mtl_library {
     sw_obj base;
     const sw_kernel_info *native;   /* C entries (swmtl_new_native_library), or NULL */
-    sw_library *compiled;           /* from newLibraryWithSource: (once the MSL compiler is merged) */
+    sw_library *compiled;           /* from newLibraryWithSource:, or NULL */
+    pthread_mutex_t mu;             /* serialises variant compiles of `compiled` */
 } sw_mtl_library;
 
 typedef struct sw_mtl_function {
