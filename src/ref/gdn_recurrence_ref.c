@@ -147,6 +147,12 @@ static void rec_one(int64_t job, void *arg) {
         int64_t nt = s.T - t0 < TB ? s.T - t0 : TB;
         int64_t qoff = ((b * s.T + t0) * s.Hg + kh) * K, soff = (b * s.T + t0) * s.H + h;
         int64_t voff = ((b * s.T + t0) * s.H + h) * V + v0;
+        if (t0 + TB < s.T) {
+            int64_t nn = s.T - t0 - TB < TB ? s.T - t0 - TB : TB;
+            gdn_prefetch_rows(a->k, qoff + TB * s.Hg * K, s.Hg * K, nn, K);
+            gdn_prefetch_rows(a->q, qoff + TB * s.Hg * K, s.Hg * K, nn, K);
+            gdn_prefetch_rows(a->v, voff + TB * s.H * V, s.H * V, nn, R);
+        }
         if (is64) {
             double *S = p[RC_S], *kt = p[RC_K], *qt = p[RC_Q], *vt = p[RC_V], *at = p[RC_A], *bt = p[RC_BETA];
             double *kq = p[RC_KQ], *o = p[RC_O], dots[4];
