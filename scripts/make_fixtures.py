@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""make_fixtures.py — write safetensors fixtures for gdnbench's Gated DeltaNet ops.
+"""make_fixtures.py — write safetensors fixtures for gdnbench's Gated DeltaNet and
+attention ops.
 
 For each op (cumsum, kkt, solve_tril, wy, chunk_h, chunk_o, chunk_fwd, recurrent,
-decode) one OUT/<op>.safetensors holds the op's inputs, in the kernel ABI's dtypes and
+decode, prep_step, decode_seq, attn_fwd, attn_bwd) one OUT/<op>.safetensors holds the op's inputs, in the kernel ABI's dtypes and
 layouts (/work/shared/spec/kernels.md), and its expected outputs, computed in float64
 by the torch implementation below from exactly those (rounded) inputs.  Tensor names
 are the op buffer names gdnbench uses (k, q, v, g, g_cumsum, beta, h0, A, Ai, w, u, h,
 v_new, o, final); __metadata__ records the shapes, seed, scale and which tensors are
 inputs and outputs.  Expected outputs are stored as F64 (the ideal reference, not
 rounded to the kernel's output dtype).
+
+prep_step/decode_seq (the fused Qwen3.5 decode from conv output) take --Hg, --H, --K,
+--V as their Hk, Hv, Dk, Dv and --N tokens (decode_seq); attn_fwd/attn_bwd take --Hq,
+--Hkv, --qL, --kL, --D, --causal, and their gradients come from torch autograd in
+float64 (the fixture of decode_seq also serves decode_seq_steps).
 
 When the `fla` package imports and CUDA is available, FLA's chunk_gated_delta_rule is
 run as a second oracle for chunk_fwd and recurrent; its results are stored as o_fla
@@ -24,7 +30,8 @@ import os
 import struct
 import sys
 
-OPS = ["cumsum", "kkt", "solve_tril", "wy", "chunk_h", "chunk_o", "chunk_fwd", "recurrent", "decode"]
+OPS = ["cumsum", "kkt", "solve_tril", "wy", "chunk_h", "chunk_o", "chunk_fwd", "recurrent", "decode",
+       "prep_step", "decode_seq", "attn_fwd", "attn_bwd"]
 
 
 def parse_args(argv):
@@ -42,6 +49,14 @@ def parse_args(argv):
     p.add_argument("--K", type=int, default=128, help="key head dim (default %(default)s)")
     p.add_argument("--V", type=int, default=128, help="value head dim (default %(default)s)")
     p.add_argument("--BT", type=int, default=64, help="chunk length (default %(default)s; kernels support 64)")
+    p.add_argument("--N", type=int, default=5, help="decode_seq tokens (default %(default)s)")
+    p.add_argument("--Hq", type=int, default=4, help="attention query heads (default %(default)s)")
+    p.add_argument("--Hkv", type=int, default=2, help="attention key/value heads (default %(default)s)")
+    p.add_argument("--qL", type=int, default=96, help="attention query length (default %(default)s)")
+    p.add_argument("--kL", type=int, default=160, help="attention key length (default %(default)s)")
+    p.add_argument("--D", type=int, default=64, help="attention head dim: 64, 128 or 256 (default %(default)s)")
+    p.add_argument("--causal", type=int, default=1, choices=(0, 1),
+                   help="bottom-right causal mask (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
     p.add_argument("--h0-std", type=float, default=0.1, help="stddev of the initial state h0; 0 = zero state")
     p.add_argument("--no-fla", action="store_true", help="do not run FLA even when it is importable")
@@ -53,11 +68,17 @@ def parse_args(argv):
     bad = [o for o in a.ops.split(",") if o not in OPS]
     if bad:
         p.error("unknown op %s (choose from %s)" % (",".join(bad), ",".join(OPS)))
-    for name in ("B", "T", "Hg", "H", "K", "V", "BT"):
+    for name in ("B", "T", "Hg", "H", "K", "V", "BT", "N", "Hq", "Hkv", "qL", "kL", "D"):
         if getattr(a, name) < 1:
             p.error("--%s must be at least 1" % name)
     if a.H % a.Hg != 0:
         p.error("--H %d is not a multiple of --Hg %d (GQA needs H %% Hg == 0)" % (a.H, a.Hg))
+    if a.Hq % a.Hkv != 0:
+        p.error("--Hq %d is not a multiple of --Hkv %d (GQA needs Hq %% Hkv == 0)" % (a.Hq, a.Hkv))
+    if a.causal and a.qL > a.kL:
+        p.error("--qL %d > --kL %d with --causal 1 leaves queries with no key: use qL <= kL" % (a.qL, a.kL))
+    if a.K % 32 != 0 and any(o in ("prep_step", "decode_seq") for o in a.ops.split(",")):
+        p.error("--K %d: prep_step/decode_seq need Dk (--K) a multiple of 32" % a.K)
     return a
 
 
@@ -223,6 +244,48 @@ def chunk_fwd_ref(torch, q, k, v, g, beta, h0, scale, BT):
     w, u = wy_ref(torch, k, v, beta, gc, Ai, BT)
     h, v_new, final = chunk_h_ref(torch, k, w, u, gc, h0, BT)
     return chunk_o_ref(torch, q, k, v_new, h, gc, scale, BT), final
+
+
+def attention_ref(torch, Q, K, V, causal, scale):
+    """O, L of softmax(scale Q K^T) V with GQA (query head h reads kv head h // (Hq/Hkv))
+    and a bottom-right causal mask (key j visible to query i when j <= i + kL - qL);
+    L is the natural-log logsumexp of the scaled, masked scores."""
+    group = Q.shape[1] // K.shape[1]
+    Kh, Vh = K.repeat_interleave(group, dim=1), V.repeat_interleave(group, dim=1)
+    S = scale * (Q @ Kh.transpose(-1, -2))
+    if causal:
+        qL, kL = Q.shape[2], K.shape[2]
+        i = torch.arange(qL)[:, None]
+        j = torch.arange(kL)[None, :]
+        S = S.masked_fill(j > i + (kL - qL), -math.inf)
+    L = torch.logsumexp(S, dim=-1)
+    return torch.exp(S - L[..., None]) @ Vh, L
+
+
+def prep_seq_ref(torch, conv, a_log, dt_bias, a_raw, b_raw, qw, kw, state, Hk, Hv, Dk, Dv):
+    """The fused decode (kernels.md "Fused decode prep_step") over N tokens: conv
+    [N,B,2*Hk*Dk+Hv*Dv], a_raw/b_raw [N,B,Hv], state [B,Hv,Dv,Dk] -> y [N,B,Hv,Dv], state."""
+    N, B = conv.shape[0], conv.shape[1]
+    S = state.clone()
+    y = torch.zeros(N, B, Hv, Dv, dtype=torch.float64)
+    ratio = Hv // Hk
+    for t in range(N):
+        q = conv[t, :, :Hk * Dk].reshape(B, Hk, Dk)
+        k = conv[t, :, Hk * Dk:2 * Hk * Dk].reshape(B, Hk, Dk)
+        v = conv[t, :, 2 * Hk * Dk:].reshape(B, Hv, Dv)
+
+        def rms(x, w):
+            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w.reshape(Hk, Dk)
+
+        q = rms(q, qw).repeat_interleave(ratio, dim=1)
+        k = rms(k, kw).repeat_interleave(ratio, dim=1)
+        g = torch.exp(-torch.exp(a_log) * torch.nn.functional.softplus(a_raw[t] + dt_bias))  # [B,Hv]
+        beta = torch.sigmoid(b_raw[t])
+        S = g[..., None, None] * S
+        err = v - (S @ k[..., None])[..., 0]
+        S = S + (beta[..., None] * err)[..., None] * k[..., None, :]
+        y[t] = (S @ q[..., None])[..., 0]
+    return y, S
 
 
 def rel_l2(torch, x, ref):
@@ -468,6 +531,77 @@ def main(argv):
             fixture("chunk_fwd", ins, [("o", o_chk), ("final", fin_chk)], extra, oracles)
         if "recurrent" in ops:
             fixture("recurrent", ins, [("o", o_rec), ("final", fin_rec)], extra, oracles)
+    if "prep_step" in ops or "decode_seq" in ops:
+        # the fused Qwen3.5 decode: Hk, Hv, Dk, Dv from --Hg, --H, --K, --V; f32 throughout
+        gen = torch.Generator().manual_seed(a.seed + 1)
+        Hk, Hv, Dk, Dv = a.Hg, a.H, a.K, a.V
+
+        def normal(*shape):
+            return torch.randn(*shape, generator=gen, dtype=f64)
+
+        for op, N in (("prep_step", 1), ("decode_seq", a.N)):
+            if op not in ops:
+                continue
+            conv = rounded(torch, normal(N, a.B, 2 * Hk * Dk + Hv * Dv), f32)
+            a_log = rounded(torch, torch.log(1 + 15 * torch.rand(Hv, generator=gen, dtype=f64)), f32)
+            dt = torch.exp(math.log(1e-3) + (math.log(0.1) - math.log(1e-3)) * torch.rand(Hv, generator=gen,
+                                                                                           dtype=f64))
+            dt_bias = rounded(torch, torch.log(torch.expm1(dt)), f32)  # softplus^-1(dt)
+            a_raw, b_raw = rounded(torch, normal(N, a.B, Hv), f32), rounded(torch, normal(N, a.B, Hv), f32)
+            qw = rounded(torch, (1 + 0.05 * normal(Hk * Dk)) / Dk, f32)  # the attention scale folded in
+            kw = rounded(torch, (1 + 0.05 * normal(Hk * Dk)) / math.sqrt(Dk), f32)  # unit-length k
+            state = rounded(torch, 0.1 * normal(a.B, Hv, Dv, Dk), f32)
+            y, fin = prep_seq_ref(torch, conv, a_log, dt_bias, a_raw, b_raw, qw, kw, state, Hk, Hv, Dk, Dv)
+            lead = (lambda x: x[0]) if op == "prep_step" else (lambda x: x)  # prep_step's ABI is one token
+            meta = {"op": op, "B": a.B, "Hk": Hk, "Hv": Hv, "Dk": Dk, "Dv": Dv, "seed": a.seed,
+                    "reference": base_meta["reference"], "torch_version": torch.__version__}
+            if op == "decode_seq":
+                meta["N"] = N
+            ins = [("conv_out", lead(conv)), ("a_log", a_log), ("dt_bias", dt_bias), ("a_raw", lead(a_raw)),
+                   ("b_raw", lead(b_raw)), ("q_norm_weight", qw), ("k_norm_weight", kw), ("state_in", state)]
+            outs = [("state_out", fin), ("y", lead(y))]
+            meta["inputs"] = ",".join(n for n, _ in ins)
+            meta["outputs"] = ",".join(n for n, _ in outs)
+            path = os.path.join(a.out, op + ".safetensors")
+            tensors = [(n, x.to(f32)) for n, x in ins] + [(n, x.to(f64)) for n, x in outs]
+            write_safetensors(torch, path, tensors, meta)
+            print("wrote %s (%s)" % (path, ", ".join("%s%s" % (n, list(x.shape)) for n, x in tensors)))
+    if "attn_fwd" in ops or "attn_bwd" in ops:
+        gen = torch.Generator().manual_seed(a.seed + 2)
+
+        def normal_bf16(*shape):
+            return rounded(torch, torch.randn(*shape, generator=gen, dtype=f64), bf16)
+
+        Q = normal_bf16(a.B, a.Hq, a.qL, a.D)
+        K = normal_bf16(a.B, a.Hkv, a.kL, a.D)
+        V = normal_bf16(a.B, a.Hkv, a.kL, a.D)
+        dO = normal_bf16(a.B, a.Hq, a.qL, a.D)
+        ascale = a.D ** -0.5
+        meta = {"B": a.B, "Hq": a.Hq, "Hkv": a.Hkv, "qL": a.qL, "kL": a.kL, "D": a.D, "causal": a.causal,
+                "scale": repr(ascale), "seed": a.seed, "torch_version": torch.__version__,
+                "reference": "float64 torch autograd, scripts/make_fixtures.py (kernels.md math)"}
+        Qg, Kg, Vg = (x.clone().requires_grad_(True) for x in (Q, K, V))
+        O, L = attention_ref(torch, Qg, Kg, Vg, a.causal, ascale)
+        # dQ, dK, dV are the gradient of sum(O * dO); dK/dV sum over each GQA group
+        # through repeat_interleave's backward
+        (O * dO).sum().backward()
+        O, L = O.detach(), L.detach()
+        Dvec = (O * dO).sum(-1)
+        for op in ("attn_fwd", "attn_bwd"):
+            if op not in ops:
+                continue
+            if op == "attn_fwd":
+                ins, outs = [("Q", Q, bf16), ("K", K, bf16), ("V", V, bf16)], [("O", O), ("L", L)]
+            else:
+                ins = [("Q", Q, bf16), ("K", K, bf16), ("V", V, bf16), ("L", L, f32), ("dO", dO, bf16),
+                       ("D_vec", Dvec, f32)]
+                outs = [("dQ", Qg.grad), ("dK", Kg.grad), ("dV", Vg.grad), ("dK_bf16", Kg.grad),
+                        ("dV_bf16", Vg.grad)]
+            m = dict(meta, op=op, inputs=",".join(n for n, _, _ in ins), outputs=",".join(n for n, _ in outs))
+            tensors = [(n, x.to(dt)) for n, x, dt in ins] + [(n, x.to(f64)) for n, x in outs]
+            path = os.path.join(a.out, op + ".safetensors")
+            write_safetensors(torch, path, tensors, m)
+            print("wrote %s (%s)" % (path, ", ".join("%s%s" % (n, list(x.shape)) for n, x in tensors)))
     if "decode" in ops:
         # one token, f32 throughout (mlx-native gated_delta_net_decode_f32)
         d = {n: x[:, :1] for n, x in inp.items() if n != "h0"}

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "core/chips.h"
 #include "core/version.h"
 #include "ops/op.h"
 #include "runner/backend.h"
@@ -57,6 +58,16 @@ int cmd_info(int argc, char **argv) {
         backend *b = backend_open(names[i], NULL, err, sizeof err);
         if (b) {
             printf("  %-6s available: %s%s\n", names[i], b->device_name, b->emulated ? " (emulated)" : "");
+            if (strcmp(names[i], "metal") == 0) {
+                const chip_info *chip = chip_find(b->device_name, b->gpu_cores);
+                if (chip)
+                    printf("         chip table: %s, %d GPU cores, %.0f GB/s, FP32 %.1f TFLOP/s, FP16 %.1f TFLOP/s%s\n",
+                           chip->name, chip->gpu_cores, chip->bandwidth_gbps, chip->fp32_tflops, chip->fp16_tflops,
+                           chip->flops_verified ? "" : " (FLOP/s derived, not Apple-published)");
+                else
+                    printf("         chip table: no entry for '%s': peaks unknown, %% of peak not reported\n",
+                           b->device_name);
+            }
             b->destroy(b);
         } else {
             printf("  %-6s not available: %s\n", names[i], err);

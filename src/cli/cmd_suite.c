@@ -35,6 +35,26 @@ static const suite_case qwen35_cases[] = {
     {"chunk_fwd", "B=1 T=4096 Hg=16 H=32 K=128 V=128"},
     {"chunk_fwd", "B=1 T=16384 Hg=16 H=32 K=128 V=128"},
     {"decode", "B=1 Hg=16 H=32 K=128 V=128"},
+    {"prep_step", "B=1 Hk=16 Hv=32 Dk=128 Dv=128"},
+    {"prep_step", "B=8 Hk=16 Hv=32 Dk=128 Dv=128"},
+    {"decode_seq", "B=1 Hk=16 Hv=32 Dk=128 Dv=128 N=16"},
+    {"decode_seq_steps", "B=1 Hk=16 Hv=32 Dk=128 Dv=128 N=16"},
+    {NULL, NULL},
+};
+
+/* Full-attention layers of Qwen3.5/3.6-class models (Hq=16, Hkv=2, D=256): prefill,
+ * chunked prefill and decode against a 4096-token cache, training backward; plus a
+ * D=64 MHA pair for comparison with other kernels. */
+static const suite_case attn_cases[] = {
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=512 kL=512 D=256 causal=1"},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=2048 kL=2048 D=256 causal=1"},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=4096 kL=4096 D=256 causal=1"},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=128 kL=4096 D=256 causal=1"},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=1 kL=4096 D=256 causal=1"},
+    {"attn_bwd", "B=1 Hq=16 Hkv=2 qL=512 kL=512 D=256 causal=1"},
+    {"attn_bwd", "B=1 Hq=16 Hkv=2 qL=2048 kL=2048 D=256 causal=1"},
+    {"attn_fwd", "B=1 Hq=8 Hkv=8 qL=1024 kL=1024 D=64 causal=0"},
+    {"attn_bwd", "B=1 Hq=8 Hkv=8 qL=1024 kL=1024 D=64 causal=0"},
     {NULL, NULL},
 };
 
@@ -52,8 +72,9 @@ static const suite_case smoke_cases[] = {
 };
 
 static const suite suites[] = {
-    {"qwen35", 1, "GDN layers of Qwen3.5/3.6-class models: prefill T 512..16384 and decode, B=1 Hg=16 H=32 K=V=128",
+    {"qwen35", 2, "GDN layers of Qwen3.5/3.6-class models: prefill T 512..16384 and decode, B=1 Hg=16 H=32 K=V=128",
      qwen35_cases},
+    {"attn", 1, "full-attention layers (Hq=16 Hkv=2 D=256): prefill, decode vs a 4K cache, backward", attn_cases},
     {"smoke", 1, "every GDN op at a tiny shape with a tail chunk (seconds)", smoke_cases},
     {NULL, 0, NULL, NULL},
 };
@@ -134,7 +155,7 @@ int cmd_suite(int argc, char **argv) {
     for (const suite *x = suites; x->name && name; x++)
         if (strcmp(x->name, name) == 0) s = x;
     if (!s) {
-        fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of qwen35, smoke (gdnbench suite --help)\n",
+        fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of qwen35, attn, smoke (gdnbench suite --help)\n",
                 name ? name : "");
         return EXIT_BAD_INPUT;
     }

@@ -25,8 +25,10 @@
 
 #define OP_MAX_DIMS 12
 #define OP_MAX_BUFS 20
-#define OP_MAX_STAGES 8
+/* 64: decode_seq_steps dispatches one kernel per token (N <= 64). */
+#define OP_MAX_STAGES 64
 #define OP_MAX_BINDS 16
+#define OP_MAX_CONSTANTS 4
 
 typedef struct op_dim {
     const char *name;     /* flag name without dashes: "T" */
@@ -83,6 +85,7 @@ typedef struct op_launch {
     struct {
         int index;                 /* [[buffer(index)]] */
         int buf;                   /* index into op->bufs / case->t */
+        uint64_t offset;           /* bytes into the buffer (setBuffer:offset:), usually 0 */
     } binds[OP_MAX_BINDS];
     int params_index;              /* [[buffer(n)]] of the params bytes, -1 if none */
     uint32_t params[40];           /* passed with setBytes */
@@ -92,6 +95,14 @@ typedef struct op_launch {
         int index;                 /* [[threadgroup(index)]] */
         uint32_t bytes;
     } tgmem[4];                    /* setThreadgroupMemoryLength */
+    /* Function constants the kernel needs (newFunctionWithName:constantValues:), e.g.
+     * {301, "true"}; value forms as for --constant (bool/int/float by form).  --constant
+     * flags override entries with the same index. */
+    int nconstants;
+    struct {
+        int index;
+        const char *value;
+    } constants[OP_MAX_CONSTANTS];
 } op_launch;
 
 typedef struct op_desc {
@@ -128,6 +139,17 @@ typedef struct op_desc {
     double (*flops)(const int64_t *dim);
 
     void (*cleanup)(op_case *c);   /* frees c->priv; may be NULL */
+
+    /* 1 when the kernel's outputs may legitimately differ bitwise between runs of the
+     * same inputs (float atomics in a run-dependent order): the runner should report
+     * the determinism check but not fail the case on it. */
+    int nondeterministic;
+
+    /* Bit i set: bufs[i] is a BUF_OUT accumulator the kernel adds into (float atomics,
+     * e.g. attn_bwd's dK/dV), so backends fill it with zeros before every run instead
+     * of the poison pattern, as the kernel's ABI requires.  (A mask here rather than a
+     * field of op_buf so positional op_buf initialisers elsewhere stay complete.) */
+    uint32_t zero_init_bufs;
 } op_desc;
 
 /* The op table (src/ops/registry.c). */

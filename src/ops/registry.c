@@ -11,6 +11,8 @@
 
 extern const op_desc op_cumsum;
 extern const op_desc op_kkt, op_solve_tril, op_wy, op_chunk_h, op_chunk_o, op_chunk_fwd, op_recurrent, op_decode;
+extern const op_desc op_prep_step, op_decode_seq, op_decode_seq_steps;
+extern const op_desc op_attn_fwd, op_attn_bwd;
 
 const op_desc *const op_table[] = {
     &op_cumsum,
@@ -22,6 +24,11 @@ const op_desc *const op_table[] = {
     &op_chunk_fwd,
     &op_recurrent,
     &op_decode,
+    &op_prep_step,
+    &op_decode_seq,
+    &op_decode_seq_steps,
+    &op_attn_fwd,
+    &op_attn_bwd,
     NULL,
 };
 

@@ -2,10 +2,12 @@
  * f32 parity form; also the per-row L2 normalisation.
  *
  * Rows of the state (value index v) evolve independently: row v only needs k_t,
- * q_t, v_t[v], g_t and beta_t.  So one job owns a block of rows of one (b, h), keeps
- * them in L1 and walks all tokens, loading k/q for a block of tokens at a time into
- * contiguous tiles (so a GQA key head is converted once per block, not per row).
- * Rows go two at a time so every k/q load serves two rows.
+ * q_t, v_t[v], g_t and beta_t.  A job owns a block of rows of one (b, h) — all V
+ * rows when there are enough (b, h) pairs to keep the threads busy, since the k/q
+ * tile conversion is paid once per job — and walks the tokens in tiles of
+ * REC_TOKENS: the tile's k/q rows are converted into contiguous scratch, then each
+ * row pair runs through the whole tile while it sits in L1.  Rows go two at a time
+ * so every k/q load serves two rows.
  *
  * F64 form, one pass over the state per token: with sk = S k_t and sq = S q_t taken
  * on the state before token t,
@@ -22,8 +24,7 @@
 #include "core/parallel.h"
 #include "ref/gdn_simd.h"
 
-#define REC_ROWS 16  /* state rows per job: 16 x K doubles stays in L1 */
-#define REC_TOKENS 32 /* tokens per k/q tile */
+#define REC_TOKENS 32 /* tokens per k/q tile: a row pair walks them while in L1 */
 
 typedef struct rec_job {
     ref_kind kind;
@@ -146,6 +147,12 @@ static void rec_one(int64_t job, void *arg) {
         int64_t nt = s.T - t0 < TB ? s.T - t0 : TB;
         int64_t qoff = ((b * s.T + t0) * s.Hg + kh) * K, soff = (b * s.T + t0) * s.H + h;
         int64_t voff = ((b * s.T + t0) * s.H + h) * V + v0;
+        if (t0 + TB < s.T) {
+            int64_t nn = s.T - t0 - TB < TB ? s.T - t0 - TB : TB;
+            gdn_prefetch_rows(a->k, qoff + TB * s.Hg * K, s.Hg * K, nn, K);
+            gdn_prefetch_rows(a->q, qoff + TB * s.Hg * K, s.Hg * K, nn, K);
+            gdn_prefetch_rows(a->v, voff + TB * s.H * V, s.H * V, nn, R);
+        }
         if (is64) {
             double *S = p[RC_S], *kt = p[RC_K], *qt = p[RC_Q], *vt = p[RC_V], *at = p[RC_A], *bt = p[RC_BETA];
             double *kq = p[RC_KQ], *o = p[RC_O], dots[4];
@@ -215,7 +222,12 @@ static void rec_one(int64_t job, void *arg) {
 
 int gdn_recurrence_ref(ref_kind kind, const gdn_recurrence_args *a) {
     rec_job j = {.kind = kind, .a = a};
-    j.rows = a->s.V < REC_ROWS ? a->s.V : REC_ROWS;
+    /* split V only as far as needed for ~2 jobs per thread */
+    int64_t bh = a->s.B * a->s.H, want = 2 * (int64_t)parallel_threads();
+    int64_t split = bh >= want ? 1 : (want + bh - 1) / bh;
+    if (split > a->s.V / 2) split = a->s.V / 2 > 0 ? a->s.V / 2 : 1;
+    j.rows = (a->s.V + split - 1) / split;
+    j.rows += j.rows & 1;
     j.nblk = (a->s.V + j.rows - 1) / j.rows;
     parallel_for(a->s.B * a->s.H * j.nblk, rec_one, &j);
     return j.failed ? -1 : 0;

@@ -84,6 +84,14 @@ void gdn_store_f64(gdn_sink s, int64_t off, int64_t stride, int64_t rows, int64_
     }
 }
 
+void gdn_prefetch_rows(gdn_view v, int64_t off, int64_t stride, int64_t rows, int64_t n) {
+    size_t el = dtype_size(v.dt);
+    for (int64_t r = 0; r < rows; r++) {
+        const char *p = (const char *)v.data + (size_t)(off + r * stride) * el;
+        for (size_t b = 0; b < (size_t)n * el; b += 64) __builtin_prefetch(p + b);
+    }
+}
+
 void gdn_transpose_f32(const float *src, int64_t rows, int64_t cols, float *dst) {
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];

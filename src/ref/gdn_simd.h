@@ -80,6 +80,11 @@ void gdn_load_f64(gdn_view v, int64_t off, int64_t stride, int64_t rows, int64_t
 void gdn_store_f32(gdn_sink s, int64_t off, int64_t stride, int64_t rows, int64_t n, const float *src);
 void gdn_store_f64(gdn_sink s, int64_t off, int64_t stride, int64_t rows, int64_t n, const double *src);
 
+/* Asks the cache to fetch `rows` rows of `n` elements (row r at off + r*stride).
+ * Per-head rows of [B,T,H,D] tensors sit one page apart, where hardware prefetchers
+ * give up; the references call this for their next tile while computing one. */
+void gdn_prefetch_rows(gdn_view v, int64_t off, int64_t stride, int64_t rows, int64_t n);
+
 /* dst[c][r] = src[r][c] for a rows x cols tile. */
 void gdn_transpose_f32(const float *src, int64_t rows, int64_t cols, float *dst);
 void gdn_transpose_f64(const double *src, int64_t rows, int64_t cols, double *dst);

@@ -35,6 +35,7 @@ typedef struct lib_entry {
 typedef struct pipe_entry {
     char path[PATH_MAX];
     char function[128];
+    char constants[256]; /* "200=true,301=false": one pipeline per constant set */
     mtl_pipeline *pipe;
 } pipe_entry;
 
@@ -88,25 +89,50 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     return lib;
 }
 
-static mtl_pipeline *get_pipeline(metal_state *s, const char *path, const char *function, char *err, size_t errlen) {
+/* The launch's own function constants (e.g. attention's align_Q/do_causal), with
+ * --constant flags overriding entries of the same index. */
+static int launch_constants(const metal_state *s, const op_launch *l, mtl_constant *consts) {
+    int n = 0;
+    for (int i = 0; i < l->nconstants && n < RUN_MAX_CONSTANTS; i++, n++) {
+        consts[n].index = l->constants[i].index;
+        snprintf(consts[n].value, sizeof consts[n].value, "%s", l->constants[i].value);
+    }
+    for (int i = 0; i < s->opts->nconstants; i++) {
+        int k = 0;
+        while (k < n && consts[k].index != s->opts->constants[i].index) k++;
+        if (k == n && n == RUN_MAX_CONSTANTS) break;
+        if (k == n) n++;
+        consts[k].index = s->opts->constants[i].index;
+        snprintf(consts[k].value, sizeof consts[k].value, "%s", s->opts->constants[i].value);
+    }
+    return n;
+}
+
+static mtl_pipeline *get_pipeline(metal_state *s, const char *path, const char *function, const op_launch *l,
+                                  char *err, size_t errlen) {
+    mtl_constant consts[RUN_MAX_CONSTANTS];
+    int nconsts = launch_constants(s, l, consts);
+    char key[256] = "";
+    for (int i = 0; i < nconsts; i++) {
+        size_t used = strlen(key);
+        snprintf(key + used, sizeof key - used, "%d=%s,", consts[i].index, consts[i].value);
+    }
     for (int i = 0; i < s->npipes; i++)
-        if (strcmp(s->pipes[i].path, path) == 0 && strcmp(s->pipes[i].function, function) == 0) return s->pipes[i].pipe;
+        if (strcmp(s->pipes[i].path, path) == 0 && strcmp(s->pipes[i].function, function) == 0 &&
+            strcmp(s->pipes[i].constants, key) == 0)
+            return s->pipes[i].pipe;
     if (s->npipes >= MAX_PIPES) {
         snprintf(err, errlen, "too many kernels in one run (max %d)", MAX_PIPES);
         return NULL;
     }
     mtl_library *lib = get_library(s, path, err, errlen);
     if (!lib) return NULL;
-    mtl_constant consts[RUN_MAX_CONSTANTS];
-    for (int i = 0; i < s->opts->nconstants; i++) {
-        consts[i].index = s->opts->constants[i].index;
-        snprintf(consts[i].value, sizeof consts[i].value, "%s", s->opts->constants[i].value);
-    }
-    mtl_pipeline *p = mtl_pipeline_new(s->dev, lib, function, consts, s->opts->nconstants, err, errlen);
+    mtl_pipeline *p = mtl_pipeline_new(s->dev, lib, function, consts, nconsts, err, errlen);
     if (!p) return NULL;
     pipe_entry *e = &s->pipes[s->npipes++];
     snprintf(e->path, sizeof e->path, "%s", path);
     snprintf(e->function, sizeof e->function, "%s", function);
+    snprintf(e->constants, sizeof e->constants, "%s", key);
     e->pipe = p;
     return p;
 }
@@ -150,7 +176,7 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
         const char *path = o->shader ? o->shader : l->shader;
         const char *fn = o->function ? o->function : l->function;
         snprintf(s->stage_function[st], sizeof s->stage_function[st], "%s", fn);
-        s->stage_pipe[st] = get_pipeline(s, path, fn, err, errlen);
+        s->stage_pipe[st] = get_pipeline(s, path, fn, l, err, errlen);
         if (!s->stage_pipe[st]) return -1;
         unsigned threads = l->tg[0] * l->tg[1] * l->tg[2];
         unsigned maxt = mtl_pipeline_max_threads(s->stage_pipe[st]);
@@ -172,7 +198,8 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
                 snprintf(err, errlen, "out of memory");
                 return -1;
             }
-            poison_tensor(s->poison[i]);
+            /* accumulators (atomic adds) start from the zeros tensor_new gave */
+            if (!(op->zero_init_bufs & (1u << i))) poison_tensor(s->poison[i]);
         }
     }
     return 0;
@@ -185,6 +212,7 @@ static void fill_dispatch(metal_state *s, int st, mtl_dispatch *d) {
     for (int i = 0; i < l->nbinds; i++) {
         d->buffers[d->nbuffers].index = l->binds[i].index;
         d->buffers[d->nbuffers].buffer = s->bufs[l->binds[i].buf];
+        d->buffers[d->nbuffers].offset = (size_t)l->binds[i].offset;
         d->nbuffers++;
     }
     if (l->params_index >= 0 && l->nparams > 0) {
@@ -219,6 +247,9 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
     if (s->nstages == 1) {
         t->stage_us[0] = t->gpu_us;
     } else {
+        /* Reset outputs first: accumulators must start from zero again. */
+        for (int i = 0; i < op->nbufs; i++)
+            if (s->poison[i]) memcpy(mtl_buffer_contents(s->bufs[i]), s->poison[i]->data, tensor_nbytes(s->poison[i]));
         for (int st = 0; st < s->nstages; st++)
             if (mtl_run(s->dev, &ds[st], 1, &t->stage_us[st], err, errlen) != 0) return -1;
     }

@@ -45,7 +45,20 @@ int dump_case(const char *dir, const op_case *c, char *path_out, size_t pathlen,
             goto done;
         }
     }
-    if (fixture_write_safetensors(path, list, n, err, errlen) != 0) goto done;
+    /* The shape goes into __metadata__ so `--fixture` on the dump needs no flags. */
+    char keys[OP_MAX_DIMS][32], vals[OP_MAX_DIMS][32];
+    io_meta meta[OP_MAX_DIMS + 1];
+    int nmeta = 0;
+    for (int i = 0; i < op->ndims; i++, nmeta++) {
+        snprintf(keys[i], sizeof keys[i], "%s", op->dims[i].name);
+        snprintf(vals[i], sizeof vals[i], "%lld", (long long)c->dim[i]);
+        meta[nmeta] = (io_meta){keys[i], vals[i]};
+    }
+    char opname[64];
+    snprintf(opname, sizeof opname, "%s", op->name);
+    char opkey[] = "gdnbench_op";
+    meta[nmeta++] = (io_meta){opkey, opname};
+    if (fixture_write_safetensors_meta(path, list, n, meta, nmeta, err, errlen) != 0) goto done;
     if (path_out) snprintf(path_out, pathlen, "%s", path);
     rc = 0;
 done:
