@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/strutil.h"
 #include "runner/check.h"
 #include "runner/shader_source.h"
 #include "runner/validate.h"
@@ -175,13 +176,13 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
     validate_run_configs(ctx->seed, res->runs);
     if (op->validate && op->validate(spec->dim, err, sizeof err) != 0) {
         res->status = VAL_UNSUPPORTED;
-        snprintf(res->reason, sizeof res->reason, "%s refuses the shape: %s", op->name, err);
+        snprintf(res->reason, sizeof res->reason, "%s refuses the shape: %.400s", op->name, err);
         goto out;
     }
     op_case *c = validate_case_new(op, spec->dim, ctx->seed, spec->profile, err, sizeof err);
     if (!c) {
         res->status = VAL_ERROR;
-        snprintf(res->reason, sizeof res->reason, "%s", err);
+        str_copy(res->reason, sizeof res->reason, err);
         goto out;
     }
     int is_sw = strcmp(ctx->b->name, "sw") == 0;
@@ -195,7 +196,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
     }
     if (ctx->b->prepare(ctx->b, c, &ctx->ro, err, sizeof err) != 0) {
         res->status = is_limit_refusal(err) ? VAL_UNSUPPORTED : VAL_ERROR;
-        snprintf(res->reason, sizeof res->reason, "%s", err);
+        str_copy(res->reason, sizeof res->reason, err);
         goto free_case;
     }
     res->have_rec = 1;
@@ -204,7 +205,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
     if (runner_run_case(ctx->b, c, &ctx->ro, &res->rec) != 0) {
         if (is_limit_refusal(res->rec.error)) {
             res->status = VAL_UNSUPPORTED;
-            snprintf(res->reason, sizeof res->reason, "%s", res->rec.error);
+            str_copy(res->reason, sizeof res->reason, res->rec.error);
         } else {
             snprintf(err, sizeof err, "%s", res->rec.error);
             fault_finding(res, &res->runs[0], err);
@@ -237,7 +238,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
     if (res->status == VAL_FAIL && !res->rec.error[0])
         for (int i = 0; i < res->nfindings; i++)
             if (!res->findings[i].is_note) {
-                snprintf(res->rec.error, sizeof res->rec.error, "%s", res->findings[i].text);
+                str_copy(res->rec.error, sizeof res->rec.error, res->findings[i].text);
                 break;
             }
 release:
