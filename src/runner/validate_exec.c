@@ -144,7 +144,7 @@ static int compare_run(const validate_ctx *ctx, const op_case *c, tensor *const 
         snprintf(first_at, sizeof first_at, "%s", f->first_bad);
         snprintf(f->text, sizeof f->text,
                  "%s %s differs from the inorder run under schedule %s, threadgroup order %s: %lld of %lld elements, "
-                 "first %s got %.6g want %.6g%s",
+                 "first %s got %.9g want %.9g%s",
                  what, now->name, where.schedule, where.tg_order, (long long)ndiff, (long long)n, first_at,
                  tensor_get(now, first), tensor_get(ref, first),
                  note ? " (the kernel uses atomics; within the parity tolerance)"

@@ -43,6 +43,11 @@ expect_match "validate: ... against bf16-parity" "$OUT" "g_cumsum vs bf16-parity
 expect_exit 1 "validate: a wrong stride for one head fails" v cumsum_head_stride --T 65 --profile realistic
 expect_match "validate: ... with the pattern naming the head" "$OUT" "pattern: one head \(h=1 of 2\)"
 
+expect_exit 0 "validate: a kernel with float atomics whose bits follow the schedule passes" "$GDNBENCH" validate cumsum \
+    --shader "$here/kernels/validate_cumsum_atomic.metal" --function cumsum_atomic --T 65 --profile realistic
+expect_match "validate: ... with the differences reported as a note" "$OUT" \
+    "note: the g_cumsum differs from the inorder run under schedule reverse.*atomics; within the parity tolerance"
+
 expect_exit 0 "validate: a shape the op refuses is unsupported, not failed" v cumsum_serial --T 65 --BT 32,64 \
     --profile realistic
 expect_match "validate: ... and the table says why" "$OUT" "unsupported.*
