@@ -2,7 +2,7 @@
 //
 // With S [V, K] (f32) the state entering chunk c, per (b, h):
 //   h[c] = bf16(S)
-//   v_new_t = u_t - bf16(S) w_t                       stored bf16
+//   v_new_t = u_t - S w_t                             stored bf16
 //   S = exp(gl) S + sum_t bf16(v_new_t * exp(gl - gc_t)) k_t^T     (gl = gc of the
 //                                                      chunk's last token)
 //   final = S after the last chunk (f32)
@@ -29,17 +29,19 @@
 // 32 KB there rather than (BT*BV + BV*K)*4 = 40 KB), V any multiple of 32, any Hg
 // dividing H.
 //
-// Parity (FLA chunk_gated_delta_rule_fwd_h): the w.S product reads bf16(S), v_new is
-// rounded from the f32 u - w.S, the update uses bf16(v_new_f32 * exp(gl - gc_t)) and
-// accumulates in f32.  The order inside each 8x8 product is the MMA's, so S can
-// differ from the parity reference in the last f32 bits.
+// Parity (FLA chunk_gated_delta_rule_fwd_h as ported by mlx-native, whose fixtures the
+// parity reference matches bit for bit): the w.S product reads the f32 S (upstream
+// FLA's Triton reads bf16(S)), summed in ascending K; v_new is rounded from the f32
+// u - w.S; the update uses bf16(v_new_f32 * exp(gl - gc_t)).  The update is
+// accumulated onto exp(gl) S directly rather than summed apart and then added, so S
+// can differ from the parity reference in the last f32 bits.
 //
 // Design: each of the 4 simdgroups owns 8 rows of the group's 32 value rows and keeps
 // those rows of S (K/8 8x8 f32 tiles) in registers for the whole sequence, so the
 // rows' state never leaves the simdgroup:
 //   - S tiles are rounded to bf16 into threadgroup memory and copied out as h[c]
 //     (32 contiguous rows of K, coalesced);
-//   - v_new^T [8 v, 64 t] = bf16(S) [8 v, K] x w^T [K, 64 t], with w staged
+//   - v_new^T [8 v, 64 t] = S [8 v, K] x w^T [K, 64 t], with w staged
 //     transposed in 32-column slices;
 //   - v_new is finished element-wise in registers (the lane->element map of an
 //     8x8 simdgroup matrix is Apple's: see sgm_row/sgm_col) and stays in registers
@@ -124,7 +126,7 @@ static void chunk_h_run(thread const chunk_h_args &a, threadgroup float *stage, 
                 *(device bfloat4 *)(dst + e * 4) = *(threadgroup bfloat4 *)(sbf + e * 4);
         }
 
-        // (2) vt[tt] = bf16(S) x w^T: [8 v, 8 t] tiles for t = 8tt .. 8tt+7.
+        // (2) vt[tt] = S x w^T: [8 v, 8 t] tiles for t = 8tt .. 8tt+7 (f32 S, as mlx-native).
         sgmat vt[8];
         for (uint tt = 0; tt < 8; tt++) vt[tt] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
         for (uint sl = 0; sl < NSL; sl++) {
@@ -138,14 +140,11 @@ static void chunk_h_run(thread const chunk_h_args &a, threadgroup float *stage, 
             }
             threadgroup_barrier(mem_flags::mem_threadgroup);
             for (uint kk = 0; kk < CH_KS / 8; kk++) {
-                sgmat sb = S[sl * (CH_KS / 8) + kk];
-                thread auto &e = sb.thread_elements();
-                e[0] = float(bfloat(e[0]));
-                e[1] = float(bfloat(e[1]));
+                thread const sgmat &s = S[sl * (CH_KS / 8) + kk];
                 for (uint tt = 0; tt < 8; tt++) {
                     sgmat wt;
                     simdgroup_load(wt, stage + kk * 8 * CH_BT + tt * 8, CH_BT);
-                    simdgroup_multiply_accumulate(vt[tt], sb, wt, vt[tt]);
+                    simdgroup_multiply_accumulate(vt[tt], s, wt, vt[tt]);
                 }
             }
         }
