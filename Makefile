@@ -25,6 +25,9 @@ CPPFLAGS += -Isrc -I$(BUILD)/gen $(OBJC_CFLAGS)
 # tool.git_sha in the JSON report (src/core/version.h); empty outside a git checkout.
 GIT_SHA  := $(shell git rev-parse --short HEAD 2>/dev/null)
 CPPFLAGS += -DGDNBENCH_GIT_SHA='"$(GIT_SHA)"'
+# A stamp that changes with the sha, so the report writer is rebuilt after a commit.
+GIT_SHA_STAMP := $(shell mkdir -p $(BUILD)/gen && f=$(BUILD)/gen/git-sha && \
+  { [ "$$(cat $$f 2>/dev/null)" = "$(GIT_SHA)" ] || echo "$(GIT_SHA)" > $$f; } && echo $$f)
 LDLIBS   += -lcjson $(OBJC_LIBS) -lpthread -lm -ldl
 LDFLAGS  += -rdynamic
 
@@ -55,6 +58,8 @@ deps:
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/io/report_json.o: $(GIT_SHA_STAMP)
 
 $(BUILD)/obj/main.o: $(SRC_MAIN)
 	@mkdir -p $(dir $@)

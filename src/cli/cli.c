@@ -18,6 +18,8 @@ static void print_usage(FILE *f) {
             "  gdnbench list               ops with descriptions and default shapes\n"
             "  gdnbench info               host, available backends, device\n"
             "  gdnbench suite NAME         a named set of cases (qwen35, smoke)\n"
+            "  gdnbench compare BASE NEW   regressions between two reports (or directories)\n"
+            "  gdnbench report DIR...      per-op tables and charts across devices\n"
             "  gdnbench <op> --help        the op's dimensions, buffers, tolerances and options\n\n"
             "example:\n"
             "  gdnbench kkt --T 4096\n"
@@ -79,6 +81,8 @@ int cli_main(int argc, char **argv) {
     if (strcmp(cmd, "list") == 0) return cmd_list(argc, argv);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
     if (strcmp(cmd, "suite") == 0) return cmd_suite(argc, argv);
+    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
     const op_desc *op = op_find(cmd);
     if (op) return cmd_run(op, argc, argv);
     fprintf(stderr, "gdnbench: unknown command or op '%s': see `gdnbench list` for ops, `gdnbench --help` for commands\n",

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "io/report_gbench.h"
 #include "io/report_json.h"
 #include "runner/runner.h"
 
@@ -21,6 +22,7 @@ typedef struct run_cli {
     int_list dims[OP_MAX_DIMS];
     int dim_given[OP_MAX_DIMS];
     const char *json_path;
+    const char *format;        /* json (default) | gbench: what --json writes */
 } run_cli;
 
 static void print_op_help(const op_desc *op) {
@@ -49,6 +51,7 @@ static void print_op_help(const op_desc *op) {
            "  --check f64|parity|both|none   references to check against (default both)\n"
            "  --atol X --rtol X        override every output's tolerance\n"
            "  --json FILE|-            write the JSON report (schema 1)\n"
+           "  --format json|gbench     what --json writes: our schema 1 or Google Benchmark JSON\n"
            "  --shader FILE --function NAME  run a third-party kernel with the same ABI\n"
            "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
@@ -123,6 +126,12 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
             *(is_iters ? &o->iters : &o->warmup) = (int)v64;
         } else if (strcmp(name, "json") == 0) {
             rc->json_path = val;
+        } else if (strcmp(name, "format") == 0) {
+            if (strcmp(val, "json") && strcmp(val, "gbench")) {
+                snprintf(err, errlen, "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
+                return -1;
+            }
+            rc->format = val;
         } else if (strcmp(name, "backend") == 0) {
             o->backend = val;
         } else if (strcmp(name, "check") == 0) {
@@ -283,7 +292,10 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
         if (strcmp(r->status, "error") == 0) fprintf(stderr, "gdnbench: %s: %s\n", op->name, r->error);
         fflush(stdout);
     }
-    if (rc->json_path && report_write(rc->json_path, rec_ptrs, nrec, err, sizeof err) != 0) goto bad;
+    if (rc->json_path) {
+        int gbench = rc->format && strcmp(rc->format, "gbench") == 0;
+        if ((gbench ? report_gbench_write : report_write)(rc->json_path, rec_ptrs, nrec, err, sizeof err) != 0) goto bad;
+    }
     status = any_error ? EXIT_BAD_INPUT : any_fail ? EXIT_CHECK_FAILED : EXIT_OK;
     goto done;
 bad:

@@ -8,5 +8,8 @@ int cmd_run(const op_desc *op, int argc, char **argv);  /* gdnbench <op> ... */
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_suite(int argc, char **argv);  /* gdnbench suite NAME */
+/* compare and report take argv starting at their own name (argv[0] = "compare"). */
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

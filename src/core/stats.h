@@ -10,9 +10,10 @@
  * mann_whitney_p is the two-sided p-value of the Mann-Whitney U test that samples
  * a and b come from the same distribution, as `gdnbench compare` uses it (and as
  * Google Benchmark's compare.py uses scipy's): exact when there are no ties and
- * the smaller sample has fewer than 8 values, otherwise the normal approximation
+ * the smaller sample has at most 8 values, otherwise the normal approximation
  * with tie correction and continuity correction — scipy.stats.mannwhitneyu's
- * method='auto'. */
+ * method='auto'.  (One difference: when the exact count C(n1+n2, n1) would exceed
+ * 2^53, e.g. 8 vs 1000 samples, the normal approximation is used instead.) */
 #ifndef GDN_STATS_H
 #define GDN_STATS_H
 

@@ -10,9 +10,18 @@
 #include "ops/op.h"
 
 extern const op_desc op_cumsum;
+extern const op_desc op_kkt, op_solve_tril, op_wy, op_chunk_h, op_chunk_o, op_chunk_fwd, op_recurrent, op_decode;
 
 const op_desc *const op_table[] = {
     &op_cumsum,
+    &op_kkt,
+    &op_solve_tril,
+    &op_wy,
+    &op_chunk_h,
+    &op_chunk_o,
+    &op_chunk_fwd,
+    &op_recurrent,
+    &op_decode,
     NULL,
 };
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/chips.h"
 #include "core/stats.h"
 #include "runner/check.h"
 #include "runner/runner.h"
@@ -81,6 +82,14 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     rec->device.emulated = b->emulated;
     rec->device.gpu_cores = b->gpu_cores;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
+    /* Peaks only for real chips: an emulated device or the host CPU has none. */
+    const chip_info *chip = b->emulated ? NULL : chip_find(b->device_name, b->gpu_cores);
+    if (chip) {
+        rec->device.gpu_cores = chip->gpu_cores;
+        rec->device.bandwidth_gbps = chip->bandwidth_gbps;
+        rec->device.fp32_tflops = chip->fp32_tflops;
+        rec->device.fp16_tflops = chip->fp16_tflops;
+    }
     rec->bytes = c->op->bytes ? c->op->bytes(c->dim) : 0;
     rec->flops = c->op->flops ? c->op->flops(c->dim) : 0;
 

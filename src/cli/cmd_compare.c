@@ -1,0 +1,564 @@
+/* cmd_compare.c — `gdnbench compare BASE NEW`: did NEW get slower or break?
+ *
+ * Records are paired by (op, kernel function and constants, shape, device name and
+ * backend).  A pair whose kernel source hash is the same is preferred; records that
+ * differ only in the source hash pair next (the usual case: the kernel was edited)
+ * and are marked "kernel changed".  Records on different backends or devices are
+ * never paired; they are listed as unpaired with that reason.
+ *
+ * Per pair: medians, change in %, and a two-sided Mann-Whitney U test on the
+ * timing samples (core/stats.h).  Verdicts:
+ *   regression   slower by more than --threshold % with p < --alpha, or a
+ *                correctness drop (status pass -> fail/error), whatever the timing;
+ *   improvement  faster by more than the threshold with p < alpha, or fail -> pass;
+ *   failing      not pass on either side (NEW still fails its checks);
+ *   noisy        fewer than 5 samples on a side, or a change beyond the threshold
+ *                that the test cannot tell from noise (p >= alpha);
+ *   same         otherwise.
+ * Exit: 1 on any regression or any NEW record that is not pass (report.md:
+ * "regression or correctness failure"), 0 otherwise, 2 on unreadable input, a
+ * different schema, or nothing to pair. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "core/stats.h"
+#include "io/report_load.h"
+
+#define CMP_MIN_SAMPLES 5
+#define KEY_LEN 1024
+
+enum { FMT_TABLE, FMT_MARKDOWN, FMT_JSON };
+
+typedef struct cmp_pair {
+    const report_item *base, *new;
+    int kernel_changed;
+    double old_median, new_median, change_pct, p;
+    int n_old, n_new;
+    const char *verdict;
+    char note[200];
+} cmp_pair;
+
+typedef struct cmp_unpaired {
+    const report_item *it;
+    const char *side;      /* "BASE" or "NEW" */
+    char reason[240];
+} cmp_unpaired;
+
+typedef struct cmp_result {
+    cmp_pair *pairs;
+    int npairs;
+    cmp_unpaired *unpaired;
+    int nunpaired;
+    int regressions, improvements, same, noisy, failing, new_failures;
+} cmp_result;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gdnbench compare BASE NEW [--threshold PCT] [--alpha A] [--format table|markdown|json]\n"
+            "  BASE, NEW     JSON reports (one record or an array) or directories of *.json\n"
+            "  --threshold   smallest change in median time that counts, in %% (default 5)\n"
+            "  --alpha       significance level of the Mann-Whitney U test (default 0.01)\n"
+            "  --format      table (default), markdown (for PR comments) or json\n"
+            "Pairs records by op, kernel, shape and device (never across backends).\n"
+            "Exit 1 on a regression or a failing check in NEW, 0 otherwise, 2 on bad input.\n");
+}
+
+/* ---- pairing keys -------------------------------------------------------- */
+
+static void append(char *out, size_t n, const char *s) {
+    size_t len = strlen(out);
+    snprintf(out + len, n - len, "%s\x1f", s);
+}
+
+/* what: 0 = everything, 1 = without source hash, 2 = without hash and device */
+static void record_key(const cJSON *rec, int what, char *out, size_t n) {
+    out[0] = 0;
+    append(out, n, rj_str(rec, "op", NULL, ""));
+    append(out, n, rj_str(rec, "kernel", "function", "(cpu)"));
+    const cJSON *consts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "kernel"), "constants");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, consts) {
+        char one[64];
+        snprintf(one, sizeof one, "%g=%s", rj_num(c, "index", NULL, -1), rj_str(c, "value", NULL, ""));
+        append(out, n, one);
+    }
+    char shape[512];
+    rj_shape_str(rec, shape, sizeof shape);
+    append(out, n, shape);
+    if (what == 0) append(out, n, rj_str(rec, "kernel", "sha256", ""));
+    if (what <= 1) {
+        append(out, n, rj_str(rec, "device", "name", ""));
+        append(out, n, rj_str(rec, "device", "backend", ""));
+    }
+}
+
+static const char *kernel_label(const cJSON *rec) { return rj_str(rec, "kernel", "function", "(cpu)"); }
+
+static const char *status_of(const cJSON *rec) { return rj_str(rec, "status", NULL, "error"); }
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+static double median_of(const cJSON *rec, const double *samples, int n) {
+    double m = rj_num(rec, "timing", "median", NAN);
+    if (isfinite(m) || n == 0) return m;
+    rec_stats s = {.n = n, .samples = (double *)samples};
+    stats_compute(&s);
+    return s.median;
+}
+
+static int judge(cmp_pair *p, double threshold, double alpha, cmp_result *res) {
+    const cJSON *b = p->base->rec, *nw = p->new->rec;
+    double *sb = NULL, *sn = NULL;
+    if (rj_samples(b, &sb, &p->n_old) || rj_samples(nw, &sn, &p->n_new)) {
+        free(sb);
+        free(sn);
+        return -1;
+    }
+    p->old_median = median_of(b, sb, p->n_old);
+    p->new_median = median_of(nw, sn, p->n_new);
+    p->change_pct = isfinite(p->old_median) && isfinite(p->new_median) && p->old_median > 0
+                        ? 100.0 * (p->new_median - p->old_median) / p->old_median
+                        : NAN;
+    p->p = NAN;
+    if (p->n_old > 0 && p->n_new > 0) p->p = mann_whitney_p(sb, p->n_old, sn, p->n_new, NULL);
+    free(sb);
+    free(sn);
+
+    int old_pass = strcmp(status_of(b), "pass") == 0, new_pass = strcmp(status_of(nw), "pass") == 0;
+    const char *kc = p->kernel_changed ? "; kernel source changed" : "";
+    if (old_pass && !new_pass) {
+        p->verdict = "regression";
+        snprintf(p->note, sizeof p->note, "correctness: pass -> %s%s", status_of(nw), kc);
+        res->regressions++;
+    } else if (!old_pass && !new_pass) {
+        p->verdict = "failing";
+        snprintf(p->note, sizeof p->note, "correctness: %s -> %s%s", status_of(b), status_of(nw), kc);
+        res->failing++;
+    } else if (!old_pass && new_pass) {
+        p->verdict = "improvement";
+        snprintf(p->note, sizeof p->note, "correctness: %s -> pass%s", status_of(b), kc);
+        res->improvements++;
+    } else if (p->n_old < CMP_MIN_SAMPLES || p->n_new < CMP_MIN_SAMPLES || !isfinite(p->change_pct)) {
+        p->verdict = "noisy";
+        snprintf(p->note, sizeof p->note, "too few samples (%d vs %d; need %d)%s", p->n_old, p->n_new,
+                 CMP_MIN_SAMPLES, kc);
+        res->noisy++;
+    } else if (fabs(p->change_pct) > threshold && p->p < alpha) {
+        int slower = p->change_pct > 0;
+        p->verdict = slower ? "regression" : "improvement";
+        snprintf(p->note, sizeof p->note, "%s by %.1f%% (p = %.2g)%s", slower ? "slower" : "faster",
+                 fabs(p->change_pct), p->p, kc);
+        if (slower)
+            res->regressions++;
+        else
+            res->improvements++;
+    } else if (fabs(p->change_pct) > threshold) {
+        p->verdict = "noisy";
+        snprintf(p->note, sizeof p->note, "%+.1f%% but p = %.2g >= alpha %g: not distinguishable from noise%s",
+                 p->change_pct, p->p, alpha, kc);
+        res->noisy++;
+    } else {
+        p->verdict = "same";
+        snprintf(p->note, sizeof p->note, "within %g%%%s", threshold, kc);
+        res->same++;
+    }
+    return 0;
+}
+
+/* ---- pairing ------------------------------------------------------------- */
+
+typedef struct keyed {
+    char full[KEY_LEN], nosha[KEY_LEN], nodev[KEY_LEN];
+    int taken;
+} keyed;
+
+static keyed *make_keys(const report_set *s) {
+    keyed *k = calloc((size_t)(s->n ? s->n : 1), sizeof *k);
+    for (int i = 0; k && i < s->n; i++) {
+        record_key(s->items[i].rec, 0, k[i].full, KEY_LEN);
+        record_key(s->items[i].rec, 1, k[i].nosha, KEY_LEN);
+        record_key(s->items[i].rec, 2, k[i].nodev, KEY_LEN);
+    }
+    return k;
+}
+
+static void unpaired_reason(cmp_unpaired *u, const report_item *it, const keyed *mine, const report_set *other,
+                            const keyed *theirs, const char *other_side) {
+    /* Taken records count too: the point is to say why this one has no partner. */
+    for (int j = 0; j < other->n; j++) {
+        if (strcmp(mine->nodev, theirs[j].nodev) != 0) continue;
+        const cJSON *o = other->items[j].rec;
+        const char *b1 = rj_str(it->rec, "device", "backend", "?"), *b2 = rj_str(o, "device", "backend", "?");
+        if (strcmp(b1, b2) != 0) {
+            snprintf(u->reason, sizeof u->reason,
+                     "backend differs (%s here, %s in %s): records are never compared across backends", b1, b2,
+                     other_side);
+        } else {
+            snprintf(u->reason, sizeof u->reason, "device differs (\"%s\" here, \"%s\" in %s)",
+                     rj_str(it->rec, "device", "name", "?"), rj_str(o, "device", "name", "?"), other_side);
+        }
+        return;
+    }
+    snprintf(u->reason, sizeof u->reason, "no record with this op, kernel, shape and device in %s", other_side);
+}
+
+static int pair_records(const report_set *base, const report_set *nw, cmp_result *res) {
+    keyed *kb = make_keys(base), *kn = make_keys(nw);
+    res->pairs = calloc((size_t)(base->n ? base->n : 1), sizeof *res->pairs);
+    res->unpaired = calloc((size_t)(base->n + nw->n ? base->n + nw->n : 1), sizeof *res->unpaired);
+    if (!kb || !kn || !res->pairs || !res->unpaired) {
+        free(kb);
+        free(kn);
+        return -1;
+    }
+    /* Pass 0: same source hash; pass 1: edited kernel (hash differs). */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < base->n; i++) {
+            if (kb[i].taken) continue;
+            for (int j = 0; j < nw->n; j++) {
+                if (kn[j].taken) continue;
+                if (strcmp(pass == 0 ? kb[i].full : kb[i].nosha, pass == 0 ? kn[j].full : kn[j].nosha) != 0) continue;
+                kb[i].taken = kn[j].taken = 1;
+                cmp_pair *p = &res->pairs[res->npairs++];
+                p->base = &base->items[i];
+                p->new = &nw->items[j];
+                p->kernel_changed = pass == 1;
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < base->n; i++) {
+        if (kb[i].taken) continue;
+        cmp_unpaired *u = &res->unpaired[res->nunpaired++];
+        u->it = &base->items[i];
+        u->side = "BASE";
+        unpaired_reason(u, u->it, &kb[i], nw, kn, "NEW");
+    }
+    for (int j = 0; j < nw->n; j++) {
+        if (kn[j].taken) continue;
+        cmp_unpaired *u = &res->unpaired[res->nunpaired++];
+        u->it = &nw->items[j];
+        u->side = "NEW";
+        unpaired_reason(u, u->it, &kn[j], base, kb, "BASE");
+        if (strcmp(status_of(u->it->rec), "pass") != 0) {
+            size_t len = strlen(u->reason);
+            snprintf(u->reason + len, sizeof u->reason - len, "; status %s", status_of(u->it->rec));
+            res->new_failures++;
+        }
+    }
+    free(kb);
+    free(kn);
+    return 0;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void fmt_us(char *out, size_t n, double v) {
+    if (!isfinite(v))
+        snprintf(out, n, "-");
+    else
+        snprintf(out, n, "%.2f", v);
+}
+
+static void fmt_change(char *out, size_t n, double v) {
+    if (!isfinite(v))
+        snprintf(out, n, "-");
+    else
+        snprintf(out, n, "%+.1f%%", v);
+}
+
+static void fmt_p(char *out, size_t n, double p) {
+    if (!isfinite(p))
+        snprintf(out, n, "-");
+    else
+        snprintf(out, n, "%.2g", p);
+}
+
+static void device_label(const cJSON *rec, char *out, size_t n) {
+    snprintf(out, n, "%s (%s%s)", rj_str(rec, "device", "name", "?"), rj_str(rec, "device", "backend", "?"),
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "device"), "emulated"))
+                 ? ", emulated"
+                 : "");
+}
+
+typedef struct row {
+    char cell[9][256];
+} row;
+
+static void pair_row(const cmp_pair *p, row *r) {
+    const cJSON *rec = p->new->rec;
+    snprintf(r->cell[0], sizeof r->cell[0], "%s", rj_str(rec, "op", NULL, "?"));
+    snprintf(r->cell[1], sizeof r->cell[1], "%s", kernel_label(rec));
+    rj_shape_str(rec, r->cell[2], sizeof r->cell[2]);
+    device_label(rec, r->cell[3], sizeof r->cell[3]);
+    fmt_us(r->cell[4], sizeof r->cell[4], p->old_median);
+    fmt_us(r->cell[5], sizeof r->cell[5], p->new_median);
+    fmt_change(r->cell[6], sizeof r->cell[6], p->change_pct);
+    fmt_p(r->cell[7], sizeof r->cell[7], p->p);
+    snprintf(r->cell[8], sizeof r->cell[8], "%s: %s", p->verdict, p->note);
+}
+
+static void summary_line(FILE *f, const cmp_result *res, double threshold, double alpha) {
+    fprintf(f, "%d pairs: %d regression%s, %d improvement%s, %d same, %d noisy, %d failing; %d unpaired (threshold %g%%, alpha %g)\n",
+            res->npairs, res->regressions, res->regressions == 1 ? "" : "s", res->improvements,
+            res->improvements == 1 ? "" : "s", res->same, res->noisy, res->failing, res->nunpaired, threshold, alpha);
+}
+
+static void print_table(FILE *f, const cmp_result *res, double threshold, double alpha) {
+    static const char *head[9] = {"op", "kernel", "shape", "device", "base us", "new us", "change", "p", "verdict"};
+    row *rows = calloc((size_t)(res->npairs ? res->npairs : 1), sizeof *rows);
+    if (!rows) return;
+    int w[9];
+    for (int c = 0; c < 9; c++) w[c] = (int)strlen(head[c]);
+    for (int i = 0; i < res->npairs; i++) {
+        pair_row(&res->pairs[i], &rows[i]);
+        for (int c = 0; c < 8; c++)
+            if ((int)strlen(rows[i].cell[c]) > w[c]) w[c] = (int)strlen(rows[i].cell[c]);
+    }
+    /* numbers right-aligned; the last column (verdict) unpadded */
+    for (int c = 0; c < 8; c++) fprintf(f, c >= 4 ? "%*s  " : "%-*s  ", w[c], head[c]);
+    fprintf(f, "%s\n", head[8]);
+    for (int i = 0; i < res->npairs; i++) {
+        for (int c = 0; c < 8; c++) fprintf(f, c >= 4 ? "%*s  " : "%-*s  ", w[c], rows[i].cell[c]);
+        fprintf(f, "%s\n", rows[i].cell[8]);
+    }
+    free(rows);
+    for (int i = 0; i < res->nunpaired; i++) {
+        const cmp_unpaired *u = &res->unpaired[i];
+        char shape[256], dev[200];
+        rj_shape_str(u->it->rec, shape, sizeof shape);
+        device_label(u->it->rec, dev, sizeof dev);
+        fprintf(f, "unpaired in %s: %s %s [%s] on %s (%s): %s\n", u->side, rj_str(u->it->rec, "op", NULL, "?"),
+                kernel_label(u->it->rec), shape, dev, u->it->file, u->reason);
+    }
+    summary_line(f, res, threshold, alpha);
+}
+
+/* Markdown cells: '|' would end the cell. */
+static void md_cell(FILE *f, const char *s) {
+    fputs("| ", f);
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else
+            fputc(*s, f);
+    }
+    fputc(' ', f);
+}
+
+static void print_markdown(FILE *f, const cmp_result *res, const char *base, const char *nw, double threshold,
+                           double alpha) {
+    fprintf(f, "### gdnbench compare\n\nBASE `%s` vs NEW `%s` (threshold %g%%, Mann-Whitney U at alpha %g)\n\n", base,
+            nw, threshold, alpha);
+    fprintf(f, "| verdict | op | kernel | shape | device | base (us) | new (us) | change | p | note |\n");
+    fprintf(f, "|---|---|---|---|---|---:|---:|---:|---:|---|\n");
+    for (int i = 0; i < res->npairs; i++) {
+        row r;
+        pair_row(&res->pairs[i], &r);
+        const char *v = res->pairs[i].verdict;
+        char verdict[64];
+        int bold = strcmp(v, "regression") == 0 || strcmp(v, "failing") == 0;
+        snprintf(verdict, sizeof verdict, bold ? "**%s**" : "%s", v);
+        md_cell(f, verdict);
+        for (int c = 0; c < 8; c++) md_cell(f, r.cell[c]);
+        md_cell(f, res->pairs[i].note);
+        fputs("|\n", f);
+    }
+    if (res->nunpaired) {
+        fprintf(f, "\nUnpaired records:\n\n");
+        for (int i = 0; i < res->nunpaired; i++) {
+            const cmp_unpaired *u = &res->unpaired[i];
+            char shape[256], dev[200];
+            rj_shape_str(u->it->rec, shape, sizeof shape);
+            device_label(u->it->rec, dev, sizeof dev);
+            fprintf(f, "- %s: `%s` `%s` %s on %s — %s\n", u->side, rj_str(u->it->rec, "op", NULL, "?"),
+                    kernel_label(u->it->rec), shape, dev, u->reason);
+        }
+    }
+    fputc('\n', f);
+    summary_line(f, res, threshold, alpha);
+}
+
+static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+static int print_json(FILE *f, const cmp_result *res, const char *base, const char *nw, double threshold,
+                      double alpha) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON *pairs = cJSON_AddArrayToObject(root, "pairs");
+    cJSON *unpaired = cJSON_AddArrayToObject(root, "unpaired");
+    cJSON *summary = cJSON_AddObjectToObject(root, "summary");
+    if (!root || !pairs || !unpaired || !summary) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    cJSON_AddStringToObject(root, "base", base);
+    cJSON_AddStringToObject(root, "new", nw);
+    cJSON_AddNumberToObject(root, "threshold_pct", threshold);
+    cJSON_AddNumberToObject(root, "alpha", alpha);
+    for (int i = 0; i < res->npairs; i++) {
+        const cmp_pair *p = &res->pairs[i];
+        const cJSON *rec = p->new->rec;
+        cJSON *o = cJSON_CreateObject();
+        if (!o) break;
+        cJSON_AddItemToArray(pairs, o);
+        char shape[256];
+        rj_shape_str(rec, shape, sizeof shape);
+        cJSON_AddStringToObject(o, "op", rj_str(rec, "op", NULL, "?"));
+        cJSON_AddStringToObject(o, "kernel", kernel_label(rec));
+        cJSON_AddStringToObject(o, "shape", shape);
+        cJSON_AddStringToObject(o, "device", rj_str(rec, "device", "name", "?"));
+        cJSON_AddStringToObject(o, "backend", rj_str(rec, "device", "backend", "?"));
+        cJSON_AddBoolToObject(o, "kernel_changed", p->kernel_changed);
+        cJSON_AddItemToObject(o, "base_median_us", num_or_null(p->old_median));
+        cJSON_AddItemToObject(o, "new_median_us", num_or_null(p->new_median));
+        cJSON_AddItemToObject(o, "change_pct", num_or_null(p->change_pct));
+        cJSON_AddItemToObject(o, "p_value", num_or_null(p->p));
+        cJSON_AddNumberToObject(o, "base_samples", p->n_old);
+        cJSON_AddNumberToObject(o, "new_samples", p->n_new);
+        cJSON_AddStringToObject(o, "base_status", status_of(p->base->rec));
+        cJSON_AddStringToObject(o, "new_status", status_of(rec));
+        cJSON_AddStringToObject(o, "verdict", p->verdict);
+        cJSON_AddStringToObject(o, "note", p->note);
+        cJSON_AddStringToObject(o, "base_file", p->base->file);
+        cJSON_AddStringToObject(o, "new_file", p->new->file);
+    }
+    for (int i = 0; i < res->nunpaired; i++) {
+        const cmp_unpaired *u = &res->unpaired[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o) break;
+        cJSON_AddItemToArray(unpaired, o);
+        char shape[256];
+        rj_shape_str(u->it->rec, shape, sizeof shape);
+        cJSON_AddStringToObject(o, "side", u->side);
+        cJSON_AddStringToObject(o, "op", rj_str(u->it->rec, "op", NULL, "?"));
+        cJSON_AddStringToObject(o, "kernel", kernel_label(u->it->rec));
+        cJSON_AddStringToObject(o, "shape", shape);
+        cJSON_AddStringToObject(o, "device", rj_str(u->it->rec, "device", "name", "?"));
+        cJSON_AddStringToObject(o, "backend", rj_str(u->it->rec, "device", "backend", "?"));
+        cJSON_AddStringToObject(o, "status", status_of(u->it->rec));
+        cJSON_AddStringToObject(o, "reason", u->reason);
+        cJSON_AddStringToObject(o, "file", u->it->file);
+    }
+    cJSON_AddNumberToObject(summary, "pairs", res->npairs);
+    cJSON_AddNumberToObject(summary, "regressions", res->regressions);
+    cJSON_AddNumberToObject(summary, "improvements", res->improvements);
+    cJSON_AddNumberToObject(summary, "same", res->same);
+    cJSON_AddNumberToObject(summary, "noisy", res->noisy);
+    cJSON_AddNumberToObject(summary, "failing", res->failing);
+    cJSON_AddNumberToObject(summary, "unpaired", res->nunpaired);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return -1;
+    fprintf(f, "%s\n", text);
+    free(text);
+    return 0;
+}
+
+/* ---- command ------------------------------------------------------------- */
+
+static int parse_number(const char *flag, const char *s, double lo, double hi, double *out) {
+    char *end;
+    double v = strtod(s ? s : "", &end);
+    if (s && *end == '%' && strcmp(flag, "--threshold") == 0) end++;
+    if (!s || end == s || *end || !(v > lo && v < hi)) {
+        fprintf(stderr, "gdnbench compare: %s %s: expected a number in (%g, %g)\n", flag, s ? s : "(missing)", lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv) {
+    double threshold = 5, alpha = 0.01;
+    int format = FMT_TABLE;
+    const char *paths[2] = {NULL, NULL};
+    int npaths = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        } else if (strcmp(a, "--threshold") == 0) {
+            if (parse_number(a, val, 0, 1e6, &threshold)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (strcmp(a, "--alpha") == 0) {
+            if (parse_number(a, val, 0, 1, &alpha)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (strcmp(a, "--format") == 0) {
+            if (val && strcmp(val, "table") == 0)
+                format = FMT_TABLE;
+            else if (val && strcmp(val, "markdown") == 0)
+                format = FMT_MARKDOWN;
+            else if (val && strcmp(val, "json") == 0)
+                format = FMT_JSON;
+            else {
+                fprintf(stderr, "gdnbench compare: --format %s: expected table, markdown or json\n",
+                        val ? val : "(missing)");
+                return EXIT_BAD_INPUT;
+            }
+            i++;
+        } else if (a[0] == '-' && a[1] != 0) {
+            fprintf(stderr, "gdnbench compare: unknown option %s (see gdnbench compare --help)\n", a);
+            return EXIT_BAD_INPUT;
+        } else if (npaths < 2) {
+            paths[npaths++] = a;
+        } else {
+            fprintf(stderr, "gdnbench compare: unexpected argument %s: give exactly BASE and NEW\n", a);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (npaths != 2) {
+        fprintf(stderr, "gdnbench compare: need BASE and NEW (report files or directories); see --help\n");
+        return EXIT_BAD_INPUT;
+    }
+
+    report_set base = {0}, nw = {0};
+    cmp_result res = {0};
+    char err[1024];
+    int rc = EXIT_BAD_INPUT;
+    if (report_set_load(&base, paths[0], err, sizeof err) || report_set_load(&nw, paths[1], err, sizeof err)) {
+        fprintf(stderr, "gdnbench compare: %s\n", err);
+        goto done;
+    }
+    if (pair_records(&base, &nw, &res)) {
+        fprintf(stderr, "gdnbench compare: out of memory\n");
+        goto done;
+    }
+    if (res.npairs == 0) {
+        const char *why = res.nunpaired > 0 ? res.unpaired[0].reason : "both are empty";
+        fprintf(stderr,
+                "gdnbench compare: nothing to pair: BASE %s has %d record%s, NEW %s has %d, and none match on op, "
+                "kernel, shape and device (first: %s)\n",
+                paths[0], base.n, base.n == 1 ? "" : "s", paths[1], nw.n, why);
+        goto done;
+    }
+    for (int i = 0; i < res.npairs; i++) {
+        if (judge(&res.pairs[i], threshold, alpha, &res)) {
+            fprintf(stderr, "gdnbench compare: out of memory\n");
+            goto done;
+        }
+    }
+    if (format == FMT_TABLE)
+        print_table(stdout, &res, threshold, alpha);
+    else if (format == FMT_MARKDOWN)
+        print_markdown(stdout, &res, paths[0], paths[1], threshold, alpha);
+    else if (print_json(stdout, &res, paths[0], paths[1], threshold, alpha)) {
+        fprintf(stderr, "gdnbench compare: out of memory\n");
+        goto done;
+    }
+    fflush(stdout);
+    rc = res.regressions > 0 || res.failing > 0 || res.new_failures > 0 ? EXIT_CHECK_FAILED : EXIT_OK;
+done:
+    free(res.pairs);
+    free(res.unpaired);
+    report_set_free(&base);
+    report_set_free(&nw);
+    return rc;
+}

@@ -1,0 +1,490 @@
+/* cmd_report.c — `gdnbench report DIR|FILE... [--out FILE.md] [--html FILE.html]`:
+ * tables and charts of JSON reports across devices.
+ *
+ * One section per op; within it one table per device class — GPU hardware, CPU
+ * (reference backend) and emulated devices (the software Metal device) — so an
+ * emulated timing never sits in a comparison with real chips, and its section says
+ * what it is.  Rows are shapes (plus the kernel function when an op has several),
+ * columns are devices, cells are "median · GB/s · % of the chip's peak bandwidth".
+ * Duplicate records for one cell (repeated runs) show the best median, marked.
+ *
+ * Charts: one SVG bar chart (GB/s) per table, written next to the Markdown file as
+ * STEM-OP-CLASS.svg and linked relatively — GitHub renders linked SVG files but
+ * strips inline <svg> from Markdown.  The HTML page embeds the same charts inline.
+ * Without --out the Markdown goes to stdout and no charts are written. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "io/report_load.h"
+#include "io/svg.h"
+
+enum { CLASS_GPU, CLASS_CPU, CLASS_EMULATED, NCLASSES };
+
+static const char *const class_slug[NCLASSES] = {"gpu", "cpu", "emulated"};
+static const char *const class_title[NCLASSES] = {
+    "GPU hardware",
+    "CPU reference backend",
+    "Emulated devices (software Metal device on the host CPU: times are not GPU performance)",
+};
+
+typedef struct strlist {
+    char **v;
+    int n, cap;
+} strlist;
+
+static int strlist_index(const strlist *l, const char *s) {
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0) return i;
+    return -1;
+}
+
+/* Index of s, appended when new; -1 when memory runs out. */
+static int strlist_add(strlist *l, const char *s) {
+    int i = strlist_index(l, s);
+    if (i >= 0) return i;
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 8;
+        char **v = realloc(l->v, sizeof *v * (size_t)cap);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n] = strdup(s);
+    if (!l->v[l->n]) return -1;
+    return l->n++;
+}
+
+static void strlist_free(strlist *l) {
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int class_of(const cJSON *rec) {
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(rec, "device");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "emulated"))) return CLASS_EMULATED;
+    if (strcmp(rj_str(rec, "device", "backend", ""), "sw") == 0) return CLASS_EMULATED;
+    if (strcmp(rj_str(rec, "device", "backend", ""), "cpu") == 0) return CLASS_CPU;
+    return CLASS_GPU;
+}
+
+static void device_key(const cJSON *rec, char *out, size_t n) {
+    snprintf(out, n, "%s\x1f%s\x1f%g", rj_str(rec, "device", "name", "?"), rj_str(rec, "device", "backend", "?"),
+             rj_num(rec, "device", "gpu_cores", 0));
+}
+
+static void device_header(const cJSON *rec, char *out, size_t n) {
+    int len = snprintf(out, n, "%s (%s", rj_str(rec, "device", "name", "?"), rj_str(rec, "device", "backend", "?"));
+    double cores = rj_num(rec, "device", "gpu_cores", -1);
+    double bw = rj_num(rec, "device", "bandwidth_gbps", -1);
+    if (cores > 0 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, ", %g-core GPU", cores);
+    if (bw > 0 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, ", peak %g GB/s", bw);
+    if (class_of(rec) == CLASS_EMULATED && len > 0 && (size_t)len < n)
+        len += snprintf(out + len, n - (size_t)len, ", emulated");
+    if (len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, ")");
+}
+
+static void fmt_time(char *out, size_t n, double us) {
+    if (us < 10)
+        snprintf(out, n, "%.2f us", us);
+    else if (us < 1000)
+        snprintf(out, n, "%.1f us", us);
+    else
+        snprintf(out, n, "%.0f us", us);
+}
+
+/* "12.3 us · 456 GB/s · 83%", or the status when nothing was timed. */
+static void cell_text(const cJSON *rec, int count, char *out, size_t n) {
+    if (!rec) {
+        snprintf(out, n, "-");
+        return;
+    }
+    double med = rj_num(rec, "timing", "median", NAN);
+    const char *status = rj_str(rec, "status", NULL, "error");
+    int len;
+    if (!isfinite(med)) {
+        len = snprintf(out, n, "%s", status);
+    } else {
+        char t[32];
+        fmt_time(t, sizeof t, med);
+        len = snprintf(out, n, "%s", t);
+        double gbps = rj_num(rec, "throughput", "gbps", NAN);
+        if (isfinite(gbps) && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " · %.1f GB/s", gbps);
+        double pct = rj_num(rec, "throughput", "pct_of_peak_bandwidth", NAN);
+        if (isfinite(pct) && len > 0 && (size_t)len < n)
+            len += snprintf(out + len, n - (size_t)len, pct < 10 ? " · %.1f%%" : " · %.0f%%", pct);
+        if (strcmp(status, "pass") != 0 && len > 0 && (size_t)len < n)
+            len += snprintf(out + len, n - (size_t)len, " (%s)", status);
+    }
+    if (count > 1 && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " (best of %d)", count);
+}
+
+/* One table: an op's records of one device class. */
+typedef struct rtable {
+    strlist rows, cols;
+    char **col_headers;
+    const cJSON **best;  /* [row * ncols + col] */
+    int *count;
+} rtable;
+
+static void rtable_free(rtable *t) {
+    for (int i = 0; i < t->cols.n; i++) free(t->col_headers ? t->col_headers[i] : NULL);
+    free(t->col_headers);
+    free(t->best);
+    free(t->count);
+    strlist_free(&t->rows);
+    strlist_free(&t->cols);
+}
+
+static int build_table(const report_set *s, const char *op, int cls, rtable *t) {
+    memset(t, 0, sizeof *t);
+    strlist functions = {0};
+    for (int i = 0; i < s->n; i++) {
+        const cJSON *r = s->items[i].rec;
+        if (strcmp(rj_str(r, "op", NULL, ""), op) != 0 || class_of(r) != cls) continue;
+        if (strlist_add(&functions, rj_str(r, "kernel", "function", "(cpu)")) < 0) goto oom;
+    }
+    int by_function = functions.n > 1;
+    strlist_free(&functions);
+
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < s->n; i++) {
+            const cJSON *r = s->items[i].rec;
+            if (strcmp(rj_str(r, "op", NULL, ""), op) != 0 || class_of(r) != cls) continue;
+            char row[600], shape[512], dev[256];
+            rj_shape_str(r, shape, sizeof shape);
+            if (by_function)
+                snprintf(row, sizeof row, "%s · %s", shape, rj_str(r, "kernel", "function", "(cpu)"));
+            else
+                snprintf(row, sizeof row, "%s", shape);
+            device_key(r, dev, sizeof dev);
+            if (pass == 0) {
+                /* first pass: collect rows and columns */
+                int before = t->cols.n;
+                if (strlist_add(&t->rows, row) < 0 || strlist_add(&t->cols, dev) < 0) goto oom;
+                if (t->cols.n > before) {
+                    char **h = realloc(t->col_headers, sizeof *h * (size_t)t->cols.n);
+                    if (!h) goto oom;
+                    t->col_headers = h;
+                    char header[256];
+                    device_header(r, header, sizeof header);
+                    h[t->cols.n - 1] = strdup(header);
+                    if (!h[t->cols.n - 1]) goto oom;
+                }
+                continue;
+            }
+            /* second pass: best (lowest median) record per cell */
+            int ri = strlist_index(&t->rows, row), ci = strlist_index(&t->cols, dev);
+            int k = ri * t->cols.n + ci;
+            t->count[k]++;
+            double med = rj_num(r, "timing", "median", NAN);
+            double cur = t->best[k] ? rj_num(t->best[k], "timing", "median", NAN) : NAN;
+            if (!t->best[k] || (isfinite(med) && (!isfinite(cur) || med < cur))) t->best[k] = r;
+        }
+        if (pass == 0) {
+            size_t cells = (size_t)t->rows.n * (size_t)t->cols.n;
+            t->best = calloc(cells ? cells : 1, sizeof *t->best);
+            t->count = calloc(cells ? cells : 1, sizeof *t->count);
+            if (!t->best || !t->count) goto oom;
+        }
+    }
+    return 0;
+oom:
+    strlist_free(&functions);
+    rtable_free(t);
+    return -1;
+}
+
+/* ---- writers ------------------------------------------------------------- */
+
+static void md_escape(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '|' || *s == '*' || *s == '_' || *s == '`' || *s == '<' || *s == '[' || *s == ']') fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+static void html_escape(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void write_md_table(FILE *f, const rtable *t) {
+    fputs("| shape |", f);
+    for (int c = 0; c < t->cols.n; c++) {
+        fputc(' ', f);
+        md_escape(f, t->col_headers[c]);
+        fputs(" |", f);
+    }
+    fputs("\n|---|", f);
+    for (int c = 0; c < t->cols.n; c++) fputs("---:|", f);
+    fputc('\n', f);
+    for (int r = 0; r < t->rows.n; r++) {
+        fputs("| ", f);
+        md_escape(f, t->rows.v[r]);
+        fputs(" |", f);
+        for (int c = 0; c < t->cols.n; c++) {
+            char cell[256];
+            int k = r * t->cols.n + c;
+            cell_text(t->best[k], t->count[k], cell, sizeof cell);
+            fputc(' ', f);
+            md_escape(f, cell);
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+    }
+}
+
+static void write_html_table(FILE *f, const rtable *t) {
+    fputs("<table>\n<tr><th>shape</th>", f);
+    for (int c = 0; c < t->cols.n; c++) {
+        fputs("<th>", f);
+        html_escape(f, t->col_headers[c]);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    for (int r = 0; r < t->rows.n; r++) {
+        fputs("<tr><td>", f);
+        html_escape(f, t->rows.v[r]);
+        fputs("</td>", f);
+        for (int c = 0; c < t->cols.n; c++) {
+            char cell[256];
+            int k = r * t->cols.n + c;
+            cell_text(t->best[k], t->count[k], cell, sizeof cell);
+            fputs("<td class=\"num\">", f);
+            html_escape(f, cell);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+static char *render_chart(const rtable *t, const char *op, int cls) {
+    size_t cells = (size_t)t->rows.n * (size_t)t->cols.n;
+    double *values = malloc(sizeof(double) * (cells ? cells : 1));
+    if (!values) return NULL;
+    for (size_t k = 0; k < cells; k++)
+        values[k] = t->best[k] ? rj_num(t->best[k], "throughput", "gbps", NAN) : NAN;
+    char title[256];
+    snprintf(title, sizeof title, "%s: GB/s (%s)", op, class_slug[cls]);
+    svg_bar_chart chart = {
+        .title = title,
+        .unit = "GB/s (minimum traffic / median time)",
+        .ngroups = t->rows.n,
+        .nseries = t->cols.n,
+        .group_labels = (const char *const *)t->rows.v,
+        .series_labels = (const char *const *)t->col_headers,
+        .values = values,
+    };
+    char *doc = svg_bar_chart_render(&chart);
+    free(values);
+    return doc;
+}
+
+/* File-name-safe copy of an op name. */
+static void slug(const char *s, char *out, size_t n) {
+    size_t i = 0;
+    for (; *s && i + 1 < n; s++)
+        out[i++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+                           *s == '_'
+                       ? *s
+                       : '_';
+    out[i] = 0;
+}
+
+static int write_text_file(const char *path, const char *text, char *err, size_t errlen) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    int bad = fputs(text, f) == EOF;
+    if (fclose(f) != 0) bad = 1;
+    if (bad) {
+        snprintf(err, errlen, "%s: write failed", path);
+        return -1;
+    }
+    return 0;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gdnbench report DIR|FILE... [--out FILE.md] [--html FILE.html]\n"
+            "  DIR|FILE      JSON reports (records or arrays) or directories of *.json\n"
+            "  --out         write Markdown here, with one SVG chart per table next to it\n"
+            "                (FILE-OP-CLASS.svg, linked relatively); default: Markdown on stdout\n"
+            "  --html        also write a standalone HTML page with the charts inline\n"
+            "One table per op and device class (GPU hardware, CPU, emulated): rows are shapes,\n"
+            "columns devices, cells median time, GB/s and %% of the chip's peak bandwidth.\n");
+}
+
+int cmd_report(int argc, char **argv) {
+    const char *out_md = NULL, *out_html = NULL;
+    report_set set = {0};
+    char err[2048];
+    int npaths = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            report_set_free(&set);
+            return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--html") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "gdnbench report: %s needs a file name\n", argv[i]);
+                report_set_free(&set);
+                return EXIT_BAD_INPUT;
+            }
+            if (strcmp(argv[i], "--out") == 0)
+                out_md = argv[++i];
+            else
+                out_html = argv[++i];
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "gdnbench report: unknown option %s (see gdnbench report --help)\n", argv[i]);
+            report_set_free(&set);
+            return EXIT_BAD_INPUT;
+        }
+        if (report_set_load(&set, argv[i], err, sizeof err)) {
+            fprintf(stderr, "gdnbench report: %s\n", err);
+            report_set_free(&set);
+            return EXIT_BAD_INPUT;
+        }
+        npaths++;
+    }
+    if (npaths == 0) {
+        fprintf(stderr, "gdnbench report: give at least one report file or directory (see --help)\n");
+        return EXIT_BAD_INPUT;
+    }
+
+    int rc = EXIT_OK;
+    FILE *md = stdout, *html = NULL;
+    char stem[1024] = "";
+    const char *base = stem;
+    strlist ops = {0};
+    if (out_md) {
+        md = fopen(out_md, "w");
+        if (!md) {
+            fprintf(stderr, "gdnbench report: --out %s: cannot create: %s\n", out_md, strerror(errno));
+            rc = EXIT_BAD_INPUT;
+            goto done;
+        }
+        /* SVGs go next to the Markdown: STEM-op-class.svg, linked by base name. */
+        snprintf(stem, sizeof stem, "%s", out_md);
+        size_t len = strlen(stem);
+        if (len > 3 && strcmp(stem + len - 3, ".md") == 0) stem[len - 3] = 0;
+        const char *slash = strrchr(stem, '/');
+        base = slash ? slash + 1 : stem;
+    }
+    if (out_html) {
+        html = fopen(out_html, "w");
+        if (!html) {
+            fprintf(stderr, "gdnbench report: --html %s: cannot create: %s\n", out_html, strerror(errno));
+            rc = EXIT_BAD_INPUT;
+            goto done;
+        }
+        fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gdnbench report</title>\n"
+              "<style>body{font-family:Helvetica,Arial,sans-serif;margin:2em;}table{border-collapse:collapse;"
+              "margin:1em 0;}th,td{border:1px solid #ccc;padding:4px 8px;}td.num{text-align:right;}"
+              ".note{color:#555;}</style></head><body>\n<h1>gdnbench report</h1>\n",
+              html);
+    }
+
+    for (int i = 0; i < set.n; i++)
+        if (strlist_add(&ops, rj_str(set.items[i].rec, "op", NULL, "?")) < 0) goto oom;
+
+    fprintf(md, "# gdnbench report\n\n%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
+                "%% of the chip's peak memory bandwidth (when the chip is in the table).\n",
+            set.n, set.n == 1 ? "" : "s");
+    if (html)
+        fprintf(html, "<p class=\"note\">%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
+                      "%% of the chip's peak memory bandwidth (when the chip is in the table).</p>\n",
+                set.n, set.n == 1 ? "" : "s");
+    if (!out_md) fprintf(md, "\n(Charts are written only with --out.)\n");
+
+    for (int o = 0; o < ops.n; o++) {
+        fprintf(md, "\n## ");
+        md_escape(md, ops.v[o]);
+        fputc('\n', md);
+        if (html) {
+            fputs("<h2>", html);
+            html_escape(html, ops.v[o]);
+            fputs("</h2>\n", html);
+        }
+        for (int cls = 0; cls < NCLASSES; cls++) {
+            rtable t;
+            if (build_table(&set, ops.v[o], cls, &t)) goto oom;
+            if (t.rows.n == 0) {
+                rtable_free(&t);
+                continue;
+            }
+            fprintf(md, "\n### %s\n\n", class_title[cls]);
+            write_md_table(md, &t);
+            if (html) {
+                fprintf(html, "<h3>%s</h3>\n", class_title[cls]);
+                write_html_table(html, &t);
+            }
+            if (out_md || html) {
+                char *doc = render_chart(&t, ops.v[o], cls);
+                if (!doc) {
+                    rtable_free(&t);
+                    goto oom;
+                }
+                if (out_md) {
+                    char opslug[128], path[1400], name[1400];
+                    slug(ops.v[o], opslug, sizeof opslug);
+                    snprintf(path, sizeof path, "%s-%s-%s.svg", stem, opslug, class_slug[cls]);
+                    snprintf(name, sizeof name, "%s-%s-%s.svg", base, opslug, class_slug[cls]);
+                    if (write_text_file(path, doc, err, sizeof err)) {
+                        fprintf(stderr, "gdnbench report: %s\n", err);
+                        free(doc);
+                        rtable_free(&t);
+                        rc = EXIT_BAD_INPUT;
+                        goto done;
+                    }
+                    fprintf(md, "\n![%s GB/s, %s](%s)\n", ops.v[o], class_slug[cls], name);
+                }
+                if (html) fprintf(html, "<div>%s</div>\n", doc);
+                free(doc);
+            }
+            rtable_free(&t);
+        }
+    }
+    if (html) fputs("</body></html>\n", html);
+    goto done;
+oom:
+    fprintf(stderr, "gdnbench report: out of memory\n");
+    rc = EXIT_BAD_INPUT;
+done:
+    if (md && md != stdout && fclose(md) != 0 && rc == EXIT_OK) {
+        fprintf(stderr, "gdnbench report: --out %s: write failed\n", out_md);
+        rc = EXIT_BAD_INPUT;
+    }
+    if (md == stdout) fflush(stdout);
+    if (html && fclose(html) != 0 && rc == EXIT_OK) {
+        fprintf(stderr, "gdnbench report: --html %s: write failed\n", out_html);
+        rc = EXIT_BAD_INPUT;
+    }
+    strlist_free(&ops);
+    report_set_free(&set);
+    return rc;
+}

@@ -1,0 +1,206 @@
+/* report_load.c — loading report files and directories (see report_load.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/jsonschema.h"
+#include "io/report_json.h"
+#include "io/report_load.h"
+
+static int push_item(report_set *s, const cJSON *rec, const char *file) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 16;
+        report_item *items = realloc(s->items, sizeof *items * (size_t)cap);
+        if (!items) return -1;
+        s->items = items;
+        s->cap = cap;
+    }
+    s->items[s->n++] = (report_item){rec, file};
+    return 0;
+}
+
+static int check_record(const cJSON *rec, const char *file, int index, char *err, size_t errlen) {
+    char where[32] = "";
+    if (index >= 0) snprintf(where, sizeof where, " (record %d)", index);
+    if (!cJSON_IsObject(rec)) {
+        snprintf(err, errlen, "%s%s: not a gdnbench report record (expected a JSON object)", file, where);
+        return -1;
+    }
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(rec, "schema");
+    if (!cJSON_IsNumber(schema)) {
+        snprintf(err, errlen, "%s%s: no \"schema\" key: not a gdnbench JSON report", file, where);
+        return -1;
+    }
+    if (schema->valuedouble != REPORT_SCHEMA_VERSION) {
+        snprintf(err, errlen, "%s%s: report schema %g, but this gdnbench reads schema %d (use the gdnbench that wrote it)",
+                 file, where, schema->valuedouble, REPORT_SCHEMA_VERSION);
+        return -1;
+    }
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rec, "op"))) {
+        snprintf(err, errlen, "%s%s: record without an \"op\"", file, where);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_file(report_set *s, const char *path, char *err, size_t errlen) {
+    cJSON *doc = json_read_file(path, err, errlen);
+    if (!doc) return -1;
+    if (s->ndocs == s->docs_cap) {
+        int cap = s->docs_cap ? s->docs_cap * 2 : 8;
+        cJSON **docs = realloc(s->docs, sizeof *docs * (size_t)cap);
+        char **files = docs ? realloc(s->files, sizeof *files * (size_t)cap) : NULL;
+        if (docs) s->docs = docs;
+        if (files) s->files = files;
+        if (!docs || !files) {
+            cJSON_Delete(doc);
+            snprintf(err, errlen, "%s: out of memory", path);
+            return -1;
+        }
+        s->docs_cap = cap;
+    }
+    char *name = strdup(path);
+    if (!name) {
+        cJSON_Delete(doc);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    s->docs[s->ndocs] = doc;
+    s->files[s->ndocs] = name;
+    s->ndocs++;
+
+    if (cJSON_IsArray(doc)) {
+        int i = 0;
+        const cJSON *rec;
+        cJSON_ArrayForEach(rec, doc) {
+            if (check_record(rec, path, i++, err, errlen)) return -1;
+            if (push_item(s, rec, name)) {
+                snprintf(err, errlen, "%s: out of memory", path);
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (check_record(doc, path, -1, err, errlen)) return -1;
+    if (push_item(s, doc, name)) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int report_set_load(report_set *s, const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) return load_file(s, path, err, errlen);
+
+    DIR *d = opendir(path);
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot read the directory: %s", path, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    int n = 0, cap = 0, rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".json")) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **bigger = realloc(names, sizeof *names * (size_t)cap);
+            if (!bigger) {
+                rc = -1;
+                break;
+            }
+            names = bigger;
+        }
+        size_t len = strlen(path) + strlen(e->d_name) + 2;
+        names[n] = malloc(len);
+        if (!names[n]) {
+            rc = -1;
+            break;
+        }
+        snprintf(names[n], len, "%s/%s", path, e->d_name);
+        n++;
+    }
+    closedir(d);
+    if (rc) {
+        snprintf(err, errlen, "%s: out of memory listing the directory", path);
+    } else if (n == 0) {
+        snprintf(err, errlen, "%s: no *.json report files in this directory", path);
+        rc = -1;
+    } else {
+        qsort(names, (size_t)n, sizeof *names, cmp_names);
+        for (int i = 0; i < n && rc == 0; i++) rc = load_file(s, names[i], err, errlen);
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
+void report_set_free(report_set *s) {
+    for (int i = 0; i < s->ndocs; i++) {
+        cJSON_Delete(s->docs[i]);
+        free(s->files[i]);
+    }
+    free(s->docs);
+    free(s->files);
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+static const cJSON *field(const cJSON *obj, const char *a, const char *b) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b) x = cJSON_IsObject(x) ? cJSON_GetObjectItemCaseSensitive(x, b) : NULL;
+    return x;
+}
+
+const char *rj_str(const cJSON *obj, const char *a, const char *b, const char *fallback) {
+    const cJSON *x = field(obj, a, b);
+    return cJSON_IsString(x) ? x->valuestring : fallback;
+}
+
+double rj_num(const cJSON *obj, const char *a, const char *b, double fallback) {
+    const cJSON *x = field(obj, a, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : fallback;
+}
+
+void rj_shape_str(const cJSON *rec, char *out, size_t n) {
+    out[0] = 0;
+    size_t len = 0;
+    const cJSON *dim;
+    cJSON_ArrayForEach(dim, cJSON_GetObjectItemCaseSensitive(rec, "shape")) {
+        if (!cJSON_IsNumber(dim)) continue; /* dtypes */
+        int w = snprintf(out + len, n - len, "%s%s=%.17g", len ? " " : "", dim->string, dim->valuedouble);
+        if (w < 0 || (size_t)w >= n - len) break;
+        len += (size_t)w;
+    }
+}
+
+int rj_samples(const cJSON *rec, double **out, int *n) {
+    *out = NULL;
+    *n = 0;
+    const cJSON *arr = field(rec, "timing", "samples");
+    int count = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+    if (count == 0) return 0;
+    double *v = malloc(sizeof(double) * (size_t)count);
+    if (!v) return -1;
+    int k = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, arr) if (cJSON_IsNumber(x)) v[k++] = x->valuedouble;
+    *out = v;
+    *n = k;
+    return 0;
+}

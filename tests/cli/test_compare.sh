@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# test_compare.sh — `gdnbench compare` on synthetic reports with known shifts.
+# Fixtures come from report_fixtures.py (deterministic samples: median + spread*z).
+source "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP compare: python3 is needed to generate the report fixtures"
+    exit 0
+fi
+D=$TMPD/work # lib.sh owns $TMPD/out and $TMPD/err
+mkdir -p "$D"
+# All fixtures in one python run (python start-up dominates otherwise).
+mkdir -p "$D/dirA" "$D/dirB"
+python3 "$here/report_fixtures.py" - <<EOF_FX
+$D/base.json|median=100,spread=1
+$D/slow.json|median=110,spread=1
+$D/noisy_base.json|median=100,spread=15
+$D/noisy_new.json|median=102,spread=15
+$D/wide_base.json|median=100,spread=30,n=6
+$D/wide_new.json|median=108,spread=30,n=6
+$D/three_base.json|median=100,n=3
+$D/three_new.json|median=150,n=3
+$D/fast.json|median=90,spread=1
+$D/broken.json|median=90,spread=1,status=fail
+$D/edited.json|median=100.5,spread=1,sha=b
+$D/dirA/r1.json|T=4096,median=100|T=8192,median=200
+$D/dirA/r2.json|T=4096,median=300,dev=gdnbench software device,backend=sw,emulated=1,bw=null
+$D/dirB/r1.json|T=4096,median=101|T=8192,median=230
+$D/schema2.json|schema=2
+$D/other_op.json|op=kkt,fn=kkt_kernel
+$D/sw.json|dev=gdnbench software device,backend=sw,emulated=1,bw=null
+EOF_FX
+
+# 10% slower with 1% noise, 21 samples each: a clear regression.
+expect_exit 1 "compare: 10% slower, low noise -> regression, exit 1" "$GDNBENCH" compare "$D/base.json" "$D/slow.json"
+expect_match "compare: regression verdict and change shown" "$OUT" "regression: slower by 10\.0%"
+expect_match "compare: summary counts the regression" "$OUT" "1 regression,"
+
+# 2% slower with 15% noise: within the threshold -> same, exit 0.
+expect_exit 0 "compare: 2% slower, high noise -> same, exit 0" "$GDNBENCH" compare "$D/noisy_base.json" "$D/noisy_new.json"
+expect_match "compare: verdict same" "$OUT" "same: within 5%"
+
+# 8% slower but so noisy (n=6, spread 30) that the U test cannot tell: noisy, exit 0.
+expect_exit 0 "compare: change beyond threshold but p >= alpha -> noisy, exit 0" "$GDNBENCH" compare "$D/wide_base.json" "$D/wide_new.json"
+expect_match "compare: noisy verdict names alpha" "$OUT" "noisy: \+8\.0% but p = .* >= alpha 0\.01"
+
+# 3 samples per side: too few to judge, even at +50%.
+expect_exit 0 "compare: 3 samples -> noisy, exit 0" "$GDNBENCH" compare "$D/three_base.json" "$D/three_new.json"
+expect_match "compare: too few samples" "$OUT" "noisy: too few samples \(3 vs 3; need 5\)"
+
+# 10% faster: improvement, exit 0.
+expect_exit 0 "compare: 10% faster -> improvement, exit 0" "$GDNBENCH" compare "$D/base.json" "$D/fast.json"
+expect_match "compare: improvement verdict" "$OUT" "improvement: faster by 10\.0%"
+
+# pass -> fail is a regression whatever the timing (here it even got faster).
+expect_exit 1 "compare: pass -> fail -> regression, exit 1" "$GDNBENCH" compare "$D/base.json" "$D/broken.json"
+expect_match "compare: correctness regression named" "$OUT" "regression: correctness: pass -> fail"
+
+# Edited kernel (source hash differs): still paired, and marked.
+expect_exit 0 "compare: edited kernel pairs by function" "$GDNBENCH" compare "$D/base.json" "$D/edited.json"
+expect_match "compare: kernel source change noted" "$OUT" "kernel source changed"
+
+# Directories, arrays, several pairs; one NEW record on another backend stays unpaired.
+expect_exit 1 "compare: directories of reports" "$GDNBENCH" compare "$D/dirA" "$D/dirB"
+expect_match "compare: 2 pairs" "$OUT" "^2 pairs: 1 regression"
+expect_match "compare: the sw record is unpaired, not compared with metal" "$OUT" "unpaired in BASE: cumsum .*backend differs \(sw here, metal in NEW\): records are never compared across backends"
+
+# Markdown and JSON formats.
+expect_exit 1 "compare: --format markdown" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --format markdown
+expect_match "compare: markdown table row" "$OUT" "^\| \*\*regression\*\* \| cumsum \| chunk_local_cumsum_g_f32 \|"
+expect_exit 1 "compare: --format json" "$GDNBENCH" compare --format json "$D/base.json" "$D/slow.json"
+printf '%s' "$OUT" > "$D/cmp.json"
+if python3 - "$D/cmp.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["pairs"][0]
+assert p["verdict"] == "regression", p
+assert abs(p["change_pct"] - 10.0) < 1e-9, p
+assert p["base_samples"] == 21 and p["new_samples"] == 21
+assert p["p_value"] < 1e-6
+assert d["summary"]["regressions"] == 1
+PY
+then echo "PASS compare: json output has verdict, change, p"; else echo "FAIL compare: json output content"; fi
+
+# --threshold / --alpha change the decision.
+expect_exit 0 "compare: --threshold 15 makes 10% slower 'same'" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --threshold 15
+expect_exit 2 "compare: bad --alpha" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --alpha 2
+expect_match "compare: bad --alpha names the flag" "$ERR" "--alpha 2"
+
+# Bad input: exit 2 with a one-line message naming the file.
+expect_exit 2 "compare: different schema -> exit 2" "$GDNBENCH" compare "$D/base.json" "$D/schema2.json"
+expect_match "compare: schema message names the file" "$ERR" "schema2\.json: report schema 2, but this gdnbench reads schema 1"
+expect_exit 2 "compare: unreadable file -> exit 2" "$GDNBENCH" compare "$D/base.json" "$D/missing.json"
+expect_match "compare: unreadable message names the file" "$ERR" "missing\.json: cannot open"
+printf '{"schema": 1, "op": ' > "$D/truncated.json"
+expect_exit 2 "compare: truncated JSON -> exit 2" "$GDNBENCH" compare "$D/truncated.json" "$D/base.json"
+expect_match "compare: invalid JSON names the file" "$ERR" "truncated\.json: not valid JSON"
+expect_exit 2 "compare: nothing to pair -> exit 2" "$GDNBENCH" compare "$D/base.json" "$D/other_op.json"
+expect_match "compare: nothing-to-pair message" "$ERR" "nothing to pair"
+expect_exit 2 "compare: only another backend -> nothing to pair" "$GDNBENCH" compare "$D/base.json" "$D/sw.json"
+expect_match "compare: says the backend differs" "$ERR" "backend differs"
+expect_exit 2 "compare: one path only" "$GDNBENCH" compare "$D/base.json"
+expect_exit 2 "compare: empty directory" "$GDNBENCH" compare "$D/base.json" "$(mktemp -d "$D/emptyXXXX")"
+expect_exit 0 "compare: --help" "$GDNBENCH" compare --help

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# test_report.sh — `gdnbench report`: tables match the input, emulated devices are
+# kept apart and labelled, the SVG charts are well-formed XML (python3's parser).
+source "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP report: python3 is needed to generate fixtures and parse the SVG"
+    exit 0
+fi
+fx() { python3 "$here/report_fixtures.py" "$@"; }
+D=$TMPD/work # lib.sh owns $TMPD/out and $TMPD/err
+mkdir -p "$D/in" "$D/out"
+sw="dev=gdnbench software device,backend=sw,emulated=1,bw=null"
+fx "$D/in/a.json" "T=4096,median=100" "T=8192,median=200" "T=4096,median=3000,$sw" "T=8192,median=6000,$sw"
+fx "$D/in/b.json" "T=4096,median=150,dev=Apple M1 Max,bw=400" "T=4096,median=95" \
+    "op=kkt,fn=kkt_f32,T=1024,median=12.5,dev=Odd <GPU> & \"co\"" "op=kkt,fn=kkt_f32,T=1024,median=50,backend=cpu,dev=Host CPU,bw=null"
+
+expect_exit 0 "report: renders markdown, charts and html" "$GDNBENCH" report "$D/in" --out "$D/out/r.md" --html "$D/out/r.html"
+md=$(cat "$D/out/r.md" 2>/dev/null)
+# 8*4096*32 bytes in 95 us = 11.04 GB/s = 2.0% of 546 GB/s; two records for that cell -> best of 2
+expect_match "report: cell = median, GB/s, % of peak" "$md" '\| B=1 T=4096 H=32 BT=64 \| 95\.0 us · 11\.0 GB/s · 2\.0% \(best of 2\) \| 150\.0 us · 7\.0 GB/s · 1\.7% \|'
+expect_match "report: missing cell shown as -" "$md" '\| B=1 T=8192 H=32 BT=64 \| 200\.0 us · 10\.5 GB/s · 1\.9% \| - \|'
+expect_match "report: emulated devices in their own labelled table" "$md" '### Emulated devices \(software Metal device on the host CPU: times are not GPU performance\)'
+expect_match "report: emulated cell" "$md" '\| B=1 T=4096 H=32 BT=64 \| 3000 us · 0\.3 GB/s \|'
+gpu_header=$(printf '%s\n' "$md" | grep -A2 '^### GPU hardware' | head -3 | grep '^| shape')
+if printf '%s' "$gpu_header" | grep -q 'Apple M4 Max' && ! printf '%s' "$gpu_header" | grep -q 'software device'; then
+    echo "PASS report: GPU hardware table has no emulated column"
+else
+    echo "FAIL report: GPU hardware table header: $gpu_header"
+fi
+expect_match "report: CPU backend in its own table" "$md" '### CPU reference backend'
+expect_match "report: markdown escapes device names" "$md" 'Odd \\<GPU> & "co"'
+
+# Every chart linked from the Markdown exists next to it and is well-formed SVG.
+links=$(printf '%s\n' "$md" | sed -n 's/^!\[.*\](\(.*\.svg\))$/\1/p')
+nlinks=$(printf '%s\n' "$links" | grep -c .)
+if [ "$nlinks" -eq 4 ]; then echo "PASS report: 4 charts linked"; else echo "FAIL report: $nlinks charts linked, expected 4"; fi
+if python3 - "$D/out" $links <<'PY'
+import sys, xml.etree.ElementTree as ET
+out, names = sys.argv[1], sys.argv[2:]
+ns = "{http://www.w3.org/2000/svg}"
+bars = {}
+for n in names:
+    root = ET.parse(f"{out}/{n}").getroot()
+    assert root.tag == ns + "svg", root.tag
+    bars[n] = [t.text for t in root.iter(ns + "title")]
+gpu = bars["r-cumsum-gpu.svg"]
+# one bar per non-empty cell: 3 of 4 cells in the cumsum GPU table
+assert len(gpu) == 3, gpu
+assert any("Apple M1 Max" in t and "6.99" in t for t in gpu), gpu
+assert any("Odd <GPU> & \"co\"" in t for t in bars["r-kkt-gpu.svg"]), bars["r-kkt-gpu.svg"]
+PY
+then echo "PASS report: SVG charts are well-formed, one bar per cell"; else echo "FAIL report: SVG charts"; fi
+html=$(cat "$D/out/r.html" 2>/dev/null)
+expect_match "report: html has inline charts" "$html" '<div><svg xmlns="http://www.w3.org/2000/svg"'
+expect_match "report: html escapes names" "$html" 'Odd &lt;GPU&gt; &amp; &quot;co&quot;'
+
+expect_exit 0 "report: markdown to stdout without --out" "$GDNBENCH" report "$D/in/a.json"
+expect_match "report: stdout markdown" "$OUT" '^# gdnbench report'
+expect_exit 2 "report: missing input -> exit 2" "$GDNBENCH" report "$D/nope"
+expect_match "report: names the missing input" "$ERR" 'nope: cannot open'
+expect_exit 2 "report: unwritable --out -> exit 2" "$GDNBENCH" report "$D/in" --out "$D/no/such/dir/r.md"
+expect_match "report: names the output file" "$ERR" 'r\.md: cannot create'
+expect_exit 2 "report: no inputs" "$GDNBENCH" report
