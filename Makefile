@@ -41,7 +41,7 @@ SRC_MAIN := src/main.c
 OBJ      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRC_ALL))
 GEN_SRC  := $(BUILD)/gen/embedded.c
 GEN_OBJ  := $(BUILD)/obj/gen/embedded.o
-EMBED    := $(sort $(wildcard src/swmetal/prelude/*.h shaders/*.metal shaders/*/*.metal))
+EMBED    := $(sort $(wildcard src/swmetal/prelude/*.h shaders/*.metal shaders/*/*.metal) src/swmetal/sw_abi.h)
 
 TEST_SRC := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
@@ -96,7 +96,6 @@ test: deps
 check: deps
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 all
 	@ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bash tests/run.sh build-san
 
 clean:

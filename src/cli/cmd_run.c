@@ -13,6 +13,9 @@
 #include "cli/table.h"
 #include "io/report_gbench.h"
 #include "io/report_json.h"
+#include "io/fixture.h"
+#include "runner/dump.h"
+#include "runner/fixture_bind.h"
 #include "runner/runner.h"
 
 #define MAX_CASES 4096
@@ -23,6 +26,8 @@ typedef struct run_cli {
     int dim_given[OP_MAX_DIMS];
     const char *json_path;
     const char *format;        /* json (default) | gbench: what --json writes */
+    const char *fixture_path;  /* --fixture PATH */
+    const char *dump_dir;      /* --dump DIR */
 } run_cli;
 
 static void print_op_help(const op_desc *op) {
@@ -56,6 +61,9 @@ static void print_op_help(const op_desc *op) {
            "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
+           "  --fixture PATH           inputs (and expected outputs) from a safetensors/npy file or an\n"
+           "                           mlx-native *_meta.json set; shapes come from it\n"
+           "  --dump DIR               save inputs, outputs and references as safetensors\n"
            "  --quiet                  no table on stdout\n",
            backend_default_name());
 }
@@ -126,6 +134,10 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
             *(is_iters ? &o->iters : &o->warmup) = (int)v64;
         } else if (strcmp(name, "json") == 0) {
             rc->json_path = val;
+        } else if (strcmp(name, "fixture") == 0) {
+            rc->fixture_path = val;
+        } else if (strcmp(name, "dump") == 0) {
+            rc->dump_dir = val;
         } else if (strcmp(name, "format") == 0) {
             if (strcmp(val, "json") && strcmp(val, "gbench")) {
                 snprintf(err, errlen, "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
@@ -234,6 +246,7 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
     run_record *recs = NULL;
     run_record **rec_ptrs = NULL;
     backend *b = NULL;
+    fixture *fx = NULL;
     int status = EXIT_BAD_INPUT, ncases = 0, nrec = 0;
     if (!rc || !shapes) {
         fprintf(stderr, "gdnbench: out of memory\n");
@@ -245,8 +258,29 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
         goto done;
     }
     if (p < 0) goto bad;
+    if (rc->fixture_path) {
+        fx = fixture_open(rc->fixture_path, err, sizeof err);
+        if (!fx) goto bad;
+        int64_t fdim[OP_MAX_DIMS];
+        int found[OP_MAX_DIMS];
+        fixture_bind_dims(fx, op, fdim, found);
+        for (int i = 0; i < op->ndims; i++) {
+            if (!found[i]) continue;
+            if (rc->dim_given[i] && (rc->dims[i].n != 1 || rc->dims[i].v[0] != fdim[i])) {
+                snprintf(err, sizeof err, "--%s contradicts the fixture %s, which has %s=%lld: drop the flag",
+                         op->dims[i].name, rc->fixture_path, op->dims[i].name, (long long)fdim[i]);
+                goto bad;
+            }
+            rc->dims[i].n = 1;
+            rc->dims[i].v[0] = fdim[i];
+        }
+    }
     ncases = expand_cases(op, rc, shapes, MAX_CASES, err, sizeof err);
     if (ncases < 0) goto bad;
+    if (fx && ncases != 1) {
+        snprintf(err, sizeof err, "--fixture runs one shape: give single values, not lists, for the dimensions");
+        goto bad;
+    }
     /* Every shape is validated before anything runs: a bad one in a list is exit 2. */
     for (int k = 0; k < ncases; k++) {
         for (int i = 0; i < op->ndims; i++) {
@@ -272,6 +306,10 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
     int any_fail = 0, any_error = 0;
     for (int k = 0; k < ncases; k++) {
         op_case *c = op_case_new(op, shapes[k], rc->opts.seed, err, sizeof err);
+        if (c && fx && fixture_bind_inputs(fx, c, err, sizeof err) != 0) {
+            op_case_free(c);
+            goto bad;
+        }
         run_record *r = &recs[nrec];
         rec_ptrs[nrec++] = r;
         if (!c) {
@@ -284,7 +322,18 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
             any_error = 1;
         } else {
             if (runner_run_case(b, c, &rc->opts, r) != 0) any_error = 1;
+            if (fx && strcmp(r->status, "error") != 0 &&
+                !fixture_check_outputs(fx, c, rc->opts.has_atol, rc->opts.atol, rc->opts.has_rtol, rc->opts.rtol, r))
+                snprintf(r->status, sizeof r->status, "fail");
             if (b->release_case) b->release_case(b);
+            if (rc->dump_dir && strcmp(r->status, "error") != 0) {
+                char path[4096];
+                if (dump_case(rc->dump_dir, c, path, sizeof path, err, sizeof err) != 0) {
+                    op_case_free(c);
+                    goto bad;
+                }
+                if (!rc->opts.quiet) printf("dumped %s\n", path);
+            }
             op_case_free(c);
         }
         if (strcmp(r->status, "fail") == 0) any_fail = 1;
@@ -306,6 +355,7 @@ done:
     free(recs);
     free(rec_ptrs);
     if (b) b->destroy(b);
+    fixture_free(fx);
     free(shapes);
     free(rc);
     return status;

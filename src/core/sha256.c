@@ -1,10 +1,9 @@
-/* sha256.c — SHA-256 over one buffer (FIPS 180-4, section 6.2). */
-#include <stdio.h>
+/* sha256.c — SHA-256 (FIPS 180-4), byte-oriented, no dependencies. */
 #include <string.h>
 
 #include "core/sha256.h"
 
-static const uint32_t round_constants[64] = {
+static const uint32_t sha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -17,64 +16,95 @@ static const uint32_t round_constants[64] = {
 
 static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-static void compress(uint32_t h[8], const uint8_t block[64]) {
+static void sha256_block(sha256_ctx *c, const uint8_t *p) {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 | (uint32_t)block[4 * i + 2] << 8 |
-               (uint32_t)block[4 * i + 3];
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
     for (int i = 16; i < 64; i++) {
         uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    uint32_t a = c->state[0], b = c->state[1], cc = c->state[2], d = c->state[3];
+    uint32_t e = c->state[4], f = c->state[5], g = c->state[6], h = c->state[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-        uint32_t ch = (e & f) ^ (~e & g);
-        uint32_t t1 = hh + s1 + ch + round_constants[i] + w[i];
-        uint32_t s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-        uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-        uint32_t t2 = s0 + maj;
-        hh = g;
+        uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + sha256_k[i] + w[i];
+        uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
+        h = g;
         g = f;
         f = e;
         e = d + t1;
-        d = c;
-        c = b;
+        d = cc;
+        cc = b;
         b = a;
         a = t1 + t2;
     }
-    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+    c->state[0] += a;
+    c->state[1] += b;
+    c->state[2] += cc;
+    c->state[3] += d;
+    c->state[4] += e;
+    c->state[5] += f;
+    c->state[6] += g;
+    c->state[7] += h;
 }
 
-void sha256(const void *data, size_t len, uint8_t digest[32]) {
-    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+void sha256_init(sha256_ctx *c) {
+    static const uint32_t init[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(c->state, init, sizeof init);
+    c->nbytes = 0;
+    c->nblock = 0;
+}
+
+void sha256_update(sha256_ctx *c, const void *data, size_t len) {
     const uint8_t *p = data;
-    size_t full = len / 64;
-    for (size_t i = 0; i < full; i++) compress(h, p + 64 * i);
-
-    /* Padding: 0x80, zeros, then the bit length big-endian in the last 8 bytes;
-     * one or two final blocks depending on what is left. */
-    uint8_t tail[128] = {0};
-    size_t rest = len - 64 * full;
-    memcpy(tail, p + 64 * full, rest);
-    tail[rest] = 0x80;
-    size_t tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
-    uint64_t bits = (uint64_t)len * 8;
-    for (int i = 0; i < 8; i++) tail[tail_len - 1 - i] = (uint8_t)(bits >> (8 * i));
-    compress(h, tail);
-    if (tail_len == 128) compress(h, tail + 64);
-
-    for (int i = 0; i < 8; i++) {
-        digest[4 * i] = (uint8_t)(h[i] >> 24);
-        digest[4 * i + 1] = (uint8_t)(h[i] >> 16);
-        digest[4 * i + 2] = (uint8_t)(h[i] >> 8);
-        digest[4 * i + 3] = (uint8_t)h[i];
+    c->nbytes += len;
+    while (len > 0) {
+        size_t take = 64 - c->nblock;
+        if (take > len) take = len;
+        memcpy(c->block + c->nblock, p, take);
+        c->nblock += take;
+        p += take;
+        len -= take;
+        if (c->nblock == 64) {
+            sha256_block(c, c->block);
+            c->nblock = 0;
+        }
     }
 }
 
-void sha256_hex(const void *data, size_t len, char hex_out[65]) {
+void sha256_final(sha256_ctx *c, uint8_t digest[32]) {
+    uint64_t bits = c->nbytes * 8;
+    uint8_t pad = 0x80;
+    sha256_update(c, &pad, 1);
+    pad = 0;
+    while (c->nblock != 56) sha256_update(c, &pad, 1);
+    uint8_t len_be[8];
+    for (int i = 0; i < 8; i++) len_be[i] = (uint8_t)(bits >> (56 - 8 * i));
+    sha256_update(c, len_be, 8);
+    for (int i = 0; i < 8; i++) {
+        digest[4 * i] = (uint8_t)(c->state[i] >> 24);
+        digest[4 * i + 1] = (uint8_t)(c->state[i] >> 16);
+        digest[4 * i + 2] = (uint8_t)(c->state[i] >> 8);
+        digest[4 * i + 3] = (uint8_t)c->state[i];
+    }
+}
+
+void sha256_to_hex(const uint8_t digest[32], char hex[65]) {
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        hex[2 * i] = digits[digest[i] >> 4];
+        hex[2 * i + 1] = digits[digest[i] & 15];
+    }
+    hex[64] = 0;
+}
+
+void sha256_hex(const void *data, size_t len, char hex[65]) {
+    sha256_ctx c;
     uint8_t d[32];
-    sha256(data, len, d);
-    for (int i = 0; i < 32; i++) snprintf(hex_out + 2 * i, 3, "%02x", d[i]);
+    sha256_init(&c);
+    sha256_update(&c, data, len);
+    sha256_final(&c, d);
+    sha256_to_hex(d, hex);
 }

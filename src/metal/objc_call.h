@@ -26,24 +26,50 @@
 typedef unsigned long NSUInteger;
 typedef long NSInteger;
 
-/* Selector by name, registered once per call site. */
+/* Selector by name, registered once per call site.  The IMP is cast through
+ * void (*)(void) so that gcc's -Wcast-function-type accepts the cast to the
+ * method's real signature. */
 static inline SEL objc_sel(const char *name) { return sel_registerName(name); }
 
 #define MSG_SEL(name) objc_sel(name)
 
-/* MSG(ret, obj, "selector:with:", T1, a1, T2, a2, ...) */
+/* MSG(ret, obj, "selector:with:", T1, a1, T2, a2, ...)
+ * The receiver is evaluated once (a GNU statement expression): with
+ * MSG0(id, MSG0(id, cls, "alloc"), "init") a twice-evaluated receiver would
+ * allocate two objects and leak one. */
 #define MSG0(ret, obj, name)                                                                                     \
-    ((ret(*)(id, SEL))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name))
+    __extension__({                                                                                              \
+        id msg_obj_ = (id)(obj);                                                                                 \
+        SEL msg_sel_ = MSG_SEL(name);                                                                            \
+        ((ret(*)(id, SEL))(void (*)(void))OBJC_IMP_FOR(msg_obj_, msg_sel_))(msg_obj_, msg_sel_);                 \
+    })
 #define MSG1(ret, obj, name, t1, a1)                                                                             \
-    ((ret(*)(id, SEL, t1))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1))
+    __extension__({                                                                                              \
+        id msg_obj_ = (id)(obj);                                                                                 \
+        SEL msg_sel_ = MSG_SEL(name);                                                                            \
+        ((ret(*)(id, SEL, t1))(void (*)(void))OBJC_IMP_FOR(msg_obj_, msg_sel_))(msg_obj_, msg_sel_, (a1));       \
+    })
 #define MSG2(ret, obj, name, t1, a1, t2, a2)                                                                     \
-    ((ret(*)(id, SEL, t1, t2))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1), (a2))
+    __extension__({                                                                                              \
+        id msg_obj_ = (id)(obj);                                                                                 \
+        SEL msg_sel_ = MSG_SEL(name);                                                                            \
+        ((ret(*)(id, SEL, t1, t2))(void (*)(void))OBJC_IMP_FOR(msg_obj_, msg_sel_))(msg_obj_, msg_sel_, (a1),    \
+                                                                                    (a2));                       \
+    })
 #define MSG3(ret, obj, name, t1, a1, t2, a2, t3, a3)                                                             \
-    ((ret(*)(id, SEL, t1, t2, t3))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1), (a2), \
-                                                                          (a3))
+    __extension__({                                                                                              \
+        id msg_obj_ = (id)(obj);                                                                                 \
+        SEL msg_sel_ = MSG_SEL(name);                                                                            \
+        ((ret(*)(id, SEL, t1, t2, t3))(void (*)(void))OBJC_IMP_FOR(msg_obj_, msg_sel_))(msg_obj_, msg_sel_,      \
+                                                                                        (a1), (a2), (a3));       \
+    })
 #define MSG4(ret, obj, name, t1, a1, t2, a2, t3, a3, t4, a4)                                                     \
-    ((ret(*)(id, SEL, t1, t2, t3, t4))OBJC_IMP_FOR((id)(obj), MSG_SEL(name)))((id)(obj), MSG_SEL(name), (a1),  \
-                                                                              (a2), (a3), (a4))
+    __extension__({                                                                                              \
+        id msg_obj_ = (id)(obj);                                                                                 \
+        SEL msg_sel_ = MSG_SEL(name);                                                                            \
+        ((ret(*)(id, SEL, t1, t2, t3, t4))(void (*)(void))OBJC_IMP_FOR(msg_obj_, msg_sel_))(                     \
+            msg_obj_, msg_sel_, (a1), (a2), (a3), (a4));                                                         \
+    })
 
 /* Class by name: Apple's Metal/Foundation classes, or the software device's
  * (registered under the same names on Linux). */

@@ -4,21 +4,31 @@
 
 #include "runner/backend.h"
 #include "runner/runner.h"
+#include "swmetal/swmtl.h"
 
 const char *backend_default_name(void) {
-    return "cpu";
+#if defined(__APPLE__)
+    return "metal";
+#else
+    return "sw";
+#endif
 }
 
 backend *backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
     if (strcmp(name, "cpu") == 0) return backend_cpu_open(err, errlen);
     if (strcmp(name, "sw") == 0) {
-        snprintf(err, errlen, "--backend sw: the software Metal device is not built yet; use --backend cpu");
-        return NULL;
+        /* Process-wide settings of the software device; they must precede its buffers. */
+        if (o && o->sw_checks && swmtl_set_checks(o->sw_checks) != 0) {
+            snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", o->sw_checks);
+            return NULL;
+        }
+        if (o && o->sw_schedule && swmtl_set_schedule(o->sw_schedule) != 0) {
+            snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", o->sw_schedule);
+            return NULL;
+        }
+        return backend_metal_open("sw", err, errlen);
     }
-    if (strcmp(name, "metal") == 0) {
-        snprintf(err, errlen, "--backend metal: not built yet; use --backend cpu");
-        return NULL;
-    }
+    if (strcmp(name, "metal") == 0) return backend_metal_open("metal", err, errlen);
     snprintf(err, errlen, "--backend '%s' is unknown: use cpu, sw or metal", name);
     return NULL;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "ops/op.h"
+#include "runner/record.h"
 
 typedef struct run_opts run_opts;
 
@@ -34,6 +35,9 @@ typedef struct backend {
     int (*run_once)(struct backend *b, op_case *c, backend_timing *t, char *err, size_t errlen);
     /* Describes stage s for the report (function actually run, launch geometry). */
     void (*describe)(struct backend *b, op_case *c, int s, op_launch *l);
+    /* Fills rec->kernel (source path, function, sha256 of the source, constants) of
+     * the case just prepared; may be NULL (cpu: no kernel). */
+    void (*fill_kernel)(struct backend *b, run_record *rec);
     /* Frees per-case state (called after each case); the backend stays usable. */
     void (*release_case)(struct backend *b);
     void (*destroy)(struct backend *b);
@@ -46,5 +50,7 @@ backend *backend_open(const char *name, const run_opts *o, char *err, size_t err
 const char *backend_default_name(void);
 
 backend *backend_cpu_open(char *err, size_t errlen);
+/* kind "metal" (real GPU) or "sw" (software device): the same Metal code path. */
+backend *backend_metal_open(const char *kind, char *err, size_t errlen);
 
 #endif

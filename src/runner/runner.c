@@ -97,6 +97,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         fail(rec, err);
         return -1;
     }
+    if (b->fill_kernel) b->fill_kernel(b, rec);
     int nst = c->op->nstages ? c->op->nstages(c) : 1;
     if (strcmp(b->name, "cpu") == 0) nst = 1;
     rec->nstages = nst;

@@ -57,6 +57,18 @@ int sw_library_constant(const sw_library *lib, int i, int *index, int *type, con
 int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
                           sw_kernel *out, char **err);
 
+/* Compiles (or finds in the on-disk cache) the variant for these constants without
+ * loading it, and writes the shared object's path (for tests and tools that inspect
+ * the object, e.g. the instrumented variant's __tsan_* imports).  Returns 0 or -1
+ * with *err set. */
+int sw_library_compile_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, char *so_path,
+                               size_t so_path_len, char **err);
+
+/* The C++ compiler the device uses: path as found and the first line of its
+ * --version (for reports and tests).  Returns 0, or -1 with *err (malloc'd) saying
+ * how to install one. */
+int sw_compiler_info(const char **path, const char **version, char **err);
+
 /* Counters for tests: how many times the C++ compiler was invoked in this process,
  * and how many variants came from the on-disk cache. */
 uint64_t sw_compile_invocations(void);

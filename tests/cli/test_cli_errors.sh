@@ -43,7 +43,7 @@ bad "bad sw-checks" "--sw-checks" cumsum --sw-checks most
 bad "huge expansion" "more than" cumsum --T 1..100000:+1 --H 1..100:+1
 bad "one bad shape in a list" "--T 0" cumsum --T 64,0
 
-expect_exit 0 "cli: list of shapes runs" $G cumsum --T 1,63..65 --H 2 --iters 2 --warmup 0 --quiet
-expect_exit 0 "cli: range with factor" $G cumsum --T 64..256:x2 --H 1 --iters 1 --warmup 0 --quiet
-expect_exit 1 "cli: impossible tolerance fails the check with exit 1" $G cumsum --T 64 --H 2 --iters 1 --check f64 --atol 0 --rtol 0
+expect_exit 0 "cli: list of shapes runs" $G cumsum --backend cpu --T 1,63..65 --H 2 --iters 2 --warmup 0 --quiet
+expect_exit 0 "cli: range with factor" $G cumsum --backend cpu --T 64..256:x2 --H 1 --iters 1 --warmup 0 --quiet
+expect_exit 1 "cli: impossible tolerance fails the check with exit 1" $G cumsum --backend cpu --T 64 --H 2 --iters 1 --check f64 --atol 0 --rtol 0
 expect_match "cli: failing check prints FAIL and the first bad coordinate" "$OUT" "FAIL.*first at \["

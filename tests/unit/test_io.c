@@ -444,6 +444,26 @@ TEST(io_mlx_native_real_fixture_details) {
         CHECK(fixture_get(f, "H") == NULL); /* exact lookup */
         fixture_free(f);
     }
+    snprintf(path, sizeof path, "%s/chunk_gated_delta_rule_fwd_meta.json", dir);
+    f = fixture_open(path, err, sizeof err);
+    CHECK_MSG(f != NULL, "%s", err);
+    if (f) {
+        double scale = 0, atol = -1, rtol = -1;
+        int64_t l2 = -1, Hv = 0;
+        CHECK(fixture_param_f64(f, "scale", &scale) == 0);
+        CHECK_NEAR(scale, 1.0 / sqrt(128.0), 1e-12);
+        CHECK(fixture_param(f, "scale", &Hv) != 0); /* not an integer */
+        CHECK(fixture_param(f, "use_qk_l2norm_in_kernel", &l2) == 0 && l2 == 1);
+        CHECK(fixture_param(f, "H", &Hv) == 0 && Hv == 4);
+        CHECK(fixture_meta(f, "fla_reference") != NULL);
+        /* final_state has an atol but no rtol in this set; o has both */
+        CHECK_EQ_INT(fixture_tolerance(f, "final_state", &atol, &rtol), 1);
+        CHECK(rtol == -1);
+        CHECK_EQ_INT(fixture_tolerance(f, "o", &atol, &rtol), 3);
+        CHECK_NEAR(rtol, 0.05, 1e-12);
+        CHECK_EQ_INT(fixture_tolerance(f, "q", &atol, &rtol), 0);
+        fixture_free(f);
+    }
     /* the untabled set: files found by name, f32 [B,T,H,BT] */
     snprintf(path, sizeof path, "%s/chunk_tri_solve_invert_meta.json", dir);
     f = fixture_open(path, err, sizeof err);

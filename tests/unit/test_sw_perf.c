@@ -127,3 +127,41 @@ TEST(sw_perf_kkt_shape_uses_all_workers) {
     free(k);
     free(A);
 }
+
+/* The same grid with almost no math: what the executor itself costs per
+ * threadgroup (fiber start, 2 barriers, arena poison). */
+static void k_kkt_overhead(const sw_thread_args *a) {
+    const sw_ids *id = a->ids;
+    uint32_t i = id->thread_index_in_threadgroup;
+    float *tile = sw_rt_tg_alloc(64 * 64 * sizeof(float), 16, "tile", 1);
+    tile[i] = (float)i;
+    sw_rt_threadgroup_barrier(1, 2);
+    float x = tile[255 - i];
+    sw_rt_threadgroup_barrier(1, 3);
+    ((float *)a->buffers[0])[id->thread_position_in_grid[0]] = x;
+}
+
+TEST(sw_perf_kkt_shape_executor_overhead) {
+#ifdef __SANITIZE_ADDRESS__
+    const uint32_t groups = 256;
+#else
+    const uint32_t groups = 2048;
+#endif
+    float *out = malloc((size_t)groups * 256 * sizeof *out);
+    sw_dispatch d;
+    memset(&d, 0, sizeof d);
+    d.kernel = "kkt_overhead";
+    d.entry = k_kkt_overhead;
+    d.groups[0] = groups, d.groups[1] = d.groups[2] = 1;
+    d.tg_size[0] = 256, d.tg_size[1] = d.tg_size[2] = 1;
+    d.buf[0].ptr = out;
+    int nw = sw_exec_workers();
+    sw_dispatch_result res;
+    CHECK(sw_exec_dispatch(&d, &res) == 0);
+    double dt = res.end_s - res.start_s;
+    CHECK_NEAR(out[256 * 100 + 5], 250.0f, 0);
+    printf("  executor overhead, %u x 256 threads, 2 barriers: %.1f ms on %d workers, %.1f us per threadgroup\n",
+           groups, dt * 1e3, nw, dt * 1e6 * nw / groups);
+    sw_dispatch_result_free(&res);
+    free(out);
+}

@@ -1,0 +1,291 @@
+/* backend_metal.c — the `metal` and `sw` backends: run an op's kernels through Metal.
+ *
+ * One code path for both: src/metal/mtl.c talks to a real GPU (macOS) or to the
+ * software Metal device.  Per case: every tensor of the op gets a shared buffer,
+ * inputs are uploaded once, outputs and scratch buffers are poisoned before every
+ * run, all stages go into one command buffer (total time from GPUStartTime/
+ * GPUEndTime); multi-stage ops then run each stage in its own command buffer for the
+ * per-stage times (Metal gives timestamps per command buffer, not per dispatch). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/embedded.h"
+#include "core/sha256.h"
+#include "core/strutil.h"
+#include "metal/mtl.h"
+#include "runner/backend.h"
+#include "runner/check.h"
+#include "runner/runner.h"
+#include "runner/shader_source.h"
+
+#define MAX_LIBS 8
+#define MAX_PIPES 32
+
+typedef struct lib_entry {
+    char path[PATH_MAX];
+    char display[PATH_MAX];
+    char sha256[65];
+    mtl_library *lib;
+} lib_entry;
+
+typedef struct pipe_entry {
+    char path[PATH_MAX];
+    char function[128];
+    mtl_pipeline *pipe;
+} pipe_entry;
+
+typedef struct metal_state {
+    mtl_device *dev;
+    const run_opts *opts;
+    lib_entry libs[MAX_LIBS];
+    int nlibs;
+    pipe_entry pipes[MAX_PIPES];
+    int npipes;
+    /* per case */
+    mtl_buffer *bufs[OP_MAX_BUFS];
+    int nstages;
+    op_launch launch[OP_MAX_STAGES];
+    mtl_pipeline *stage_pipe[OP_MAX_STAGES];
+    char stage_function[OP_MAX_STAGES][128];
+    tensor *poison[OP_MAX_BUFS];
+} metal_state;
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static lib_entry *find_library(metal_state *s, const char *path) {
+    for (int i = 0; i < s->nlibs; i++)
+        if (strcmp(s->libs[i].path, path) == 0) return &s->libs[i];
+    return NULL;
+}
+
+static mtl_library *get_library(metal_state *s, const char *path, char *err, size_t errlen) {
+    lib_entry *known = find_library(s, path);
+    if (known) return known->lib;
+    if (s->nlibs >= MAX_LIBS) {
+        snprintf(err, errlen, "too many shader files in one run (max %d)", MAX_LIBS);
+        return NULL;
+    }
+    shader_source src;
+    if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
+    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, err, errlen);
+    lib_entry *e = &s->libs[s->nlibs];
+    snprintf(e->path, sizeof e->path, "%s", path);
+    str_copy(e->display, sizeof e->display, src.display_path);
+    if (src.embedded) strncat(e->display, " (embedded)", sizeof e->display - strlen(e->display) - 1);
+    snprintf(e->sha256, sizeof e->sha256, "%s", src.sha256);
+    shader_source_free(&src);
+    if (!lib) return NULL;
+    e->lib = lib;
+    s->nlibs++;
+    return lib;
+}
+
+static mtl_pipeline *get_pipeline(metal_state *s, const char *path, const char *function, char *err, size_t errlen) {
+    for (int i = 0; i < s->npipes; i++)
+        if (strcmp(s->pipes[i].path, path) == 0 && strcmp(s->pipes[i].function, function) == 0) return s->pipes[i].pipe;
+    if (s->npipes >= MAX_PIPES) {
+        snprintf(err, errlen, "too many kernels in one run (max %d)", MAX_PIPES);
+        return NULL;
+    }
+    mtl_library *lib = get_library(s, path, err, errlen);
+    if (!lib) return NULL;
+    mtl_constant consts[RUN_MAX_CONSTANTS];
+    for (int i = 0; i < s->opts->nconstants; i++) {
+        consts[i].index = s->opts->constants[i].index;
+        snprintf(consts[i].value, sizeof consts[i].value, "%s", s->opts->constants[i].value);
+    }
+    mtl_pipeline *p = mtl_pipeline_new(s->dev, lib, function, consts, s->opts->nconstants, err, errlen);
+    if (!p) return NULL;
+    pipe_entry *e = &s->pipes[s->npipes++];
+    snprintf(e->path, sizeof e->path, "%s", path);
+    snprintf(e->function, sizeof e->function, "%s", function);
+    e->pipe = p;
+    return p;
+}
+
+static void metal_release_case(backend *b) {
+    metal_state *s = b->state;
+    for (int i = 0; i < OP_MAX_BUFS; i++) {
+        mtl_buffer_free(s->bufs[i]);
+        s->bufs[i] = NULL;
+        tensor_free(s->poison[i]);
+        s->poison[i] = NULL;
+    }
+    s->nstages = 0;
+}
+
+static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, size_t errlen) {
+    metal_state *s = b->state;
+    const op_desc *op = c->op;
+    metal_release_case(b);
+    s->opts = o;
+    if (!op->launch || !op->nstages) {
+        snprintf(err, errlen, "%s has no Metal kernel; use --backend cpu", op->name);
+        return -1;
+    }
+    s->nstages = op->nstages(c);
+    if (s->nstages < 1 || s->nstages > OP_MAX_STAGES) {
+        snprintf(err, errlen, "internal error: %s reports %d stages", op->name, s->nstages);
+        return -1;
+    }
+    if (o->function && s->nstages > 1) {
+        snprintf(err, errlen, "--function names one kernel but %s runs %d stages: put every stage's kernel, under its "
+                              "default name, in the --shader file and omit --function", op->name, s->nstages);
+        return -1;
+    }
+    for (int st = 0; st < s->nstages; st++) {
+        op_launch *l = &s->launch[st];
+        if (op->launch(c, st, l) != 0) {
+            snprintf(err, errlen, "%s has no Metal kernel for stage %d; use --backend cpu", op->name, st);
+            return -1;
+        }
+        const char *path = o->shader ? o->shader : l->shader;
+        const char *fn = o->function ? o->function : l->function;
+        snprintf(s->stage_function[st], sizeof s->stage_function[st], "%s", fn);
+        s->stage_pipe[st] = get_pipeline(s, path, fn, err, errlen);
+        if (!s->stage_pipe[st]) return -1;
+        unsigned threads = l->tg[0] * l->tg[1] * l->tg[2];
+        unsigned maxt = mtl_pipeline_max_threads(s->stage_pipe[st]);
+        if (maxt && threads > maxt) {
+            snprintf(err, errlen, "%s: %u threads per threadgroup exceed the pipeline's limit of %u", fn, threads, maxt);
+            return -1;
+        }
+    }
+    for (int i = 0; i < op->nbufs; i++) {
+        size_t n = tensor_nbytes(c->t[i]);
+        s->bufs[i] = mtl_buffer_new(s->dev, n, err, errlen);
+        if (!s->bufs[i]) return -1;
+        buf_role r = op->bufs[i].role;
+        if (r == BUF_IN) {
+            memcpy(mtl_buffer_contents(s->bufs[i]), c->t[i]->data, n);
+        } else if (r == BUF_OUT || r == BUF_SCRATCH) {
+            s->poison[i] = tensor_new_like(c->t[i], c->t[i]->name, c->t[i]->dtype);
+            if (!s->poison[i]) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            poison_tensor(s->poison[i]);
+        }
+    }
+    return 0;
+}
+
+static void fill_dispatch(metal_state *s, int st, mtl_dispatch *d) {
+    const op_launch *l = &s->launch[st];
+    memset(d, 0, sizeof *d);
+    d->pipeline = s->stage_pipe[st];
+    for (int i = 0; i < l->nbinds; i++) {
+        d->buffers[d->nbuffers].index = l->binds[i].index;
+        d->buffers[d->nbuffers].buffer = s->bufs[l->binds[i].buf];
+        d->nbuffers++;
+    }
+    if (l->params_index >= 0 && l->nparams > 0) {
+        d->bytes[0].index = l->params_index;
+        d->bytes[0].data = l->params;
+        d->bytes[0].length = sizeof(uint32_t) * (size_t)l->nparams;
+        d->nbytes = 1;
+    }
+    for (int i = 0; i < l->ntgmem; i++) {
+        d->tgmem[i].index = l->tgmem[i].index;
+        d->tgmem[i].length = l->tgmem[i].bytes;
+    }
+    d->ntgmem = l->ntgmem;
+    memcpy(d->grid, l->grid, sizeof d->grid);
+    memcpy(d->tg, l->tg, sizeof d->tg);
+}
+
+static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, size_t errlen) {
+    metal_state *s = b->state;
+    const op_desc *op = c->op;
+    for (int i = 0; i < op->nbufs; i++) {
+        if (s->poison[i]) memcpy(mtl_buffer_contents(s->bufs[i]), s->poison[i]->data, tensor_nbytes(s->poison[i]));
+        if (op->bufs[i].role == BUF_INOUT)
+            memcpy(mtl_buffer_contents(s->bufs[i]), c->t[i]->data, tensor_nbytes(c->t[i]));
+    }
+    mtl_dispatch ds[OP_MAX_STAGES];
+    for (int st = 0; st < s->nstages; st++) fill_dispatch(s, st, &ds[st]);
+    double w0 = now_us();
+    if (mtl_run(s->dev, ds, s->nstages, &t->gpu_us, err, errlen) != 0) return -1;
+    t->wall_us = now_us() - w0;
+    t->nstages = s->nstages;
+    if (s->nstages == 1) {
+        t->stage_us[0] = t->gpu_us;
+    } else {
+        for (int st = 0; st < s->nstages; st++)
+            if (mtl_run(s->dev, &ds[st], 1, &t->stage_us[st], err, errlen) != 0) return -1;
+    }
+    for (int i = 0; i < op->nbufs; i++) {
+        buf_role r = op->bufs[i].role;
+        if (r == BUF_OUT || r == BUF_INOUT || r == BUF_SCRATCH)
+            memcpy(c->t[i]->data, mtl_buffer_contents(s->bufs[i]), tensor_nbytes(c->t[i]));
+    }
+    return 0;
+}
+
+static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
+    metal_state *s = b->state;
+    *l = s->launch[st];
+    l->function = s->stage_function[st];
+}
+
+static void metal_fill_kernel(backend *b, run_record *rec) {
+    metal_state *s = b->state;
+    if (s->nstages < 1) return;
+    const char *path = s->opts->shader ? s->opts->shader : s->launch[0].shader;
+    lib_entry *e = find_library(s, path);
+    str_copy(rec->kernel.source, sizeof rec->kernel.source, e ? e->display : path);
+    snprintf(rec->kernel.sha256, sizeof rec->kernel.sha256, "%s", e ? e->sha256 : "");
+    str_copy(rec->kernel.function, sizeof rec->kernel.function, s->stage_function[0]);
+    rec->kernel.nconstants = 0;
+    for (int i = 0; i < s->opts->nconstants && i < REC_MAX_CONSTANTS; i++) {
+        rec->kernel.constants[i].index = s->opts->constants[i].index;
+        snprintf(rec->kernel.constants[i].value, sizeof rec->kernel.constants[i].value, "%s",
+                 s->opts->constants[i].value);
+        rec->kernel.nconstants++;
+    }
+}
+
+static void metal_destroy(backend *b) {
+    metal_state *s = b->state;
+    metal_release_case(b);
+    for (int i = 0; i < s->npipes; i++) mtl_pipeline_free(s->pipes[i].pipe);
+    for (int i = 0; i < s->nlibs; i++) mtl_library_free(s->libs[i].lib);
+    mtl_device_free(s->dev);
+    free(s);
+    free(b);
+}
+
+backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
+    mtl_device *dev = mtl_device_open(kind, err, errlen);
+    if (!dev) return NULL;
+    backend *b = calloc(1, sizeof *b);
+    metal_state *s = calloc(1, sizeof *s);
+    if (!b || !s) {
+        free(b);
+        free(s);
+        mtl_device_free(dev);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->dev = dev;
+    b->name = mtl_device_is_software(dev) ? "sw" : "metal";
+    b->emulated = mtl_device_is_software(dev);
+    snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
+    b->gpu_cores = -1;
+    b->prepare = metal_prepare;
+    b->run_once = metal_run_once;
+    b->describe = metal_describe;
+    b->fill_kernel = metal_fill_kernel;
+    b->release_case = metal_release_case;
+    b->destroy = metal_destroy;
+    b->state = s;
+    return b;
+}

@@ -1,0 +1,1122 @@
+/* msl_front.c — the MSL pre-pass: finds kernels and function constants in
+ * (preprocessed) MSL and rewrites the text so clang++ can compile it against the
+ * prelude, without moving any line.
+ *
+ * Rewrites, each an edit of a byte span (replacement text + the span's newlines):
+ *   [[...]] attributes        -> blanks (standard C++ ones are kept)
+ *   `kernel` keyword          -> blank
+ *   function-scope `threadgroup T a[n], b;` -> references into the threadgroup arena
+ *   `constant T x [[function_constant(n)]];` -> a constexpr from SW_FC_DEF_n/SW_FC_VAL_n
+ * Address-space words (device, constant, thread, threadgroup) stay: the prelude
+ * defines them as macros. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swmetal/msl_front.h"
+
+#define MAX_ATTR_ITEMS 8
+
+typedef struct attr_item {
+    char name[64];
+    int arg_lo, arg_hi;          /* token range of the argument (original tokens); lo == hi: none */
+} attr_item;
+
+typedef struct attr_group {
+    int start, end;              /* byte span of [[ ... ]] */
+    int nitems;
+    attr_item items[MAX_ATTR_ITEMS];
+    int keep;                    /* only standard C++ attributes: leave in place */
+} attr_group;
+
+typedef struct edit {
+    int start, end;
+    char *text;                  /* NULL: blank the span */
+} edit;
+
+typedef struct kernel_template {
+    char *name;                  /* unqualified function name */
+    msl_kernel k;                /* bindings and position; host_name/callee unused */
+} kernel_template;
+
+typedef struct front {
+    msl_lexed lx;                /* original tokens */
+    msl_tok *tk;                 /* tokens with attribute groups collapsed */
+    int ntk;
+    int *match;                  /* matching bracket index in tk, or -1 */
+    char *ns_brace;              /* per tk index: 1 if this '{' opens a namespace / extern block */
+    attr_group *attrs;
+    int nattrs;
+    edit *edits;
+    int nedits, capedits;
+    kernel_template *templates;
+    int ntemplates;
+    msl_unit *u;
+    char *err;
+} front;
+
+/* ---------------------------------------------------------------- helpers */
+
+static const char *tk_text(const front *f, int i) { return f->lx.text + f->tk[i].start; }
+
+static int tk_is(const front *f, int i, const char *s) {
+    if (i < 0 || i >= f->ntk) return 0;
+    const msl_tok *t = &f->tk[i];
+    return t->kind != MSL_TK_ATTR && t->kind != MSL_TK_DIRECTIVE && (size_t)t->len == strlen(s) &&
+           memcmp(tk_text(f, i), s, (size_t)t->len) == 0;
+}
+
+static int tk_ident(const front *f, int i) { return i >= 0 && i < f->ntk && f->tk[i].kind == MSL_TK_IDENT; }
+
+static char *dup_span(const char *s, size_t n) {
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+static char *tk_dup(const front *f, int i) { return dup_span(tk_text(f, i), (size_t)f->tk[i].len); }
+
+/* Source text from the start of token a through the end of token b (tk indices). */
+static char *tk_range_dup(const front *f, int a, int b) {
+    if (b < a) return strdup("");
+    return dup_span(f->lx.text + f->tk[a].start, (size_t)(f->tk[b].start + f->tk[b].len - f->tk[a].start));
+}
+
+/* An error at tk index i (positions come from the original token). */
+static int fail_at(front *f, int i, const char *fmt, const char *a, const char *b) {
+    if (f->err) return -1;
+    char msg[400];
+    snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
+    msl_buf out = {0};
+    const msl_tok *t = (i >= 0 && i < f->ntk) ? &f->tk[i] : (f->ntk ? &f->tk[f->ntk - 1] : NULL);
+    if (t)
+        msl_buf_printf(&out, "%s:%d:%d: error: %s", f->lx.files[t->file], t->line, t->col, msg);
+    else
+        msl_buf_printf(&out, "%s:1:1: error: %s", f->lx.files[0], msg);
+    f->err = msl_buf_take(&out);
+    return -1;
+}
+
+static int add_edit(front *f, int start, int end, char *text) {
+    if (f->nedits == f->capedits) {
+        int cap = f->capedits ? f->capedits * 2 : 64;
+        edit *e = realloc(f->edits, sizeof *e * (size_t)cap);
+        if (!e) {
+            free(text);
+            return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
+        }
+        f->edits = e;
+        f->capedits = cap;
+    }
+    f->edits[f->nedits++] = (edit){start, end, text};
+    return 0;
+}
+
+static void blank_tok(front *f, int i) { add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, NULL); }
+
+/* Parses an integer literal, optionally parenthesised, from original tokens [lo, hi). */
+static int parse_int_arg(const front *f, int lo, int hi, long *out) {
+    while (hi - lo >= 3 && msl_tok_is(&f->lx, lo, "(") && msl_tok_is(&f->lx, hi - 1, ")")) {
+        lo++;
+        hi--;
+    }
+    if (hi - lo != 1 || f->lx.toks[lo].kind != MSL_TK_NUMBER) return -1;
+    const char *s = f->lx.text + f->lx.toks[lo].start;
+    char *end;
+    long v = strtol(s, &end, 0);
+    while (end < s + f->lx.toks[lo].len && (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')) end++;
+    if (end != s + f->lx.toks[lo].len) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Concatenates the string literals in original tokens [lo, hi) (as the compiler
+ * would after macro expansion: "steel_" "bf16" -> "steel_bf16").  NULL if some
+ * token is not a plain string literal. */
+static char *parse_string_arg(const front *f, int lo, int hi) {
+    msl_buf b = {0};
+    if (lo >= hi) return NULL;
+    for (int i = lo; i < hi; i++) {
+        const msl_tok *t = &f->lx.toks[i];
+        if (t->kind != MSL_TK_STRING) {
+            free(msl_buf_take(&b));
+            return NULL;
+        }
+        const char *s = f->lx.text + t->start;
+        for (int k = 1; k < t->len - 1; k++) {
+            char c = s[k];
+            if (c == '\\' && k + 1 < t->len - 1) {
+                c = s[++k];
+                if (c == 'n') c = '\n';
+                else if (c == 't') c = '\t';
+            }
+            msl_buf_put(&b, &c, 1);
+        }
+    }
+    msl_buf_put(&b, "", 0);
+    return msl_buf_take(&b);
+}
+
+/* ------------------------------------------------------------ attributes */
+
+static int is_standard_attr(const char *name) {
+    static const char *std_attrs[] = {"maybe_unused", "nodiscard", "noreturn", "fallthrough", "deprecated",
+                                      "likely",       "unlikely",  NULL};
+    for (int i = 0; std_attrs[i]; i++)
+        if (strcmp(name, std_attrs[i]) == 0) return 1;
+    return 0;
+}
+
+/* Original tokens [i] and [i+1] are '[' '['.  Parses through the closing "]]",
+ * records the group and returns the index of its last token, or -1. */
+static int parse_attr_group(front *f, int i) {
+    const msl_lexed *lx = &f->lx;
+    int depth = 0, k = i + 2;
+    for (; k < lx->ntoks; k++) {
+        if (msl_tok_is(lx, k, "[") || msl_tok_is(lx, k, "(")) depth++;
+        else if (msl_tok_is(lx, k, "]") || msl_tok_is(lx, k, ")")) {
+            if (depth == 0) break;
+            depth--;
+        }
+    }
+    if (k + 1 >= lx->ntoks || !msl_tok_is(lx, k, "]") || !msl_tok_is(lx, k + 1, "]")) {
+        f->err = msl_error_at(lx, i, "attribute list '[[' is not closed by ']]'");
+        return -1;
+    }
+    attr_group *g = realloc(f->attrs, sizeof *g * (size_t)(f->nattrs + 1));
+    if (!g) {
+        f->err = strdup("out of memory");
+        return -1;
+    }
+    f->attrs = g;
+    g = &f->attrs[f->nattrs++];
+    memset(g, 0, sizeof *g);
+    g->start = lx->toks[i].start;
+    g->end = lx->toks[k + 1].start + lx->toks[k + 1].len;
+    g->keep = 1;
+    int p = i + 2;
+    while (p < k) {
+        if (g->nitems == MAX_ATTR_ITEMS) {
+            f->err = msl_error_at(lx, p, "more than %d attributes in one [[...]] list", MAX_ATTR_ITEMS);
+            return -1;
+        }
+        attr_item *it = &g->items[g->nitems++];
+        size_t nlen = 0;
+        while (p < k && (lx->toks[p].kind == MSL_TK_IDENT || msl_tok_is(lx, p, "::"))) {
+            size_t tl = (size_t)lx->toks[p].len;
+            if (nlen + tl < sizeof it->name) {
+                memcpy(it->name + nlen, lx->text + lx->toks[p].start, tl);
+                nlen += tl;
+            }
+            p++;
+        }
+        it->name[nlen] = 0;
+        if (nlen == 0) {
+            f->err = msl_error_at(lx, p, "expected an attribute name");
+            return -1;
+        }
+        it->arg_lo = it->arg_hi = p;
+        if (p < k && msl_tok_is(lx, p, "(")) {
+            int d = 0, q = p;
+            for (; q < k; q++) {
+                if (msl_tok_is(lx, q, "(")) d++;
+                else if (msl_tok_is(lx, q, ")") && --d == 0) break;
+            }
+            it->arg_lo = p + 1;
+            it->arg_hi = q;
+            p = q + 1;
+        }
+        if (!is_standard_attr(it->name)) g->keep = 0;
+        if (p < k && !msl_tok_is(lx, p, ",")) {
+            f->err = msl_error_at(lx, p, "expected ',' or ']]' in attribute list");
+            return -1;
+        }
+        p++;
+    }
+    return k + 1;
+}
+
+static const attr_item *find_attr(const front *f, int tk_index, const char *name) {
+    if (f->tk[tk_index].kind != MSL_TK_ATTR) return NULL;
+    const attr_group *g = &f->attrs[f->tk[tk_index].attr];
+    for (int i = 0; i < g->nitems; i++)
+        if (strcmp(g->items[i].name, name) == 0) return &g->items[i];
+    return NULL;
+}
+
+/* Builds f->tk from the original tokens, one MSL_TK_ATTR per [[...]] group. */
+static int collapse_attrs(front *f) {
+    f->tk = malloc(sizeof *f->tk * (size_t)(f->lx.ntoks + 1));
+    if (!f->tk) return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
+    for (int i = 0; i < f->lx.ntoks; i++) {
+        if (msl_tok_is(&f->lx, i, "[") && msl_tok_is(&f->lx, i + 1, "[")) {
+            int last = parse_attr_group(f, i);
+            if (last < 0) return -1;
+            msl_tok t = f->lx.toks[i];
+            t.kind = MSL_TK_ATTR;
+            t.attr = f->nattrs - 1;
+            t.len = f->attrs[t.attr].end - t.start;
+            f->tk[f->ntk++] = t;
+            if (!f->attrs[t.attr].keep) add_edit(f, t.start, t.start + t.len, NULL);
+            i = last;
+            continue;
+        }
+        f->tk[f->ntk++] = f->lx.toks[i];
+    }
+    return f->err ? -1 : 0;
+}
+
+/* --------------------------------------------------------------- brackets */
+
+static int match_brackets(front *f) {
+    f->match = malloc(sizeof *f->match * (size_t)(f->ntk + 1));
+    f->ns_brace = calloc((size_t)f->ntk + 1, 1);
+    int *stack = malloc(sizeof *stack * (size_t)(f->ntk + 1));
+    if (!f->match || !f->ns_brace || !stack) {
+        free(stack);
+        return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
+    }
+    int sp = 0;
+    for (int i = 0; i < f->ntk; i++) {
+        f->match[i] = -1;
+        if (f->tk[i].kind != MSL_TK_PUNCT) continue;
+        char c = tk_text(f, i)[0];
+        if (f->tk[i].len != 1) continue;
+        if (c == '(' || c == '[' || c == '{') {
+            stack[sp++] = i;
+        } else if (c == ')' || c == ']' || c == '}') {
+            char want = c == ')' ? '(' : c == ']' ? '[' : '{';
+            if (sp == 0) {
+                char what[2] = {c, 0};
+                free(stack);
+                return fail_at(f, i, "unbalanced '%s': nothing to close%s", what, NULL);
+            }
+            int o = stack[sp - 1];
+            if (tk_text(f, o)[0] != want) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "'%c' does not close the '%c' opened at line %d", c, tk_text(f, o)[0],
+                         f->tk[o].line);
+                free(stack);
+                return fail_at(f, i, "%s%s", msg, NULL);
+            }
+            sp--;
+            f->match[o] = i;
+            f->match[i] = o;
+        }
+    }
+    if (sp > 0) {
+        int o = stack[sp - 1];
+        char open[2] = {tk_text(f, o)[0], 0};
+        free(stack);
+        return fail_at(f, o, "'%s' is never closed%s", open, NULL);
+    }
+    free(stack);
+    return 0;
+}
+
+/* tk[i] is '<'; returns the index just past the matching '>', or -1. */
+static int skip_angles(const front *f, int i, int hi) {
+    int depth = 0;
+    for (int j = i; j < hi; j++) {
+        if (tk_is(f, j, "<")) depth++;
+        else if (tk_is(f, j, ">")) {
+            if (--depth == 0) return j + 1;
+        } else if (tk_is(f, j, "(") || tk_is(f, j, "[")) {
+            j = f->match[j];
+        } else if (tk_is(f, j, ";") || tk_is(f, j, "{")) {
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------- kernel params */
+
+typedef struct attr_name_map {
+    const char *name;
+    int attr;
+} attr_name_map;
+
+static const attr_name_map id_attrs[] = {
+    {"thread_position_in_grid", SW_ATTR_THREAD_POSITION_IN_GRID},
+    {"thread_position_in_threadgroup", SW_ATTR_THREAD_POSITION_IN_THREADGROUP},
+    {"threadgroup_position_in_grid", SW_ATTR_THREADGROUP_POSITION_IN_GRID},
+    {"threads_per_threadgroup", SW_ATTR_THREADS_PER_THREADGROUP},
+    {"dispatch_threads_per_threadgroup", SW_ATTR_THREADS_PER_THREADGROUP},
+    {"threadgroups_per_grid", SW_ATTR_THREADGROUPS_PER_GRID},
+    {"threads_per_grid", SW_ATTR_THREADS_PER_GRID},
+    {"thread_index_in_threadgroup", SW_ATTR_THREAD_INDEX_IN_THREADGROUP},
+    {"simdgroup_index_in_threadgroup", SW_ATTR_SIMDGROUP_INDEX_IN_THREADGROUP},
+    {"thread_index_in_simdgroup", SW_ATTR_THREAD_INDEX_IN_SIMDGROUP},
+    {"simdgroups_per_threadgroup", SW_ATTR_SIMDGROUPS_PER_THREADGROUP},
+    {"dispatch_simdgroups_per_threadgroup", SW_ATTR_SIMDGROUPS_PER_THREADGROUP},
+    {"threads_per_simdgroup", SW_ATTR_THREADS_PER_SIMDGROUP},
+    {"thread_execution_width", SW_ATTR_THREAD_EXECUTION_WIDTH},
+    {NULL, 0},
+};
+
+/* One parameter in tk [a, b).  Appends its binding to k. */
+static int parse_param(front *f, int a, int b, msl_kernel *k) {
+    int first_attr = -1;
+    for (int i = a; i < b; i++) {
+        if (f->tk[i].kind == MSL_TK_ATTR) {
+            first_attr = i;
+            break;
+        }
+        if (f->match[i] > i) i = f->match[i];
+    }
+    int name = -1;
+    for (int i = (first_attr >= 0 ? first_attr : b) - 1; i >= a; i--) {
+        if (tk_is(f, i, "]") && f->match[i] >= a) {
+            i = f->match[i];
+            continue;
+        }
+        if (tk_ident(f, i)) name = i;
+        break;
+    }
+    char *pname = name >= 0 ? tk_dup(f, name) : strdup("(unnamed)");
+    if (!pname) return fail_at(f, a, "out of memory%s%s", NULL, NULL);
+    if (first_attr < 0) {
+        fail_at(f, a,
+                "kernel parameter '%s' has no binding attribute; add [[buffer(n)]], [[threadgroup(n)]] "
+                "or an id attribute such as [[thread_position_in_grid]]%s",
+                pname, NULL);
+        free(pname);
+        return -1;
+    }
+    msl_binding bind = {0, -1, pname, f->tk[name >= 0 ? name : a].line};
+    for (int i = first_attr; i < b; i++) {
+        if (f->tk[i].kind != MSL_TK_ATTR) continue;
+        const attr_group *g = &f->attrs[f->tk[i].attr];
+        for (int j = 0; j < g->nitems; j++) {
+            const attr_item *it = &g->items[j];
+            int kind = 0, index = -1;
+            if (strcmp(it->name, "buffer") == 0 || strcmp(it->name, "threadgroup") == 0) {
+                long v;
+                kind = it->name[0] == 'b' ? SW_BIND_BUFFER : SW_BIND_THREADGROUP;
+                if (parse_int_arg(f, it->arg_lo, it->arg_hi, &v) || v < 0 ||
+                    v >= (kind == SW_BIND_BUFFER ? SW_MAX_BUFFERS : SW_MAX_TG_PARAMS)) {
+                    fail_at(f, i, "[[%s(n)]] of parameter '%s' needs an index literal in 0..30", it->name, pname);
+                    free(pname);
+                    return -1;
+                }
+                index = (int)v;
+            } else if (strcmp(it->name, "function_constant") == 0 || is_standard_attr(it->name)) {
+                continue;   /* optional binding: the buffer is simply unbound when the constant is false */
+            } else {
+                for (const attr_name_map *m = id_attrs; m->name; m++)
+                    if (strcmp(m->name, it->name) == 0) kind = SW_BIND_ATTR, index = m->attr;
+                if (!kind) {
+                    fail_at(f, i, "unknown attribute '%s' on kernel parameter '%s'", it->name, pname);
+                    free(pname);
+                    return -1;
+                }
+            }
+            if (bind.kind) {
+                fail_at(f, i, "kernel parameter '%s' has two binding attributes (second: '%s')", pname, it->name);
+                free(pname);
+                return -1;
+            }
+            bind.kind = kind;
+            bind.index = index;
+        }
+    }
+    if (!bind.kind) {
+        fail_at(f, first_attr, "kernel parameter '%s' has no binding attribute%s", pname, NULL);
+        free(pname);
+        return -1;
+    }
+    msl_binding *nb = realloc(k->bindings, sizeof *nb * (size_t)(k->nbindings + 1));
+    if (!nb) {
+        free(pname);
+        return fail_at(f, a, "out of memory%s%s", NULL, NULL);
+    }
+    k->bindings = nb;
+    k->bindings[k->nbindings++] = bind;
+    return 0;
+}
+
+/* Parameters inside the parenthesis group starting at tk[lp]. */
+static int parse_params(front *f, int lp, msl_kernel *k) {
+    int rp = f->match[lp];
+    if (rp == lp + 1 || (rp == lp + 2 && tk_is(f, lp + 1, "void"))) return 0;
+    int a = lp + 1, angle = 0;
+    for (int i = lp + 1; i <= rp; i++) {
+        if (i < rp && f->match[i] > i) {
+            i = f->match[i];
+            continue;
+        }
+        if (tk_is(f, i, "<")) angle++;
+        else if (tk_is(f, i, ">") && angle > 0) angle--;
+        if (i == rp || (tk_is(f, i, ",") && angle == 0)) {
+            if (parse_param(f, a, i, k)) return -1;
+            a = i + 1;
+        }
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------- kernel records */
+
+static void kernel_free(msl_kernel *k) {
+    free(k->host_name);
+    free(k->callee);
+    free(k->file);
+    for (int i = 0; i < k->nbindings; i++) free(k->bindings[i].param);
+    free(k->bindings);
+    *k = (msl_kernel){0};
+}
+
+static int copy_bindings(msl_kernel *dst, const msl_kernel *src) {
+    if (src->nbindings == 0) return 0;
+    dst->bindings = calloc((size_t)src->nbindings, sizeof *dst->bindings);
+    if (!dst->bindings) return -1;
+    for (int i = 0; i < src->nbindings; i++) {
+        dst->bindings[i] = src->bindings[i];
+        dst->bindings[i].param = strdup(src->bindings[i].param);
+        if (!dst->bindings[i].param) return -1;
+        dst->nbindings = i + 1;
+    }
+    return 0;
+}
+
+static int add_kernel(front *f, int at, msl_kernel *k) {
+    for (int i = 0; i < f->u->nkernels; i++) {
+        if (strcmp(f->u->kernels[i].host_name, k->host_name) == 0) {
+            char line[32];
+            snprintf(line, sizeof line, "%d", f->u->kernels[i].line);
+            fail_at(f, at, "two kernels named '%s' (the first at line %s)", k->host_name, line);
+            kernel_free(k);
+            return -1;
+        }
+    }
+    msl_kernel *nk = realloc(f->u->kernels, sizeof *nk * (size_t)(f->u->nkernels + 1));
+    if (!nk) {
+        kernel_free(k);
+        return fail_at(f, at, "out of memory%s%s", NULL, NULL);
+    }
+    f->u->kernels = nk;
+    f->u->kernels[f->u->nkernels++] = *k;
+    *k = (msl_kernel){0};
+    return 0;
+}
+
+/* ------------------------------------------------------ function constants */
+
+int msl_fc_type_from_name(const char *name, size_t len) {
+    static const struct {
+        const char *name;
+        int type;
+    } map[] = {{"bool", SW_FC_BOOL},     {"int", SW_FC_INT},           {"int32_t", SW_FC_INT},
+               {"uint", SW_FC_UINT},     {"uint32_t", SW_FC_UINT},     {"unsigned int", SW_FC_UINT},
+               {"unsigned", SW_FC_UINT}, {"float", SW_FC_FLOAT},       {"half", SW_FC_HALF},
+               {"short", SW_FC_SHORT},   {"int16_t", SW_FC_SHORT},     {"ushort", SW_FC_USHORT},
+               {"uint16_t", SW_FC_USHORT}, {"unsigned short", SW_FC_USHORT}, {NULL, 0}};
+    for (int i = 0; map[i].name; i++)
+        if (strlen(map[i].name) == len && memcmp(map[i].name, name, len) == 0) return map[i].type;
+    return 0;
+}
+
+const char *msl_fc_type_name(int type) {
+    switch (type) {
+    case SW_FC_BOOL: return "bool";
+    case SW_FC_INT: return "int";
+    case SW_FC_UINT: return "uint";
+    case SW_FC_FLOAT: return "float";
+    case SW_FC_HALF: return "half";
+    case SW_FC_SHORT: return "short";
+    case SW_FC_USHORT: return "ushort";
+    default: return "?";
+    }
+}
+
+/* Declaration tk [ds, end] (end = ';') carries [[function_constant(n)]] at tk[at]. */
+static int rewrite_function_constant(front *f, int ds, int end, int at) {
+    const attr_item *it = find_attr(f, at, "function_constant");
+    long index;
+    if (parse_int_arg(f, it->arg_lo, it->arg_hi, &index) || index < 0 || index > 65535)
+        return fail_at(f, at, "[[function_constant(n)]] needs an index literal in 0..65535%s%s", NULL, NULL);
+    int name = at - 1;
+    int c = ds;
+    while (c < name && !tk_is(f, c, "constant")) c++;
+    if (!tk_ident(f, name) || c + 1 >= name)
+        return fail_at(f, at, "expected 'constant TYPE NAME [[function_constant(n)]];'%s%s", NULL, NULL);
+    /* type text: the tokens between `constant` and the name, joined by single spaces */
+    msl_buf tb = {0};
+    for (int i = c + 1; i < name; i++) {
+        if (i > c + 1) msl_buf_puts(&tb, " ");
+        msl_buf_put(&tb, tk_text(f, i), (size_t)f->tk[i].len);
+    }
+    char *type = msl_buf_take(&tb);
+    char *nm = tk_dup(f, name);
+    if (!type || !nm) {
+        free(type);
+        free(nm);
+        return fail_at(f, at, "out of memory%s%s", NULL, NULL);
+    }
+    int fctype = msl_fc_type_from_name(type, strlen(type));
+    if (!fctype) {
+        fail_at(f, c + 1,
+                "function constant '%s' has type '%s'; supported: bool, int, uint, short, ushort, float, half",
+                nm, type);
+        free(type);
+        free(nm);
+        return -1;
+    }
+    if (at + 1 != end) {
+        free(type);
+        free(nm);
+        return fail_at(f, at + 1, "expected ';' after [[function_constant(n)]]%s%s", NULL, NULL);
+    }
+    for (int i = 0; i < f->u->nconstants; i++) {
+        if (f->u->constants[i].index == index || strcmp(f->u->constants[i].name, nm) == 0) {
+            fail_at(f, name, "function constant '%s' repeats the name or index of '%s'", nm,
+                    f->u->constants[i].name);
+            free(type);
+            free(nm);
+            return -1;
+        }
+    }
+    msl_buf rb = {0};
+    msl_buf_printf(&rb,
+                   "static constexpr %s %s = SW_FC_DEF_%ld ? static_cast<%s>(SW_FC_VAL_%ld) : %s{}; "
+                   "static constexpr bool sw_fcdef_%s = SW_FC_DEF_%ld;",
+                   type, nm, index, type, index, type, nm, index);
+    free(type);
+    char *repl = msl_buf_take(&rb);
+    msl_constant *nc = realloc(f->u->constants, sizeof *nc * (size_t)(f->u->nconstants + 1));
+    if (!repl || !nc) {
+        free(repl);
+        free(nm);
+        if (nc) f->u->constants = nc;
+        return fail_at(f, at, "out of memory%s%s", NULL, NULL);
+    }
+    f->u->constants = nc;
+    f->u->constants[f->u->nconstants++] = (msl_constant){nm, (int)index, fctype};
+    return add_edit(f, f->tk[ds].start, f->tk[end].start + f->tk[end].len, repl);
+}
+
+/* ------------------------------------------------- namespace-scope walk */
+
+/* Index of the function name before the parameter '(' at tk[lp] and, through
+ * *name_start, the first token of a qualified / template-id name. */
+static int function_name_before(const front *f, int lp, int lo, int *name_start) {
+    int i = lp - 1;
+    if (tk_is(f, i, ">")) {
+        int depth = 0;
+        for (; i >= lo; i--) {
+            if (tk_is(f, i, ">")) depth++;
+            else if (tk_is(f, i, "<") && --depth == 0) break;
+            else if (tk_is(f, i, ")") || tk_is(f, i, "]")) i = f->match[i];
+        }
+        i--;
+    }
+    if (!tk_ident(f, i)) return -1;
+    int name = i;
+    while (tk_is(f, i - 1, "::") && tk_ident(f, i - 2)) i -= 2;
+    if (tk_is(f, i - 1, "::")) i--;
+    *name_start = i;
+    return name;
+}
+
+static char *join_prefix(const char *ns, const char *name) {
+    msl_buf b = {0};
+    if (name[0] != ':') msl_buf_puts(&b, ns);
+    msl_buf_puts(&b, name);
+    return msl_buf_take(&b);
+}
+
+static int process_decl(front *f, int ds, int end, int body, const char *ns) {
+    int k = ds;
+    while (k < end && f->tk[k].kind == MSL_TK_DIRECTIVE) k++;
+    if (k >= end) return 0;
+    int is_template = 0, is_inst = 0;
+    if (tk_is(f, k, "template")) {
+        if (tk_is(f, k + 1, "<")) {
+            int after = skip_angles(f, k + 1, end);
+            if (after < 0) return 0;
+            k = after;
+            is_template = 1;
+        } else {
+            is_inst = 1;
+            k++;
+        }
+    }
+    int kernel = 0, fc_at = -1, lp = -1, decltype_at = -1;
+    const attr_item *host = NULL;
+    for (int i = k; i < end; i++) {
+        if (f->tk[i].kind == MSL_TK_ATTR) {
+            if (find_attr(f, i, "kernel")) kernel = 1;
+            if (find_attr(f, i, "host_name")) host = find_attr(f, i, "host_name");
+            if (find_attr(f, i, "function_constant")) fc_at = i;
+            continue;
+        }
+        if (tk_is(f, i, "kernel")) {
+            kernel = 1;
+            blank_tok(f, i);
+        }
+        if (tk_is(f, i, "decltype") && decltype_at < 0) decltype_at = i;
+        if (tk_is(f, i, "(") && lp < 0 && !tk_is(f, i - 1, "decltype")) lp = i;
+        if (f->match[i] > i) i = f->match[i];
+    }
+    if (fc_at >= 0) return rewrite_function_constant(f, ds, end, fc_at);
+    if (!kernel && !(is_inst && host)) return 0;
+
+    msl_kernel kr = {0};
+    kr.line = f->tk[k].line;
+    kr.file = strdup(f->lx.files[f->tk[k].file]);
+    if (!kr.file) return fail_at(f, k, "out of memory%s%s", NULL, NULL);
+    if (host) {
+        kr.host_name = parse_string_arg(f, host->arg_lo, host->arg_hi);
+        if (!kr.host_name || !kr.host_name[0]) {
+            kernel_free(&kr);
+            return fail_at(f, k, "[[host_name(...)]] needs a string literal%s%s", NULL, NULL);
+        }
+    }
+    if (is_inst && decltype_at >= 0) {
+        /* template [[host_name("x")]] [[kernel]] decltype(f<T, 64>) f<T, 64>; */
+        int after = f->match[decltype_at + 1] + 1;
+        if (after >= end) {
+            kernel_free(&kr);
+            return fail_at(f, decltype_at, "expected the instantiated function after decltype(...)%s%s", NULL,
+                           NULL);
+        }
+        char *text = tk_range_dup(f, after, end - 1);
+        kr.callee = text ? join_prefix(ns, text) : NULL;
+        free(text);
+        int base = after;
+        for (int i = after; i < end && !tk_is(f, i, "<"); i++)
+            if (tk_ident(f, i)) base = i;
+        const kernel_template *tpl = NULL;
+        for (int i = 0; i < f->ntemplates; i++)
+            if ((size_t)f->tk[base].len == strlen(f->templates[i].name) &&
+                memcmp(tk_text(f, base), f->templates[i].name, (size_t)f->tk[base].len) == 0)
+                tpl = &f->templates[i];
+        if (!tpl) {
+            char *bn = tk_dup(f, base);
+            fail_at(f, base, "no kernel template named '%s' is defined before this instantiation%s", bn, NULL);
+            free(bn);
+            kernel_free(&kr);
+            return -1;
+        }
+        if (!kr.callee || copy_bindings(&kr, &tpl->k)) {
+            kernel_free(&kr);
+            return fail_at(f, k, "out of memory%s%s", NULL, NULL);
+        }
+        if (!kr.host_name) kr.host_name = tk_range_dup(f, after, end - 1);
+        return add_kernel(f, k, &kr);
+    }
+    if (lp < 0) {
+        kernel_free(&kr);
+        return fail_at(f, k, "expected a kernel function declaration%s%s", NULL, NULL);
+    }
+    int name_start, name = function_name_before(f, lp, k, &name_start);
+    if (name < 0) {
+        kernel_free(&kr);
+        return fail_at(f, lp, "expected the kernel's name before '('%s%s", NULL, NULL);
+    }
+    if (parse_params(f, lp, &kr)) {
+        kernel_free(&kr);
+        return -1;
+    }
+    if (is_inst) {
+        /* older MLX style: template [[host_name("x")]] [[kernel]] void f<T>(params...); */
+        char *text = tk_range_dup(f, name_start, lp - 1);
+        kr.callee = text ? join_prefix(ns, text) : NULL;
+        free(text);
+        if (!kr.host_name) kr.host_name = tk_range_dup(f, name_start, lp - 1);
+        if (!kr.callee || !kr.host_name) {
+            kernel_free(&kr);
+            return fail_at(f, k, "out of memory%s%s", NULL, NULL);
+        }
+        return add_kernel(f, k, &kr);
+    }
+    if (body < 0) {
+        kernel_free(&kr);   /* a prototype: the definition is the one that counts */
+        return 0;
+    }
+    if (is_template) {
+        kernel_template *t = realloc(f->templates, sizeof *t * (size_t)(f->ntemplates + 1));
+        if (!t) {
+            kernel_free(&kr);
+            return fail_at(f, k, "out of memory%s%s", NULL, NULL);
+        }
+        f->templates = t;
+        t[f->ntemplates].name = tk_dup(f, name);
+        t[f->ntemplates].k = kr;
+        f->ntemplates++;
+        return 0;
+    }
+    char *fname = tk_dup(f, name);
+    kr.callee = fname ? join_prefix(ns, fname) : NULL;
+    if (!kr.host_name) kr.host_name = fname;
+    else free(fname);
+    if (!kr.callee || !kr.host_name) {
+        kernel_free(&kr);
+        return fail_at(f, k, "out of memory%s%s", NULL, NULL);
+    }
+    return add_kernel(f, k, &kr);
+}
+
+static int walk_ns(front *f, int lo, int hi, const char *ns) {
+    int i = lo;
+    while (i < hi && !f->err) {
+        int ds = i;
+        if (f->tk[i].kind == MSL_TK_DIRECTIVE || tk_is(f, i, ";")) {
+            i++;
+            continue;
+        }
+        int j = i;
+        if (tk_is(f, j, "inline") && tk_is(f, j + 1, "namespace")) j++;
+        if (tk_is(f, j, "namespace")) {
+            msl_buf nb = {0};
+            msl_buf_puts(&nb, ns);
+            j++;
+            while (tk_ident(f, j) || tk_is(f, j, "::")) {
+                msl_buf_put(&nb, tk_text(f, j), (size_t)f->tk[j].len);
+                j++;
+            }
+            if (tk_is(f, j, "{")) {
+                if (j > i + 1 && !tk_is(f, j - 1, "::")) msl_buf_puts(&nb, "::");
+                char *inner = msl_buf_take(&nb);
+                if (!inner) return fail_at(f, j, "out of memory%s%s", NULL, NULL);
+                f->ns_brace[j] = 1;
+                /* anonymous namespace members are reachable unqualified from the file */
+                int r = walk_ns(f, j + 1, f->match[j], tk_is(f, j - 1, "namespace") ? ns : inner);
+                free(inner);
+                if (r) return -1;
+                i = f->match[j] + 1;
+                continue;
+            }
+            free(msl_buf_take(&nb));
+        }
+        if (tk_is(f, i, "extern") && i + 2 < hi && f->tk[i + 1].kind == MSL_TK_STRING && tk_is(f, i + 2, "{")) {
+            f->ns_brace[i + 2] = 1;
+            if (walk_ns(f, i + 3, f->match[i + 2], ns)) return -1;
+            i = f->match[i + 2] + 1;
+            continue;
+        }
+        /* one declaration: through ';', or through a function body's '}' */
+        int saw_eq = 0, saw_class = 0, had_paren = 0, body = -1, end = -1;
+        j = i;
+        if (tk_is(f, j, "template") && tk_is(f, j + 1, "<")) {
+            int after = skip_angles(f, j + 1, hi);
+            if (after > 0) j = after;
+        }
+        for (; j < hi; j++) {
+            if (tk_is(f, j, ";")) {
+                end = j;
+                break;
+            }
+            if (tk_is(f, j, "{")) {
+                if (!saw_eq && !saw_class && had_paren) {
+                    body = j;
+                    end = f->match[j];
+                    break;
+                }
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, "(") || tk_is(f, j, "[")) {
+                had_paren |= tk_is(f, j, "(");
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, "=")) saw_eq = 1;
+            if (tk_is(f, j, "struct") || tk_is(f, j, "class") || tk_is(f, j, "union") || tk_is(f, j, "enum"))
+                saw_class = 1;
+        }
+        if (end < 0) end = hi - 1;
+        if (process_decl(f, ds, body >= 0 ? body : end, body, ns)) return -1;
+        i = end + 1;
+    }
+    return f->err ? -1 : 0;
+}
+
+/* ---------------------------------------------- function-scope threadgroup */
+
+/* tk[i] is `threadgroup` at the start of a statement inside a function. */
+static int rewrite_threadgroup_decl(front *f, int i) {
+    int angle = 0, first = -1, j;
+    for (j = i + 1; j < f->ntk; j++) {
+        if (tk_is(f, j, ";") || tk_is(f, j, "{") || tk_is(f, j, "}")) return 0;
+        if ((tk_is(f, j, "alignas") || tk_is(f, j, "__attribute__")) && tk_is(f, j + 1, "(")) {
+            j = f->match[j + 1];   /* the arena aligns to 16 bytes; larger alignments are not kept */
+            continue;
+        }
+        if (tk_is(f, j, "(") && angle == 0) return 0;   /* not a plain variable */
+        if ((tk_is(f, j, "*") || tk_is(f, j, "&")) && angle == 0) return 0; /* pointer / reference */
+        if (tk_is(f, j, "<")) angle++;
+        else if (tk_is(f, j, ">")) angle--;
+        else if (f->match[j] > j) {
+            j = f->match[j];
+            continue;
+        }
+        if (tk_ident(f, j) && angle == 0 &&
+            (tk_is(f, j + 1, "[") || tk_is(f, j + 1, ",") || tk_is(f, j + 1, ";") || tk_is(f, j + 1, "="))) {
+            first = j;
+            break;
+        }
+    }
+    if (first < 0 || first == i + 1) return 0;
+    /* the type as written, minus alignment specifiers */
+    msl_buf tb = {0};
+    int pos = f->tk[i + 1].start;
+    for (int t = i + 1; t < first; t++) {
+        if ((tk_is(f, t, "alignas") || tk_is(f, t, "__attribute__")) && tk_is(f, t + 1, "(")) {
+            msl_buf_put(&tb, f->lx.text + pos, (size_t)(f->tk[t].start - pos));
+            t = f->match[t + 1];
+            pos = f->tk[t].start + 1;
+        }
+    }
+    msl_buf_put(&tb, f->lx.text + pos, (size_t)(f->tk[first - 1].start + f->tk[first - 1].len - pos));
+    char *type = msl_buf_take(&tb);
+    if (!type) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+    msl_buf out = {0};
+    int d = first, end = -1;
+    while (d < f->ntk) {
+        char *name = tk_dup(f, d);
+        int k = d + 1;
+        while (tk_is(f, k, "[")) k = f->match[k] + 1;
+        char *dims = k > d + 1 ? tk_range_dup(f, d + 1, k - 1) : strdup("");
+        while ((tk_is(f, k, "alignas") || tk_is(f, k, "__attribute__")) && tk_is(f, k + 1, "("))
+            k = f->match[k + 1] + 1;
+        if (!name || !dims) {
+            free(name);
+            free(dims);
+            break;
+        }
+        if (tk_is(f, k, "=") || tk_is(f, k, "{")) {
+            fail_at(f, k, "threadgroup variable '%s' cannot have an initializer%s", name, NULL);
+            free(name);
+            free(dims);
+            break;
+        }
+        msl_buf_printf(&out,
+                       "using sw_tg_t_%s = %s %s; sw_tg_t_%s &%s = *static_cast<sw_tg_t_%s *>(sw_rt_tg_alloc("
+                       "sizeof(sw_tg_t_%s), alignof(sw_tg_t_%s) < 16 ? 16 : alignof(sw_tg_t_%s), \"%s\", %d)); ",
+                       name, type, dims, name, name, name, name, name, name, name, f->tk[d].line);
+        free(name);
+        free(dims);
+        if (tk_is(f, k, ";")) {
+            end = k;
+            break;
+        }
+        if (!tk_is(f, k, ",") || !tk_ident(f, k + 1)) {
+            fail_at(f, k, "unsupported threadgroup declaration: expected ', name' or ';' here%s%s", NULL, NULL);
+            break;
+        }
+        d = k + 1;
+    }
+    free(type);
+    char *repl = msl_buf_take(&out);
+    if (end < 0 || f->err) {
+        free(repl);
+        return fail_at(f, i, "unsupported threadgroup declaration%s%s", NULL, NULL);
+    }
+    if (!repl) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+    return add_edit(f, f->tk[i].start, f->tk[end].start + f->tk[end].len, repl);
+}
+
+static int rewrite_threadgroup_decls(front *f) {
+    char *kind = malloc((size_t)f->ntk + 1); /* stack of open brackets: 'n' namespace brace, 'b' other brace, 'p' paren */
+    if (!kind) return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
+    int sp = 0;
+    for (int i = 0; i < f->ntk && !f->err; i++) {
+        if (tk_is(f, i, "{")) kind[sp++] = f->ns_brace[i] ? 'n' : 'b';
+        else if (tk_is(f, i, "(") || tk_is(f, i, "[")) kind[sp++] = 'p';
+        else if (tk_is(f, i, "}") || tk_is(f, i, ")") || tk_is(f, i, "]")) sp--;
+        else if (tk_is(f, i, "threadgroup") && sp > 0 && kind[sp - 1] == 'b') {
+            int before = i - 1;   /* `alignas(16) threadgroup float x[n];` starts at alignas */
+            if (tk_is(f, before, ")") && tk_is(f, f->match[before] - 1, "alignas")) before = f->match[before] - 2;
+            if (tk_is(f, before, ";") || tk_is(f, before, "{") || tk_is(f, before, "}") ||
+                f->tk[before].kind == MSL_TK_ATTR || f->tk[before].kind == MSL_TK_DIRECTIVE) {
+                int start = before + 1;
+                if (start != i) {
+                    /* blank the leading alignas(...) and rewrite from `threadgroup` */
+                    add_edit(f, f->tk[start].start, f->tk[i].start, NULL);
+                }
+                rewrite_threadgroup_decl(f, i);
+            }
+        }
+    }
+    free(kind);
+    return f->err ? -1 : 0;
+}
+
+/* -------------------------------------------------- vector constructors */
+
+/* float4(a.xy, 0, 1) has no C++ meaning for ext vectors: rewrite the type name
+ * into ::metal::sw_mk<float4> (one-argument forms too, so float4(int4) converts
+ * values instead of reinterpreting bits).  `vec<T, N>(...)` likewise. */
+static int is_vector_type_name(const char *s, int len) {
+    static const char *elems[] = {"float", "half", "bfloat", "int", "uint", "short", "ushort",
+                                  "char",  "uchar", "long",  "ulong", "bool", NULL};
+    if (len > 7 && memcmp(s, "packed_", 7) == 0) {
+        s += 7;
+        len -= 7;
+    }
+    if (len < 2 || s[len - 1] < '2' || s[len - 1] > '4') return 0;
+    for (int i = 0; elems[i]; i++)
+        if ((int)strlen(elems[i]) == len - 1 && memcmp(s, elems[i], (size_t)len - 1) == 0) return 1;
+    return 0;
+}
+
+/* MSL's half literal suffix: 1.5h -> ((half)1.5). */
+static int rewrite_half_literal(front *f, int i) {
+    const char *s = tk_text(f, i);
+    int n = f->tk[i].len;
+    if (n < 2 || (s[n - 1] != 'h' && s[n - 1] != 'H')) return 0;
+    int is_hex = n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    if (is_hex) return 0;   /* hex digits cannot end in h; leave anything odd to the compiler */
+    msl_buf b = {0};
+    msl_buf_printf(&b, "((half)%.*s)", n - 1, s);
+    char *t = msl_buf_take(&b);
+    if (!t) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+    return add_edit(f, f->tk[i].start, f->tk[i].start + n, t);
+}
+
+static int rewrite_vector_constructors(front *f) {
+    for (int i = 0; i < f->ntk && !f->err; i++) {
+        if (f->tk[i].kind == MSL_TK_NUMBER) {
+            rewrite_half_literal(f, i);
+            continue;
+        }
+        if (!tk_ident(f, i)) continue;
+        if (tk_is(f, i - 1, ".") || tk_is(f, i - 1, "->") || tk_is(f, i - 1, "operator")) continue;
+        int qualified = tk_is(f, i - 1, "::");
+        if (qualified && !tk_is(f, i - 2, "metal")) continue;
+        if (is_vector_type_name(tk_text(f, i), f->tk[i].len) && tk_is(f, i + 1, "(")) {
+            msl_buf b = {0};
+            msl_buf_printf(&b, "%ssw_mk<%.*s>", qualified ? "" : "::metal::", f->tk[i].len, tk_text(f, i));
+            char *t = msl_buf_take(&b);
+            if (!t || add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, t)) return -1;
+        } else if (tk_is(f, i, "vec") && tk_is(f, i + 1, "<")) {
+            int after = skip_angles(f, i + 1, f->ntk);
+            if (after < 0 || !tk_is(f, after, "(")) continue;
+            char *open = strdup(qualified ? "sw_mk<" : "::metal::sw_mk<"), *close = strdup(">");
+            if (!open || !close) {
+                free(open);
+                free(close);
+                return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+            }
+            int end = f->tk[after - 1].start + f->tk[after - 1].len;
+            add_edit(f, f->tk[i].start, f->tk[i].start, open);
+            add_edit(f, end, end, close);
+        }
+    }
+    return f->err ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ apply edits */
+
+static int cmp_edit(const void *a, const void *b) {
+    const edit *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (y->end - y->start) - (x->end - x->start); /* the containing edit first */
+}
+
+static char *apply_edits(front *f) {
+    qsort(f->edits, (size_t)f->nedits, sizeof *f->edits, cmp_edit);
+    const char *s = f->lx.text;
+    size_t n = strlen(s);
+    msl_buf b = {0};
+    size_t pos = 0;
+    for (int i = 0; i < f->nedits; i++) {
+        const edit *e = &f->edits[i];
+        if ((size_t)e->start < pos) continue; /* inside an edit already applied */
+        msl_buf_put(&b, s + pos, (size_t)e->start - pos);
+        if (e->text) {
+            msl_buf_puts(&b, e->text);
+            for (int k = e->start; k < e->end; k++)
+                if (s[k] == '\n') msl_buf_put(&b, "\n", 1);
+        } else {
+            for (int k = e->start; k < e->end; k++) msl_buf_put(&b, s[k] == '\n' ? "\n" : " ", 1);
+        }
+        pos = (size_t)e->end;
+    }
+    msl_buf_put(&b, s + pos, n - pos);
+    return msl_buf_take(&b);
+}
+
+/* ------------------------------------------------------------------ API */
+
+static void front_free(front *f) {
+    msl_lexed_free(&f->lx);
+    free(f->tk);
+    free(f->match);
+    free(f->ns_brace);
+    free(f->attrs);
+    for (int i = 0; i < f->nedits; i++) free(f->edits[i].text);
+    free(f->edits);
+    for (int i = 0; i < f->ntemplates; i++) {
+        free(f->templates[i].name);
+        kernel_free(&f->templates[i].k);
+    }
+    free(f->templates);
+}
+
+int msl_front_parse(const char *text, const char *filename, msl_unit *out, char **err) {
+    *out = (msl_unit){0};
+    *err = NULL;
+    front f = {0};
+    f.u = out;
+    if (msl_lex(text, filename, &f.lx, err)) return -1;
+    if (collapse_attrs(&f) == 0 && match_brackets(&f) == 0 && walk_ns(&f, 0, f.ntk, "::") == 0 &&
+        rewrite_threadgroup_decls(&f) == 0 && rewrite_vector_constructors(&f) == 0) {
+        out->text = apply_edits(&f);
+        if (!out->text) f.err = strdup("out of memory while rewriting the MSL source");
+    }
+    if (f.err) {
+        *err = f.err;
+        f.err = NULL;
+        front_free(&f);
+        msl_unit_free(out);
+        return -1;
+    }
+    front_free(&f);
+    return 0;
+}
+
+void msl_unit_free(msl_unit *u) {
+    free(u->text);
+    for (int i = 0; i < u->nkernels; i++) kernel_free(&u->kernels[i]);
+    free(u->kernels);
+    for (int i = 0; i < u->nconstants; i++) free(u->constants[i].name);
+    free(u->constants);
+    *u = (msl_unit){0};
+}
+
+char *msl_prepare_source(const char *source, const char *filename, char **err) {
+    msl_lexed lx;
+    if (msl_lex(source, filename, &lx, err)) return NULL;
+    msl_buf b = {0};
+    msl_buf_puts(&b, "#line 1 \"");
+    for (const char *p = filename; *p; p++) {
+        if (*p == '"' || *p == '\\') msl_buf_put(&b, "\\", 1);
+        msl_buf_put(&b, p, 1);
+    }
+    msl_buf_puts(&b, "\"\n");
+    size_t pos = 0;
+    for (int i = 0; i < lx.ntoks; i++) {
+        const msl_tok *t = &lx.toks[i];
+        if (t->kind != MSL_TK_DIRECTIVE) continue;
+        /* "#  include <metal_stdlib>": the prelude is included by the generated file */
+        const char *p = source + t->start + 1;
+        const char *e = source + t->start + t->len;
+        while (p < e && (*p == ' ' || *p == '\t')) p++;
+        if (e - p < 7 || memcmp(p, "include", 7) != 0) continue;
+        p += 7;
+        while (p < e && (*p == ' ' || *p == '\t')) p++;
+        if (e - p < 7 || memcmp(p, "<metal_", 7) != 0) continue;
+        msl_buf_put(&b, source + pos, (size_t)t->start - pos);
+        pos = (size_t)(t->start + t->len);
+    }
+    msl_buf_puts(&b, source + pos);
+    msl_lexed_free(&lx);
+    char *out = msl_buf_take(&b);
+    if (!out) *err = strdup("out of memory while reading the MSL source");
+    return out;
+}

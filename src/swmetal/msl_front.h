@@ -1,0 +1,114 @@
+/* msl_front.h — internals of the MSL front end (source pre-pass), shared by
+ * msl_lex.c (tokens), msl_front.c (kernel discovery and rewrites), msl_emit.c
+ * (the generated C++) and compile.c.
+ *
+ * Pipeline for one library:
+ *   1. msl_prepare_source: blank `#include <metal_*>` lines and prefix
+ *      `#line 1 "file.metal"` so the C preprocessor's output names .metal lines.
+ *   2. clang -E (compile.c) expands the user's macros (MLX instantiates kernels
+ *      through macros, so a pre-pass without a preprocessor would miss them).
+ *   3. msl_front_parse on the preprocessed text: finds kernels, bindings and
+ *      function constants, and rewrites the text in place without moving any line.
+ *   4. msl_front_emit: the C++ of one variant (function-constant values, prelude
+ *      include, rewritten text, one extern "C" entry per kernel, sw_kernels[]). */
+#ifndef GDN_MSL_FRONT_H
+#define GDN_MSL_FRONT_H
+
+#include <stddef.h>
+
+#include "swmetal/sw_compile.h"
+
+/* ---- growable text ---- */
+typedef struct msl_buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} msl_buf;
+
+void msl_buf_put(msl_buf *b, const char *s, size_t n);
+void msl_buf_puts(msl_buf *b, const char *s);
+void msl_buf_printf(msl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns the NUL-terminated text (owned by the caller) or NULL when out of memory. */
+char *msl_buf_take(msl_buf *b);
+
+/* ---- tokens ---- */
+typedef enum msl_tok_kind {
+    MSL_TK_IDENT = 1,
+    MSL_TK_NUMBER,
+    MSL_TK_STRING,
+    MSL_TK_CHAR,
+    MSL_TK_PUNCT,      /* one character, except "::" and "->" */
+    MSL_TK_DIRECTIVE,  /* a whole preprocessor line (line markers are consumed, not kept) */
+    MSL_TK_ATTR        /* a collapsed [[...]] group (made by msl_front.c) */
+} msl_tok_kind;
+
+typedef struct msl_tok {
+    int kind;
+    int start, len;    /* byte span in the lexed text */
+    int line, col;     /* position in the .metal file (after #line / line markers) */
+    int file;          /* index into msl_lexed.files */
+    int attr;          /* MSL_TK_ATTR: index into the front end's attribute groups */
+} msl_tok;
+
+typedef struct msl_lexed {
+    const char *text;
+    msl_tok *toks;
+    int ntoks;
+    char **files;      /* file names seen in line markers; files[0] = the given name */
+    int nfiles;
+} msl_lexed;
+
+/* Tokenises `text`; line markers (`# N "f"`, `#line N "f"`) update positions.
+ * Returns 0, or -1 with *err = "file:line:col: error: ..." (unterminated comment,
+ * string or character literal). */
+int msl_lex(const char *text, const char *filename, msl_lexed *out, char **err);
+void msl_lexed_free(msl_lexed *lx);
+int msl_tok_is(const msl_lexed *lx, int i, const char *s);
+/* malloc'd "file:line:col: error: msg" at token i (or at the end of the text). */
+char *msl_error_at(const msl_lexed *lx, int i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- what the pre-pass finds ---- */
+typedef struct msl_binding {
+    int kind;          /* sw_bind_kind */
+    int index;         /* buffer / threadgroup index or sw_attr */
+    char *param;
+    int line;
+} msl_binding;
+
+typedef struct msl_kernel {
+    char *host_name;   /* name the host asks for */
+    char *callee;      /* C++ expression naming the function: "::f", "::ns::attn<bfloat, 64>" */
+    char *file;        /* file of the declaration */
+    int line;
+    int nbindings;
+    msl_binding *bindings;
+} msl_kernel;
+
+typedef struct msl_constant {
+    char *name;
+    int index;         /* [[function_constant(index)]] */
+    int type;          /* SW_FC_* */
+} msl_constant;
+
+typedef struct msl_unit {
+    char *text;        /* rewritten preprocessed source, same lines as the input */
+    msl_kernel *kernels;
+    int nkernels;
+    msl_constant *constants;
+    int nconstants;
+} msl_unit;
+
+/* Step 1.  Returns malloc'd text or NULL with *err set. */
+char *msl_prepare_source(const char *source, const char *filename, char **err);
+/* Step 3.  `text` is (preprocessed) source; filename names it in errors until a
+ * line marker says otherwise.  Returns 0, or -1 with *err set and *out zeroed. */
+int msl_front_parse(const char *text, const char *filename, msl_unit *out, char **err);
+void msl_unit_free(msl_unit *u);
+/* Step 4.  `prelude_include` is the header name for #include "..." (metal_stdlib.h). */
+char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, char **err);
+
+/* Function constant type names ("bool", "uint", ...) <-> SW_FC_*; 0 if unknown. */
+int msl_fc_type_from_name(const char *name, size_t len);
+const char *msl_fc_type_name(int type);
+
+#endif

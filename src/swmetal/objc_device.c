@@ -1,0 +1,441 @@
+/* objc_device.c — the software device's Metal classes for resources: device,
+ * MTLCompileOptions, MTLFunctionConstantValues, library, function, compute pipeline
+ * state and buffer, plus the C entry points of swmtl.h.
+ *
+ * Selector semantics follow Metal: new* return +1 objects; failures return nil and,
+ * where the selector has an error: argument, an autoreleased NSError. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "swmetal/exec.h"
+#include "swmetal/objc_metal.h"
+#include "swmetal/swmtl.h"
+
+#define SW_ERROR_DOMAIN "SWMTLErrorDomain"
+
+static Class device_class, options_class, constants_class, library_class, function_class, pipeline_class,
+    buffer_class;
+
+Class sw_mtl_buffer_class(void) { return buffer_class; }
+Class sw_mtl_pipeline_class(void) { return pipeline_class; }
+
+static _Thread_local char *next_source_name;
+
+void swmtl_set_source_name(const char *filename) {
+    free(next_source_name);
+    next_source_name = filename ? strdup(filename) : NULL;
+}
+
+/* ---- MTLCompileOptions: accepted and recorded; fast math changes nothing on the
+ * software device (its math is always the precise kind). ---- */
+
+typedef struct sw_mtl_options {
+    sw_obj base;
+    BOOL fast_math;
+    NSUInteger language_version;
+    id macros;
+} sw_mtl_options;
+
+static void options_set_fast_math(id self, SEL cmd, BOOL on) { ((sw_mtl_options *)self)->fast_math = on; }
+static BOOL options_fast_math(id self, SEL cmd) { return ((sw_mtl_options *)self)->fast_math; }
+static void options_set_language_version(id self, SEL cmd, NSUInteger v) {
+    ((sw_mtl_options *)self)->language_version = v;
+}
+static NSUInteger options_language_version(id self, SEL cmd) { return ((sw_mtl_options *)self)->language_version; }
+
+static void options_set_macros(id self, SEL cmd, id macros) {
+    sw_mtl_options *o = (sw_mtl_options *)self;
+    sw_retain(macros);
+    sw_release(o->macros);
+    o->macros = macros;
+}
+
+static id options_macros(id self, SEL cmd) { return ((sw_mtl_options *)self)->macros; }
+
+static id options_init(id self, SEL cmd) {
+    ((sw_mtl_options *)self)->fast_math = 1; /* Metal's default */
+    return self;
+}
+
+static void options_dealloc(id self, SEL cmd) {
+    sw_release(((sw_mtl_options *)self)->macros);
+    sw_obj_free(self);
+}
+
+static void options_methods(Class cls) {
+    sw_method_add(cls, "init", SW_IMP(options_init), "@@:");
+    sw_method_add(cls, "setFastMathEnabled:", SW_IMP(options_set_fast_math), "v@:C");
+    sw_method_add(cls, "fastMathEnabled", SW_IMP(options_fast_math), "C@:");
+    sw_method_add(cls, "setLanguageVersion:", SW_IMP(options_set_language_version), "v@:Q");
+    sw_method_add(cls, "languageVersion", SW_IMP(options_language_version), "Q@:");
+    sw_method_add(cls, "setPreprocessorMacros:", SW_IMP(options_set_macros), "v@:@");
+    sw_method_add(cls, "preprocessorMacros", SW_IMP(options_macros), "@@:");
+    sw_method_add(cls, "dealloc", SW_IMP(options_dealloc), "v@:");
+}
+
+/* ---- MTLFunctionConstantValues ---- */
+
+typedef struct sw_mtl_constants {
+    sw_obj base;
+    sw_fc_value v[SW_MAX_FC_VALUES];
+    int n;
+    char bad[160];                  /* first value that could not be taken */
+} sw_mtl_constants;
+
+static void constants_set(id self, SEL cmd, const void *value, NSUInteger type, NSUInteger index) {
+    sw_mtl_constants *c = (sw_mtl_constants *)self;
+    sw_fc_value fc;
+    memset(&fc, 0, sizeof fc);
+    fc.index = (int)index;
+    switch (type) {
+    case MTLDataTypeBool:
+        fc.type = SW_FC_BOOL, fc.v.i = *(const unsigned char *)value != 0;
+        break;
+    case MTLDataTypeInt:
+        fc.type = SW_FC_INT, fc.v.i = *(const int32_t *)value;
+        break;
+    case MTLDataTypeUInt:
+        fc.type = SW_FC_UINT, fc.v.u = *(const uint32_t *)value;
+        break;
+    case MTLDataTypeFloat:
+        fc.type = SW_FC_FLOAT, fc.v.f = *(const float *)value;
+        break;
+    case MTLDataTypeHalf:
+        fc.type = SW_FC_HALF, fc.v.f = f16_to_f32(*(const uint16_t *)value);
+        break;
+    case MTLDataTypeShort:
+        fc.type = SW_FC_SHORT, fc.v.i = *(const int16_t *)value;
+        break;
+    case MTLDataTypeUShort:
+        fc.type = SW_FC_USHORT, fc.v.u = *(const uint16_t *)value;
+        break;
+    default:
+        if (!c->bad[0])
+            snprintf(c->bad, sizeof c->bad,
+                     "function constant %lu: MTLDataType %lu is not supported by the software device "
+                     "(bool, int, uint, float, half, short, ushort are)",
+                     (unsigned long)index, (unsigned long)type);
+        return;
+    }
+    for (int i = 0; i < c->n; i++)
+        if (c->v[i].index == fc.index) {
+            c->v[i] = fc;
+            return;
+        }
+    if (c->n < SW_MAX_FC_VALUES)
+        c->v[c->n++] = fc;
+    else if (!c->bad[0])
+        snprintf(c->bad, sizeof c->bad, "more than %d function constants", SW_MAX_FC_VALUES);
+}
+
+typedef struct NSRange {
+    NSUInteger location, length;
+} NSRange;
+
+static void constants_set_range(id self, SEL cmd, const void *values, NSUInteger type, NSRange range) {
+    size_t size = type == MTLDataTypeBool ? 1 : (type == MTLDataTypeHalf || type == MTLDataTypeShort || type == MTLDataTypeUShort) ? 2 : 4;
+    for (NSUInteger i = 0; i < range.length; i++)
+        constants_set(self, cmd, (const char *)values + i * size, type, range.location + i);
+}
+
+static void constants_methods(Class cls) {
+    sw_method_add(cls, "setConstantValue:type:atIndex:", SW_IMP(constants_set), "v@:^vQQ");
+    sw_method_add(cls, "setConstantValues:type:withRange:", SW_IMP(constants_set_range), "v@:^vQ{_NSRange=QQ}");
+}
+
+/* ---- library and function ---- */
+
+/* Finds (and for a compiled library, compiles) kernel `name`. */
+static int library_get_kernel(sw_mtl_library *l, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
+                              sw_kernel *out, char **err) {
+    memset(out, 0, sizeof *out);
+    if (l->native) {
+        for (const sw_kernel_info *k = l->native; k->name; k++)
+            if (strcmp(k->name, name) == 0) {
+                out->info = k;
+                return 0;
+            }
+        if (err) {
+            *err = malloc(strlen(name) + 64);
+            if (*err) sprintf(*err, "no kernel named '%s' in the library", name);
+        }
+        return -1;
+    }
+    /* The compiler side may compile and dlopen here: one variant at a time. */
+    pthread_mutex_lock(&l->mu);
+    int rc = sw_library_get_kernel(l->compiled, name, fcs, nfcs, instr, out, err);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+static id function_new(id library, const char *name, const sw_mtl_constants *consts, id *error) {
+    sw_mtl_library *l = (sw_mtl_library *)library;
+    if (consts && consts->bad[0]) {
+        sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 1, consts->bad));
+        return nil;
+    }
+    sw_mtl_function *f = (sw_mtl_function *)sw_obj_new(function_class);
+    if (!f) return nil;
+    if (consts) {
+        memcpy(f->fcs, consts->v, sizeof consts->v[0] * (size_t)consts->n);
+        f->nfcs = consts->n;
+    }
+    char *msg = NULL;
+    if (library_get_kernel(l, name, f->fcs, f->nfcs, SW_INSTR_NONE, &f->kernel, &msg) != 0) {
+        sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 2, msg ? msg : "cannot make the function"));
+        free(msg);
+        sw_obj_free((id)f);
+        return nil;
+    }
+    f->library = sw_retain(library);
+    f->name = sw_string_new(name);
+    return (id)f;
+}
+
+static id library_new_function(id self, SEL cmd, id name) {
+    const char *n = sw_string_utf8(name);
+    return n ? function_new(self, n, NULL, NULL) : nil;
+}
+
+static id library_new_function_constants(id self, SEL cmd, id name, id constants, id *error) {
+    const char *n = sw_string_utf8(name);
+    if (!n) {
+        sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 1, "function name is nil"));
+        return nil;
+    }
+    if (constants && !sw_is_kind(constants, constants_class)) {
+        sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 1, "constantValues is not an MTLFunctionConstantValues"));
+        return nil;
+    }
+    return function_new(self, n, (const sw_mtl_constants *)constants, error);
+}
+
+static void library_dealloc(id self, SEL cmd) {
+    sw_mtl_library *l = (sw_mtl_library *)self;
+    if (l->compiled) {
+        sw_library_free(l->compiled);
+        pthread_mutex_destroy(&l->mu);
+    }
+    sw_obj_free(self);
+}
+
+static void library_methods(Class cls) {
+    sw_method_add(cls, "newFunctionWithName:", SW_IMP(library_new_function), "@@:@");
+    sw_method_add(cls, "newFunctionWithName:constantValues:error:", SW_IMP(library_new_function_constants),
+                  "@@:@@^@");
+    sw_method_add(cls, "dealloc", SW_IMP(library_dealloc), "v@:");
+}
+
+static id function_name(id self, SEL cmd) { return ((sw_mtl_function *)self)->name; }
+
+static void function_dealloc(id self, SEL cmd) {
+    sw_mtl_function *f = (sw_mtl_function *)self;
+    sw_release(f->name);
+    sw_release(f->library);
+    sw_obj_free(self);
+}
+
+static void function_methods(Class cls) {
+    sw_method_add(cls, "name", SW_IMP(function_name), "@@:");
+    sw_method_add(cls, "dealloc", SW_IMP(function_dealloc), "v@:");
+}
+
+/* ---- pipeline ---- */
+
+const char *sw_mtl_pipeline_name(id pipeline) {
+    sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
+    return sw_string_utf8(f->name);
+}
+
+int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instrumented, char **err) {
+    sw_mtl_pipeline *p = (sw_mtl_pipeline *)pipeline;
+    sw_mtl_function *f = (sw_mtl_function *)p->function;
+    sw_mtl_library *l = (sw_mtl_library *)f->library;
+    *entry = f->kernel.info->entry;
+    *instrumented = 0;
+    /* C-entry libraries have no instrumented variant: they run plain. */
+    if (!full || !l->compiled) return 0;
+    pthread_mutex_lock(&p->mu);
+    int rc = 0;
+    if (!p->have_full) {
+        rc = library_get_kernel(l, sw_string_utf8(f->name), f->fcs, f->nfcs, SW_INSTR_FULL, &p->full, err);
+        p->have_full = rc == 0;
+    }
+    if (rc == 0) {
+        *entry = p->full.info->entry;
+        *instrumented = 1;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+static NSUInteger pipeline_max_threads(id self, SEL cmd) { return SW_MAX_THREADS_PER_GROUP; }
+static NSUInteger pipeline_width(id self, SEL cmd) { return SW_SIMD_WIDTH; }
+/* Function-scope threadgroup arrays are only sized when the kernel runs. */
+static NSUInteger pipeline_static_tg(id self, SEL cmd) { return 0; }
+
+static void pipeline_dealloc(id self, SEL cmd) {
+    sw_mtl_pipeline *p = (sw_mtl_pipeline *)self;
+    sw_release(p->function);
+    pthread_mutex_destroy(&p->mu);
+    sw_obj_free(self);
+}
+
+static void pipeline_methods(Class cls) {
+    sw_method_add(cls, "maxTotalThreadsPerThreadgroup", SW_IMP(pipeline_max_threads), "Q@:");
+    sw_method_add(cls, "threadExecutionWidth", SW_IMP(pipeline_width), "Q@:");
+    sw_method_add(cls, "staticThreadgroupMemoryLength", SW_IMP(pipeline_static_tg), "Q@:");
+    sw_method_add(cls, "dealloc", SW_IMP(pipeline_dealloc), "v@:");
+}
+
+/* ---- buffer ---- */
+
+static void *buffer_contents(id self, SEL cmd) { return ((sw_mtl_buffer *)self)->mem.data; }
+static NSUInteger buffer_length(id self, SEL cmd) { return ((sw_mtl_buffer *)self)->mem.length; }
+/* Shared storage: the host's writes are already visible. */
+static void buffer_did_modify(id self, SEL cmd, NSRange range) {}
+
+static void buffer_dealloc(id self, SEL cmd) {
+    sw_guarded_free(&((sw_mtl_buffer *)self)->mem);
+    sw_obj_free(self);
+}
+
+static void buffer_methods(Class cls) {
+    sw_method_add(cls, "contents", SW_IMP(buffer_contents), "^v@:");
+    sw_method_add(cls, "length", SW_IMP(buffer_length), "Q@:");
+    sw_method_add(cls, "didModifyRange:", SW_IMP(buffer_did_modify), "v@:{_NSRange=QQ}");
+    sw_method_add(cls, "dealloc", SW_IMP(buffer_dealloc), "v@:");
+}
+
+/* ---- device ---- */
+
+typedef struct sw_mtl_device {
+    sw_obj base;
+    id name;
+} sw_mtl_device;
+
+static id device_name(id self, SEL cmd) { return ((sw_mtl_device *)self)->name; }
+
+static id device_new_buffer(id self, SEL cmd, NSUInteger length, NSUInteger options) {
+    sw_mtl_buffer *b = (sw_mtl_buffer *)sw_obj_new(buffer_class);
+    if (!b) return nil;
+    if (sw_guarded_alloc(&b->mem, length, sw_checks_mode()) != 0) {
+        sw_obj_free((id)b);
+        return nil; /* Metal answers nil for length 0 or no memory */
+    }
+    return (id)b;
+}
+
+static id device_new_buffer_bytes(id self, SEL cmd, const void *bytes, NSUInteger length, NSUInteger options) {
+    id b = device_new_buffer(self, cmd, length, options);
+    if (b && bytes) memcpy(((sw_mtl_buffer *)b)->mem.data, bytes, length);
+    return b;
+}
+
+static id device_new_library_native(const sw_kernel_info *kernels) {
+    sw_mtl_library *l = (sw_mtl_library *)sw_obj_new(library_class);
+    if (l) l->native = kernels;
+    return (id)l;
+}
+
+/* MTLLibraryErrorDomain / MTLLibraryErrorCompileFailure as Metal reports them. */
+static id device_new_library_source(id self, SEL cmd, id source, id options, id *error) {
+    char *name = next_source_name;
+    next_source_name = NULL;
+    const char *src = sw_string_utf8(source);
+    if (!src) {
+        free(name);
+        sw_error_out(error, sw_error_new("MTLLibraryErrorDomain", 3, "newLibraryWithSource: source is nil"));
+        return nil;
+    }
+    char *msg = NULL;
+    sw_library *compiled = sw_library_create(src, name ? name : "source.metal", &msg);
+    free(name);
+    if (!compiled) {
+        sw_error_out(error, sw_error_new("MTLLibraryErrorDomain", 3, msg ? msg : "compilation failed"));
+        free(msg);
+        return nil;
+    }
+    sw_mtl_library *l = (sw_mtl_library *)sw_obj_new(library_class);
+    if (!l) {
+        sw_library_free(compiled);
+        return nil;
+    }
+    l->compiled = compiled;
+    pthread_mutex_init(&l->mu, NULL);
+    return (id)l;
+}
+
+static id device_new_pipeline(id self, SEL cmd, id function, id *error) {
+    if (!function || !sw_is_kind(function, function_class)) {
+        sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 1, "newComputePipelineStateWithFunction: needs a function "
+                                                              "from this device's library"));
+        return nil;
+    }
+    sw_mtl_pipeline *p = (sw_mtl_pipeline *)sw_obj_new(pipeline_class);
+    if (!p) return nil;
+    pthread_mutex_init(&p->mu, NULL);
+    p->function = sw_retain(function);
+    return (id)p;
+}
+
+static id device_new_queue(id self, SEL cmd) { return sw_mtl_queue_new(self); }
+
+static MTLSize device_max_threads(id self, SEL cmd) {
+    return (MTLSize){SW_MAX_THREADS_PER_GROUP, SW_MAX_THREADS_PER_GROUP, 64};
+}
+
+static NSUInteger device_max_tg_memory(id self, SEL cmd) { return SW_TG_MEM_LIMIT; }
+
+static void device_dealloc(id self, SEL cmd) {
+    sw_release(((sw_mtl_device *)self)->name);
+    sw_obj_free(self);
+}
+
+static void device_methods(Class cls) {
+    sw_method_add(cls, "name", SW_IMP(device_name), "@@:");
+    sw_method_add(cls, "newBufferWithLength:options:", SW_IMP(device_new_buffer), "@@:QQ");
+    sw_method_add(cls, "newBufferWithBytes:length:options:", SW_IMP(device_new_buffer_bytes), "@@:^vQQ");
+    sw_method_add(cls, "newLibraryWithSource:options:error:", SW_IMP(device_new_library_source), "@@:@@^@");
+    sw_method_add(cls, "newComputePipelineStateWithFunction:error:", SW_IMP(device_new_pipeline), "@@:@^@");
+    sw_method_add(cls, "newCommandQueue", SW_IMP(device_new_queue), "@@:");
+    sw_method_add(cls, "maxThreadsPerThreadgroup", SW_IMP(device_max_threads), "{MTLSize=QQQ}@:");
+    sw_method_add(cls, "maxThreadgroupMemoryLength", SW_IMP(device_max_tg_memory), "Q@:");
+    sw_method_add(cls, "dealloc", SW_IMP(device_dealloc), "v@:");
+}
+
+/* ---- registration and C entry points ---- */
+
+void sw_objc_register_metal(void) {
+    Class root = sw_root_class();
+    device_class = sw_class_register("SWMTLDevice", root, sizeof(sw_mtl_device), device_methods);
+    options_class = sw_class_register(objc_getClass("MTLCompileOptions") ? "SWMTLCompileOptions" : "MTLCompileOptions",
+                                      root, sizeof(sw_mtl_options), options_methods);
+    constants_class = sw_class_register(objc_getClass("MTLFunctionConstantValues") ? "SWMTLFunctionConstantValues"
+                                                                                    : "MTLFunctionConstantValues",
+                                        root, sizeof(sw_mtl_constants), constants_methods);
+    library_class = sw_class_register("SWMTLLibrary", root, sizeof(sw_mtl_library), library_methods);
+    function_class = sw_class_register("SWMTLFunction", root, sizeof(sw_mtl_function), function_methods);
+    pipeline_class = sw_class_register("SWMTLComputePipelineState", root, sizeof(sw_mtl_pipeline), pipeline_methods);
+    buffer_class = sw_class_register("SWMTLBuffer", root, sizeof(sw_mtl_buffer), buffer_methods);
+    sw_objc_register_commands();
+}
+
+id swmtl_create_system_default_device(void) {
+    sw_objc_init();
+    sw_mtl_device *d = (sw_mtl_device *)sw_obj_new(device_class);
+    if (!d) return nil;
+    d->name = sw_string_new("gdnbench software device");
+    return (id)d;
+}
+
+id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {
+    sw_objc_init();
+    return device && kernels ? device_new_library_native(kernels) : nil;
+}
+
+int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }
+int swmtl_set_schedule(const char *spec) { return sw_exec_set_schedule(spec, NULL, 0); }
+int swmtl_set_threadgroup_order(const char *spec) { return sw_exec_set_threadgroup_order(spec, NULL, 0); }

@@ -1,0 +1,75 @@
+/* objc_metal.h — instance layouts of the software device's Metal classes, shared by
+ * objc_device.c (device, library, function, pipeline, buffer) and objc_command.c
+ * (queue, command buffer, encoder). */
+#ifndef GDN_SW_OBJC_METAL_H
+#define GDN_SW_OBJC_METAL_H
+
+#include <pthread.h>
+
+#include "swmetal/checks.h"
+#include "swmetal/objc_base.h"
+#include "swmetal/sw_compile.h"
+
+/* MTLResourceOptions / MTLCommandBufferStatus / MTLDataType numbers as Apple's. */
+enum {
+    MTLCommandBufferStatusNotEnqueued = 0,
+    MTLCommandBufferStatusEnqueued = 1,
+    MTLCommandBufferStatusCommitted = 2,
+    MTLCommandBufferStatusScheduled = 3,
+    MTLCommandBufferStatusCompleted = 4,
+    MTLCommandBufferStatusError = 5
+};
+enum {
+    MTLDataTypeFloat = 3,
+    MTLDataTypeHalf = 16,
+    MTLDataTypeInt = 29,
+    MTLDataTypeUInt = 33,
+    MTLDataTypeShort = 37,
+    MTLDataTypeUShort = 41,
+    MTLDataTypeBool = 53
+};
+
+#define SW_MAX_FC_VALUES 64
+
+typedef struct sw_mtl_library {
+    sw_obj base;
+    const sw_kernel_info *native;   /* C entries (swmtl_new_native_library), or NULL */
+    sw_library *compiled;           /* from newLibraryWithSource:, or NULL */
+    pthread_mutex_t mu;             /* serialises variant compiles of `compiled` */
+} sw_mtl_library;
+
+typedef struct sw_mtl_function {
+    sw_obj base;
+    id library;                     /* retained */
+    id name;                        /* NSString */
+    sw_fc_value fcs[SW_MAX_FC_VALUES];
+    int nfcs;
+    sw_kernel kernel;               /* the plain variant */
+} sw_mtl_function;
+
+typedef struct sw_mtl_pipeline {
+    sw_obj base;
+    id function;                    /* retained */
+    pthread_mutex_t mu;             /* guards the lazily compiled full-check variant */
+    int have_full;
+    sw_kernel full;
+} sw_mtl_pipeline;
+
+typedef struct sw_mtl_buffer {
+    sw_obj base;
+    sw_guarded mem;
+} sw_mtl_buffer;
+
+Class sw_mtl_buffer_class(void);
+Class sw_mtl_pipeline_class(void);
+
+/* The entry to run for a pipeline: the full-check variant when `full` (compiled on
+ * first use) and one exists.  Returns 0, or -1 with *err (malloc'd). */
+int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instrumented, char **err);
+const char *sw_mtl_pipeline_name(id pipeline);
+
+/* objc_command.c */
+id sw_mtl_queue_new(id device);
+void sw_objc_register_commands(void);
+
+#endif

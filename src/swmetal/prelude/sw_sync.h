@@ -1,0 +1,365 @@
+// sw_sync.h — MSL barriers, simd-group functions, atomics and simdgroup_matrix for
+// the software device's prelude (included by metal_stdlib.h).
+//
+// Simd-group collectives use the exchange pattern of sw_abi.h: each lane writes its
+// slot, sw_rt_simd_sync() returns the mask of lanes present, each lane reads what
+// it needs, and a second sync keeps the slots alive until everyone has read.
+// Reductions and prefix scans combine lanes in ascending lane order, so every lane
+// gets bit-identical results and a run is reproducible (Apple's hardware order is
+// unspecified; float sums may differ from a GPU in the last bits).
+#ifndef GDN_SW_SYNC_H
+#define GDN_SW_SYNC_H
+
+namespace metal {
+
+// ---- barriers ----
+enum class mem_flags : unsigned {
+    mem_none = 0,
+    mem_device = 1,
+    mem_threadgroup = 2,
+    mem_texture = 4,
+    mem_threadgroup_imageblock = 8,
+    mem_object_data = 16,
+};
+constexpr mem_flags operator|(mem_flags a, mem_flags b) { return (mem_flags)((unsigned)a | (unsigned)b); }
+constexpr mem_flags operator&(mem_flags a, mem_flags b) { return (mem_flags)((unsigned)a & (unsigned)b); }
+
+inline void threadgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
+    sw_rt_threadgroup_barrier((unsigned)flags, line);
+}
+inline void simdgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
+    (void)flags;
+    sw_rt_simd_sync(line);
+}
+
+// ---- simd-group functions ----
+inline uint sw_lane() { return sw_rt_ids()->thread_index_in_simdgroup; }
+template <class T> inline T *sw_slot(uint lane) {
+    return reinterpret_cast<T *>(static_cast<char *>(sw_rt_simd_slots()) + lane * SW_SIMD_SLOT_BYTES);
+}
+
+// Writes x to this lane's slot, syncs, calls read(mask, lane) and syncs again.
+template <class T, class R> inline auto sw_simd_exchange(const T &x, int line, R read) {
+    static_assert(sizeof(T) <= SW_SIMD_SLOT_BYTES, "simd-group value larger than an exchange slot");
+    uint lane = sw_lane();
+    __builtin_memcpy(sw_slot<char>(lane), &x, sizeof(T));
+    uint32_t mask = sw_rt_simd_sync(line);
+    auto r = read(mask, lane);
+    sw_rt_simd_sync(line);
+    return r;
+}
+template <class T> inline T sw_slot_value(uint lane) {
+    T v;
+    __builtin_memcpy(&v, sw_slot<char>(lane), sizeof(T));
+    return v;
+}
+
+// Fold the values of lanes in `mask` (below `upto`, exclusive, or all when upto=32)
+// with op, starting from the lowest lane.
+template <class T, class Op> inline T sw_simd_fold(uint32_t mask, uint upto, T init, bool &any, Op op) {
+    T acc = init;
+    any = false;
+    for (uint l = 0; l < upto && l < 32; l++) {
+        if (!(mask >> l & 1u)) continue;
+        T v = sw_slot_value<T>(l);
+        acc = any ? op(acc, v) : v;
+        any = true;
+    }
+    return acc;
+}
+
+#define SW_SIMD_REDUCE(NAME, OP)                                                                                   \
+    template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
+        return sw_simd_exchange(x, line, [](uint32_t mask, uint) {                                                 \
+            bool any;                                                                                              \
+            return sw_simd_fold(mask, 32, T(), any, [](T a, T b) { return OP; });                                  \
+        });                                                                                                        \
+    }
+SW_SIMD_REDUCE(simd_sum, a + b)
+SW_SIMD_REDUCE(simd_product, a * b)
+SW_SIMD_REDUCE(simd_max, max(a, b))
+SW_SIMD_REDUCE(simd_min, min(a, b))
+SW_SIMD_REDUCE(simd_and, a & b)
+SW_SIMD_REDUCE(simd_or, a | b)
+SW_SIMD_REDUCE(simd_xor, a ^ b)
+#undef SW_SIMD_REDUCE
+
+#define SW_SIMD_PREFIX(NAME, OP, INCLUSIVE, IDENTITY)                                                              \
+    template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
+        return sw_simd_exchange(x, line, [](uint32_t mask, uint lane) {                                            \
+            bool any;                                                                                              \
+            T r = sw_simd_fold(mask, lane + (INCLUSIVE), T(), any, [](T a, T b) { return OP; });                   \
+            return any ? r : T(IDENTITY);                                                                          \
+        });                                                                                                        \
+    }
+SW_SIMD_PREFIX(simd_prefix_inclusive_sum, a + b, 1, 0)
+SW_SIMD_PREFIX(simd_prefix_exclusive_sum, a + b, 0, 0)
+SW_SIMD_PREFIX(simd_prefix_inclusive_product, a * b, 1, 1)
+SW_SIMD_PREFIX(simd_prefix_exclusive_product, a * b, 0, 1)
+#undef SW_SIMD_PREFIX
+
+// Lane `src` if it takes part, else the caller's own value (undefined on a GPU).
+template <class T> inline T sw_simd_read(uint32_t mask, uint src, uint lane) {
+    return (src < 32 && (mask >> src & 1u)) ? sw_slot_value<T>(src) : sw_slot_value<T>(lane);
+}
+template <class T, class I> inline T simd_shuffle(T x, I src, int line = __builtin_LINE()) {
+    uint s = (uint)src;
+    return sw_simd_exchange(x, line, [s](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, s, lane); });
+}
+template <class T, class I> inline T simd_broadcast(T x, I src, int line = __builtin_LINE()) {
+    return simd_shuffle(x, src, line);
+}
+template <class T, class I> inline T simd_shuffle_xor(T x, I m, int line = __builtin_LINE()) {
+    uint mm = (uint)m;
+    return sw_simd_exchange(x, line,
+                            [mm](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, (lane ^ mm) & 31u, lane); });
+}
+// The upper `delta` lanes keep their own value (MSL).
+template <class T, class I> inline T simd_shuffle_down(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane) {
+        return lane + d < 32 ? sw_simd_read<T>(mask, lane + d, lane) : sw_slot_value<T>(lane);
+    });
+}
+// The lower `delta` lanes keep their own value.
+template <class T, class I> inline T simd_shuffle_up(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane) {
+        return lane >= d ? sw_simd_read<T>(mask, lane - d, lane) : sw_slot_value<T>(lane);
+    });
+}
+template <class T, class I> inline T simd_shuffle_rotate_down(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line,
+                            [d](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, (lane + d) & 31u, lane); });
+}
+template <class T, class I> inline T simd_shuffle_rotate_up(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line,
+                            [d](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, (lane - d) & 31u, lane); });
+}
+template <class T> inline T simd_broadcast_first(T x, int line = __builtin_LINE()) {
+    return sw_simd_exchange(x, line, [](uint32_t mask, uint lane) {
+        return sw_simd_read<T>(mask, mask ? (uint)__builtin_ctz(mask) : lane, lane);
+    });
+}
+
+// simd_vote: the ballot of active lanes (MSL's 64-bit type; 32 lanes used).
+struct simd_vote {
+    typedef uint64_t vote_t;
+    vote_t v;
+    explicit constexpr simd_vote(vote_t x = 0) : v(x) {}
+    explicit constexpr operator vote_t() const { return v; }
+    bool all() const { return v == 0xffffffffu; }
+    bool any() const { return v != 0; }
+};
+inline simd_vote simd_ballot(bool pred, int line = __builtin_LINE()) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint) {
+        uint64_t bits = 0;
+        for (uint l = 0; l < 32; l++)
+            if ((mask >> l & 1u) && sw_slot_value<bool>(l)) bits |= 1ull << l;
+        return simd_vote(bits);
+    });
+}
+inline simd_vote simd_active_threads_mask(int line = __builtin_LINE()) {
+    uint32_t mask = sw_rt_simd_sync(line);
+    return simd_vote(mask);
+}
+inline bool simd_all(bool pred, int line = __builtin_LINE()) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint) {
+        for (uint l = 0; l < 32; l++)
+            if ((mask >> l & 1u) && !sw_slot_value<bool>(l)) return false;
+        return true;
+    });
+}
+inline bool simd_any(bool pred, int line = __builtin_LINE()) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint) {
+        for (uint l = 0; l < 32; l++)
+            if ((mask >> l & 1u) && sw_slot_value<bool>(l)) return true;
+        return false;
+    });
+}
+inline bool simd_is_first(int line = __builtin_LINE()) {
+    uint32_t mask = sw_rt_simd_sync(line);
+    bool first = mask && (uint)__builtin_ctz(mask) == sw_lane();
+    sw_rt_simd_sync(line);
+    return first;
+}
+
+// ---- atomics ----
+enum memory_order {
+    memory_order_relaxed = __ATOMIC_RELAXED,
+    memory_order_acquire = __ATOMIC_ACQUIRE,
+    memory_order_release = __ATOMIC_RELEASE,
+    memory_order_acq_rel = __ATOMIC_ACQ_REL,
+    memory_order_seq_cst = __ATOMIC_SEQ_CST,
+};
+enum thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+
+template <class T> struct atomic {
+    T sw_value;   // trivially constructible: lives in buffers and threadgroup memory
+};
+typedef atomic<int> atomic_int;
+typedef atomic<uint> atomic_uint;
+typedef atomic<bool> atomic_bool;
+typedef atomic<float> atomic_float;
+typedef atomic<ulong> atomic_ulong;
+typedef atomic<long> atomic_long;
+
+template <class T> inline T *sw_atomic_ptr(const volatile atomic<T> *a) { return const_cast<T *>(&a->sw_value); }
+
+template <class T, class U> inline void atomic_store_explicit(volatile atomic<T> *obj, U desired, memory_order) {
+    T d = (T)desired;
+    __atomic_store(sw_atomic_ptr(obj), &d, __ATOMIC_SEQ_CST);
+}
+template <class T> inline T atomic_load_explicit(const volatile atomic<T> *obj, memory_order) {
+    T r;
+    __atomic_load(sw_atomic_ptr(obj), &r, __ATOMIC_SEQ_CST);
+    return r;
+}
+template <class T, class U> inline T atomic_exchange_explicit(volatile atomic<T> *obj, U desired, memory_order) {
+    T d = (T)desired, r;
+    __atomic_exchange(sw_atomic_ptr(obj), &d, &r, __ATOMIC_SEQ_CST);
+    return r;
+}
+template <class T, class U>
+inline bool atomic_compare_exchange_weak_explicit(volatile atomic<T> *obj, T *expected, U desired, memory_order,
+                                                  memory_order) {
+    T d = (T)desired;
+    return __atomic_compare_exchange(sw_atomic_ptr(obj), expected, &d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+template <class T, class U>
+inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T> *obj, T *expected, U desired, memory_order o1,
+                                                    memory_order o2) {
+    return atomic_compare_exchange_weak_explicit(obj, expected, desired, o1, o2);
+}
+
+// Read-modify-write through a compare-and-swap loop (float add, min/max of floats).
+template <class T, class F> inline T sw_atomic_rmw(volatile atomic<T> *obj, F f) {
+    T *p = sw_atomic_ptr(obj);
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    T next = f(old);
+    while (!__atomic_compare_exchange(p, &old, &next, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) next = f(old);
+    return old;
+}
+#define SW_ATOMIC_FETCH(NAME, BUILTIN, EXPR)                                                                       \
+    template <class T, class U> inline T NAME(volatile atomic<T> *obj, U arg, memory_order) {                      \
+        T a = (T)arg;                                                                                              \
+        if constexpr (std::is_integral_v<T>) return BUILTIN(sw_atomic_ptr(obj), a, __ATOMIC_SEQ_CST);              \
+        else return sw_atomic_rmw(obj, [a](T old) { return (T)(EXPR); });                                          \
+    }
+SW_ATOMIC_FETCH(atomic_fetch_add_explicit, __atomic_fetch_add, old + a)
+SW_ATOMIC_FETCH(atomic_fetch_sub_explicit, __atomic_fetch_sub, old - a)
+SW_ATOMIC_FETCH(atomic_fetch_and_explicit, __atomic_fetch_and, old)
+SW_ATOMIC_FETCH(atomic_fetch_or_explicit, __atomic_fetch_or, old)
+SW_ATOMIC_FETCH(atomic_fetch_xor_explicit, __atomic_fetch_xor, old)
+#undef SW_ATOMIC_FETCH
+template <class T, class U> inline T atomic_fetch_min_explicit(volatile atomic<T> *obj, U arg, memory_order) {
+    T a = (T)arg;
+    return sw_atomic_rmw(obj, [a](T old) { return a < old ? a : old; });
+}
+template <class T, class U> inline T atomic_fetch_max_explicit(volatile atomic<T> *obj, U arg, memory_order) {
+    T a = (T)arg;
+    return sw_atomic_rmw(obj, [a](T old) { return old < a ? a : old; });
+}
+
+// ---- simdgroup_matrix<T, 8, 8> ----
+// Lane l holds row (q & 4) + (l / 2) % 4, columns (q & 2) * 2 + (l % 2) * 2 and +1,
+// where q = l / 4 (Apple's layout; kernels reading thread_elements() rely on it).
+inline uint sw_mat_row(uint l) { return ((l / 4) & 4u) + (l / 2) % 4; }
+inline uint sw_mat_col(uint l) { return ((l / 4) & 2u) * 2 + (l % 2) * 2; }
+
+template <class T, int Cols, int Rows> struct simdgroup_matrix {
+    static_assert(Cols == 8 && Rows == 8, "only 8x8 simdgroup matrices are supported");
+    vec<T, 2> sw_elems;
+    simdgroup_matrix() = default;
+    // MSL: constructing from a value makes a diagonal matrix.
+    explicit simdgroup_matrix(T diag) {
+        uint l = sw_lane(), r = sw_mat_row(l), c = sw_mat_col(l);
+        sw_elems[0] = r == c ? diag : T(0);
+        sw_elems[1] = r == c + 1 ? diag : T(0);
+    }
+    vec<T, 2> &thread_elements() { return sw_elems; }
+    const vec<T, 2> &thread_elements() const { return sw_elems; }
+};
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
+
+template <class T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
+    simdgroup_matrix<T, C, R> m;
+    m.sw_elems = value;
+    return m;
+}
+
+// origin is (column, row) like Metal's ulong2; with transpose the source is read as
+// its transpose (element (r, c) of the matrix comes from src[c * stride + r]).
+template <class T, class S>
+inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
+                           ulong2 origin = ulong2(0), bool transpose = false) {
+    uint l = sw_lane(), r = sw_mat_row(l), c = sw_mat_col(l);
+    for (uint k = 0; k < 2; k++) {
+        ulong rr = r, cc = c + k;
+        const S *p = transpose ? src + (origin.y + cc) * elements_per_row + origin.x + rr
+                               : src + (origin.y + rr) * elements_per_row + origin.x + cc;
+        d.sw_elems[k] = static_cast<T>(*p);
+    }
+}
+template <class T, class S>
+inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong elements_per_row = 8,
+                            ulong2 origin = ulong2(0), bool transpose = false) {
+    uint l = sw_lane(), r = sw_mat_row(l), c = sw_mat_col(l);
+    for (uint k = 0; k < 2; k++) {
+        ulong rr = r, cc = c + k;
+        S *p = transpose ? dst + (origin.y + cc) * elements_per_row + origin.x + rr
+                         : dst + (origin.y + rr) * elements_per_row + origin.x + cc;
+        *p = static_cast<S>(m.sw_elems[k]);
+    }
+}
+
+// Each lane publishes its elements of a and b (as float); every lane then computes
+// its own two elements of a*b (+ c), accumulating k = 0..7 in order, in float.
+template <class TD, class TA, class TB, class TC>
+inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+                             const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
+                             int line) {
+    float mine[4] = {(float)a.sw_elems[0], (float)a.sw_elems[1], (float)b.sw_elems[0], (float)b.sw_elems[1]};
+    uint l = sw_lane();
+    __builtin_memcpy(sw_slot<char>(l), mine, sizeof mine);
+    sw_rt_simd_sync(line);
+    float A[8][8], B[8][8];
+    for (uint s = 0; s < 32; s++) {
+        const float *v = sw_slot<float>(s);
+        uint r = sw_mat_row(s), col = sw_mat_col(s);
+        A[r][col] = v[0];
+        A[r][col + 1] = v[1];
+        B[r][col] = v[2];
+        B[r][col + 1] = v[3];
+    }
+    sw_rt_simd_sync(line);
+    uint r = sw_mat_row(l), col = sw_mat_col(l);
+    vec<TD, 2> out;
+    for (uint k = 0; k < 2; k++) {
+        float acc = c ? (float)c->sw_elems[k] : 0.0f;
+        for (uint j = 0; j < 8; j++) acc += A[r][j] * B[j][col + k];
+        out[k] = static_cast<TD>(acc);
+    }
+    d.sw_elems = out;
+}
+template <class TD, class TA, class TB, class TC>
+inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, 8, 8> &d,
+                                          const simdgroup_matrix<TA, 8, 8> &a,
+                                          const simdgroup_matrix<TB, 8, 8> &b,
+                                          const simdgroup_matrix<TC, 8, 8> &c, int line = __builtin_LINE()) {
+    sw_simdgroup_mma(d, a, b, &c, line);
+}
+template <class TD, class TA, class TB>
+inline void simdgroup_multiply(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+                               const simdgroup_matrix<TB, 8, 8> &b, int line = __builtin_LINE()) {
+    sw_simdgroup_mma(d, a, b, (const simdgroup_matrix<TD, 8, 8> *)nullptr, line);
+}
+
+} // namespace metal
+
+#endif

@@ -1,0 +1,44 @@
+/* swmtl.h — C entry points of the software Metal device.
+ *
+ * swmtl_create_system_default_device() is the Linux stand-in for
+ * MTLCreateSystemDefaultDevice(): it returns a device object (+1) that answers the
+ * Metal selectors (see /work/shared/spec/swmetal.md and objc_device.c).  The rest
+ * configures the device process-wide or reads what Metal's API cannot carry. */
+#ifndef GDN_SWMTL_H
+#define GDN_SWMTL_H
+
+#include <stdint.h>
+
+#include "metal/objc_call.h"
+#include "swmetal/sw_abi.h"
+
+/* A new reference to a software device (+1; release it). */
+id swmtl_create_system_default_device(void);
+
+/* Checks: "none", "fast" (default) or "full".  Returns 0, or -1 for another value
+ * (the mode is left unchanged).  Overrides GDNBENCH_SW_CHECKS.  Buffers keep the
+ * layout of the mode they were created in; set the mode before creating them. */
+int swmtl_set_checks(const char *mode);
+/* Fiber order within a threadgroup between synchronisation points:
+ * "inorder", "reverse" or "random:SEED".  Returns 0 or -1.  Overrides
+ * GDNBENCH_SW_SCHEDULE. */
+int swmtl_set_schedule(const char *spec);
+/* Order threadgroups start in: "inorder", "reverse" or "random:SEED" (the
+ * determinism check runs a second, permuted order).  Returns 0 or -1. */
+int swmtl_set_threadgroup_order(const char *spec);
+
+/* The file name the next newLibraryWithSource: on this thread reports in
+ * diagnostics (Metal's API has no place for it).  Copied; NULL = "source.metal". */
+void swmtl_set_source_name(const char *filename);
+
+/* A library whose functions are C entries (the sw_kernel_info table stays owned by
+ * the caller and must outlive the library; terminated by an entry with name NULL).
+ * For tests and host-side kernels; +1. */
+id swmtl_new_native_library(id device, const sw_kernel_info *kernels);
+
+/* Diagnostics of a completed command buffer: how many there were in all, and the
+ * i-th of those kept (i < kept), or NULL. */
+uint64_t swmtl_command_buffer_diagnostic_count(id command_buffer, int *kept);
+const char *swmtl_command_buffer_diagnostic(id command_buffer, int i);
+
+#endif

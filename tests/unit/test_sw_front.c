@@ -1,0 +1,274 @@
+/* test_sw_front.c — the MSL pre-pass alone (no compiler): kernel discovery,
+ * bindings, rewrites, function constants and error positions. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "swmetal/msl_front.h"
+#include "test.h"
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static const msl_kernel *find_kernel(const msl_unit *u, const char *name) {
+    for (int i = 0; i < u->nkernels; i++)
+        if (strcmp(u->kernels[i].host_name, name) == 0) return &u->kernels[i];
+    return NULL;
+}
+
+static const char *discovery_src =
+    "#include <metal_stdlib>\n"                                                        /* 1 */
+    "using namespace metal;\n"                                                         /* 2 */
+    "kernel void plain(device const float *a [[buffer(0)]],\n"                         /* 3 */
+    "                  device float *b [[ buffer(5) ]],\n"                             /* 4 */
+    "                  uint3 gid [[thread_position_in_grid]]) { b[gid.x] = a[0]; }\n"  /* 5 */
+    "[[kernel]] void attr_form(threadgroup float *t [[threadgroup(2)]],\n"             /* 6 */
+    "    ushort lane [[thread_index_in_simdgroup]]) {}\n"                              /* 7 */
+    "template <typename T, int D = 4>\n"                                               /* 8 */
+    "[[kernel]] void templ(device T *x [[buffer(1)]], uint i [[thread_index_in_threadgroup]]) {}\n" /* 9 */
+    "template [[host_name(\"templ_\" \"f32\")]] [[kernel]] decltype(templ<float, 64>) templ<float, 64>;\n" /* 10 */
+    "namespace inner { kernel void nested(device int *o [[buffer(3)]]) {} }\n"          /* 11 */
+    "template [[host_name(\"old_style\")]] [[kernel]] void templ<half>(device half *x [[buffer(1)]],\n" /* 12 */
+    "    uint i [[thread_index_in_threadgroup]]);\n"                                   /* 13 */
+    "void not_a_kernel(device float *p) {}\n";                                         /* 14 */
+
+TEST(sw_front_finds_kernels_and_bindings) {
+    msl_unit u;
+    char *err = NULL;
+    int rc = msl_front_parse(discovery_src, "disc.metal", &u, &err);
+    CHECK_MSG(rc == 0, "parse failed: %s", err ? err : "");
+    if (rc) {
+        free(err);
+        return;
+    }
+    CHECK_EQ_INT(u.nkernels, 5);
+    const msl_kernel *k = find_kernel(&u, "plain");
+    CHECK(k != NULL);
+    if (k) {
+        CHECK(strcmp(k->callee, "::plain") == 0);
+        CHECK_EQ_INT(k->line, 3);
+        CHECK_EQ_INT(k->nbindings, 3);
+        CHECK_EQ_INT(k->bindings[0].kind, SW_BIND_BUFFER);
+        CHECK_EQ_INT(k->bindings[0].index, 0);
+        CHECK(strcmp(k->bindings[0].param, "a") == 0);
+        CHECK_EQ_INT(k->bindings[1].index, 5);
+        CHECK_EQ_INT(k->bindings[1].line, 4);
+        CHECK_EQ_INT(k->bindings[2].kind, SW_BIND_ATTR);
+        CHECK_EQ_INT(k->bindings[2].index, SW_ATTR_THREAD_POSITION_IN_GRID);
+        CHECK(strcmp(k->bindings[2].param, "gid") == 0);
+    }
+    k = find_kernel(&u, "attr_form");
+    CHECK(k && k->nbindings == 2 && k->bindings[0].kind == SW_BIND_THREADGROUP && k->bindings[0].index == 2 &&
+          k->bindings[1].index == SW_ATTR_THREAD_INDEX_IN_SIMDGROUP);
+    k = find_kernel(&u, "templ_f32");
+    CHECK(k != NULL);
+    if (k) {
+        CHECK(strcmp(k->callee, "::templ<float, 64>") == 0);
+        CHECK_EQ_INT(k->line, 10);
+        CHECK(k->nbindings == 2 && k->bindings[0].index == 1 && strcmp(k->bindings[1].param, "i") == 0);
+    }
+    k = find_kernel(&u, "nested");
+    CHECK(k && strcmp(k->callee, "::inner::nested") == 0 && k->bindings[0].index == 3);
+    k = find_kernel(&u, "old_style");
+    CHECK(k && strcmp(k->callee, "::templ<half>") == 0 && k->nbindings == 2);
+    CHECK(find_kernel(&u, "not_a_kernel") == NULL);
+    /* attributes and `kernel` are blanked in place: no line moves */
+    CHECK_EQ_INT(count_lines(u.text), count_lines(discovery_src));
+    CHECK(strstr(u.text, "[[") == NULL);
+    CHECK(strstr(u.text, "kernel void") == NULL);
+    CHECK(strstr(u.text, "#include <metal_stdlib>") != NULL); /* removed by msl_prepare_source, not here */
+    msl_unit_free(&u);
+}
+
+TEST(sw_front_every_id_attribute) {
+    static const struct {
+        const char *name;
+        int attr;
+    } attrs[] = {
+        {"thread_position_in_grid", SW_ATTR_THREAD_POSITION_IN_GRID},
+        {"thread_position_in_threadgroup", SW_ATTR_THREAD_POSITION_IN_THREADGROUP},
+        {"threadgroup_position_in_grid", SW_ATTR_THREADGROUP_POSITION_IN_GRID},
+        {"threads_per_threadgroup", SW_ATTR_THREADS_PER_THREADGROUP},
+        {"threadgroups_per_grid", SW_ATTR_THREADGROUPS_PER_GRID},
+        {"threads_per_grid", SW_ATTR_THREADS_PER_GRID},
+        {"thread_index_in_threadgroup", SW_ATTR_THREAD_INDEX_IN_THREADGROUP},
+        {"simdgroup_index_in_threadgroup", SW_ATTR_SIMDGROUP_INDEX_IN_THREADGROUP},
+        {"thread_index_in_simdgroup", SW_ATTR_THREAD_INDEX_IN_SIMDGROUP},
+        {"simdgroups_per_threadgroup", SW_ATTR_SIMDGROUPS_PER_THREADGROUP},
+        {"threads_per_simdgroup", SW_ATTR_THREADS_PER_SIMDGROUP},
+        {"thread_execution_width", SW_ATTR_THREAD_EXECUTION_WIDTH},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        char src[256];
+        snprintf(src, sizeof src, "kernel void k(uint2 v [[%s]], ushort s [[ %s ]]) {}\n", attrs[i].name,
+                 attrs[i].name);
+        msl_unit u;
+        char *err = NULL;
+        int rc = msl_front_parse(src, "a.metal", &u, &err);
+        CHECK_MSG(rc == 0, "%s: %s", attrs[i].name, err ? err : "");
+        if (rc) {
+            free(err);
+            continue;
+        }
+        CHECK(u.nkernels == 1 && u.kernels[0].nbindings == 2);
+        CHECK_EQ_INT(u.kernels[0].bindings[0].kind, SW_BIND_ATTR);
+        CHECK_EQ_INT(u.kernels[0].bindings[0].index, attrs[i].attr);
+        CHECK_EQ_INT(u.kernels[0].bindings[1].index, attrs[i].attr);
+        msl_unit_free(&u);
+    }
+}
+
+static const char *tg_src = "kernel void k(device float *o [[buffer(0)]]) {\n"          /* 1 */
+                            "    threadgroup float tile[64][65], row[8];\n"              /* 2 */
+                            "    threadgroup atomic_uint counter;\n"                     /* 3 */
+                            "    threadgroup float *p = &tile[0][0];\n"                  /* 4 */
+                            "    threadgroup\n"                                          /* 5 */
+                            "        vec<float, 4> v4[2];\n"                             /* 6 */
+                            "    o[0] = tile[1][2] + row[0] + p[0];\n"                   /* 7 */
+                            "    alignas(16) threadgroup half hx[4]; threadgroup alignas(8) uint ux[2];\n" /* 8 */
+                            "}\n";
+
+TEST(sw_front_threadgroup_rewrite) {
+    msl_unit u;
+    char *err = NULL;
+    int rc = msl_front_parse(tg_src, "tg.metal", &u, &err);
+    CHECK_MSG(rc == 0, "%s", err ? err : "");
+    if (rc) {
+        free(err);
+        return;
+    }
+    CHECK_EQ_INT(count_lines(u.text), count_lines(tg_src));
+    CHECK(strstr(u.text, "using sw_tg_t_tile = float [64][65]; sw_tg_t_tile &tile = *static_cast<sw_tg_t_tile *>"
+                         "(sw_rt_tg_alloc(sizeof(sw_tg_t_tile), alignof(sw_tg_t_tile) < 16 ? 16 : "
+                         "alignof(sw_tg_t_tile), \"tile\", 2));") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_t_row = float [8];") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_t_counter = atomic_uint ;") != NULL);
+    CHECK(strstr(u.text, "\"counter\", 3)") != NULL);
+    CHECK(strstr(u.text, "threadgroup float *p = &tile[0][0];") != NULL); /* pointers stay */
+    CHECK(strstr(u.text, "using sw_tg_t_v4 = vec<float, 4> [2];") != NULL);
+    CHECK(strstr(u.text, "\"v4\", 6)") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_t_hx = half [4];") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_t_ux =  uint [2];") != NULL);
+    CHECK(strstr(u.text, "alignas") == NULL);
+    /* the two-line declaration keeps its newline, so line 7 is still line 7 */
+    const char *l7 = u.text;
+    for (int i = 1; i < 7; i++) l7 = strchr(l7, '\n') + 1;
+    CHECK(strncmp(l7, "    o[0] = tile[1][2]", 21) == 0);
+    msl_unit_free(&u);
+}
+
+TEST(sw_front_function_constants) {
+    const char *src = "constant bool has_mask [[function_constant(300)]];\n"
+                      "constant uint  block  [[function_constant(7)]];\n"
+                      "constant half  hs     [[function_constant(8)]];\n"
+                      "constant bool derived = is_function_constant_defined(has_mask) && has_mask;\n"
+                      "kernel void k(device float *o [[buffer(0)]]) { if (has_mask) o[0] = block; }\n";
+    msl_unit u;
+    char *err = NULL;
+    int rc = msl_front_parse(src, "fc.metal", &u, &err);
+    CHECK_MSG(rc == 0, "%s", err ? err : "");
+    if (rc) {
+        free(err);
+        return;
+    }
+    CHECK_EQ_INT(u.nconstants, 3);
+    CHECK(u.constants[0].index == 300 && u.constants[0].type == SW_FC_BOOL &&
+          strcmp(u.constants[0].name, "has_mask") == 0);
+    CHECK(u.constants[1].index == 7 && u.constants[1].type == SW_FC_UINT);
+    CHECK(u.constants[2].index == 8 && u.constants[2].type == SW_FC_HALF);
+    CHECK(strstr(u.text, "static constexpr bool has_mask = SW_FC_DEF_300 ? static_cast<bool>(SW_FC_VAL_300) : "
+                         "bool{}; static constexpr bool sw_fcdef_has_mask = SW_FC_DEF_300;") != NULL);
+    CHECK_EQ_INT(count_lines(u.text), count_lines(src));
+
+    sw_fc_value vals[2] = {{.index = 300, .type = SW_FC_BOOL, .v.u = 1}, {.index = 8, .type = SW_FC_FLOAT, .v.f = 1.5}};
+    char *cpp = msl_front_emit(&u, vals, 2, &err);
+    CHECK(cpp != NULL);
+    if (cpp) {
+        CHECK(strstr(cpp, "#define SW_FC_DEF_300 1\n#define SW_FC_VAL_300 true\n") != NULL);
+        CHECK(strstr(cpp, "#define SW_FC_DEF_7 0\n") != NULL);       /* not supplied: undefined, value-initialised */
+        CHECK(strstr(cpp, "#define SW_FC_VAL_8 (0x1.8p+0)\n") != NULL);
+        CHECK(strstr(cpp, "#include \"metal_stdlib.h\"") != NULL);
+        CHECK(strstr(cpp, "extern \"C\" const int sw_abi_version = SW_ABI_VERSION;") != NULL);
+        free(cpp);
+    }
+    msl_unit_free(&u);
+}
+
+TEST(sw_front_vector_constructors) {
+    const char *src = "kernel void k(device float4 *o [[buffer(0)]]) {\n"
+                      "  float2 a = float2(1, 2);\n"
+                      "  o[0] = float4(a.xy, metal::float2(3.0f), 4);\n"
+                      "  o[1] = vec<float, 4>(0); o[2].xy = a; o[3] = float4(half4(a.x));\n"
+                      "  o[4] = float4(0.5h, 2h, 1e-3h, 0x10);\n"
+                      "}\n";
+    msl_unit u;
+    char *err = NULL;
+    int rc = msl_front_parse(src, "v.metal", &u, &err);
+    CHECK_MSG(rc == 0, "%s", err ? err : "");
+    if (rc) {
+        free(err);
+        return;
+    }
+    CHECK(strstr(u.text, "float2 a = ::metal::sw_mk<float2>(1, 2);") != NULL);
+    CHECK(strstr(u.text, "o[0] = ::metal::sw_mk<float4>(a.xy, metal::sw_mk<float2>(3.0f), 4);") != NULL);
+    CHECK(strstr(u.text, "o[1] = ::metal::sw_mk<vec<float, 4>>(0);") != NULL);
+    CHECK(strstr(u.text, "::metal::sw_mk<float4>(::metal::sw_mk<half4>(a.x))") != NULL);
+    CHECK(strstr(u.text, "::metal::sw_mk<float4>(((half)0.5), ((half)2), ((half)1e-3), 0x10)") != NULL);
+    msl_unit_free(&u);
+}
+
+static void expect_error(const char *src, const char *want_prefix, const char *want_text) {
+    msl_unit u;
+    char *err = NULL;
+    int rc = msl_front_parse(src, "bad.metal", &u, &err);
+    CHECK_MSG(rc == -1, "expected an error containing '%s'", want_text);
+    if (rc == 0) {
+        msl_unit_free(&u);
+        return;
+    }
+    CHECK_MSG(err && strncmp(err, want_prefix, strlen(want_prefix)) == 0, "error '%s' does not start with '%s'",
+              err ? err : "(null)", want_prefix);
+    CHECK_MSG(err && strstr(err, want_text), "error '%s' lacks '%s'", err ? err : "(null)", want_text);
+    free(err);
+}
+
+TEST(sw_front_error_positions) {
+    expect_error("kernel void k(device float *o [[buffer(0)]]) {\n"
+                 "  if (o[0] > 0) {\n"
+                 "    o[0] = 1;\n"
+                 "}\n",
+                 "bad.metal:1:46: error: ", "'{' is never closed");
+    expect_error("kernel void k(device float *o [[buffer(0)]]) {\n"
+                 "  o[0] = (1 + 2];\n"
+                 "}\n",
+                 "bad.metal:2:16: error: ", "']' does not close the '(' opened at line 2");
+    expect_error("kernel void k(device float *o [[buffer(0)]],\n"
+                 "              uint gid) {}\n",
+                 "bad.metal:2:15: error: ", "kernel parameter 'gid' has no binding attribute");
+    expect_error("kernel void k(device float *o [[buffer(0)]],\n"
+                 "              uint gid [[thread_position_in_mesh]]) {}\n",
+                 "bad.metal:2:24: error: ", "unknown attribute 'thread_position_in_mesh' on kernel parameter 'gid'");
+    expect_error("kernel void k(device float *o [[buffer(99)]]) {}\n", "bad.metal:1:31: error: ", "0..30");
+    expect_error("constant double d [[function_constant(1)]];\n", "bad.metal:1:10: error: ", "type 'double'");
+    expect_error("kernel void k(device float *o [[buffer(0)]]) {}\nkernel void k(device float *o [[buffer(0)]]) {}\n",
+                 "bad.metal:2:1: error: ", "two kernels named 'k' (the first at line 1)");
+    expect_error("kernel void k(device float *o [[buffer(0)]]) { const char *s = \"abc; }\n",
+                 "bad.metal:1:64: error: ", "missing terminating");
+    /* line markers (from clang -E) move the reported position */
+    expect_error("# 40 \"user.metal\"\nkernel void k(uint gid) {}\n", "user.metal:40:15: error: ",
+                 "no binding attribute");
+}
+
+TEST(sw_front_prepare_source_strips_metal_includes) {
+    char *err = NULL;
+    char *out = msl_prepare_source("#include <metal_stdlib>\n  #  include <metal_simdgroup_matrix>\n"
+                                   "#include \"mine.h\"\n/* #include <metal_x> */ int x;\n",
+                                   "we\"ird.metal", &err);
+    CHECK(out != NULL);
+    if (!out) return;
+    CHECK(strcmp(out, "#line 1 \"we\\\"ird.metal\"\n\n  \n#include \"mine.h\"\n/* #include <metal_x> */ int x;\n") ==
+          0);
+    free(out);
+}
