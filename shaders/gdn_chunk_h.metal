@@ -18,23 +18,22 @@
 //   buffer 7  final  f32  [B, H, V, K]
 //   buffer 8  params u32[8] = {B, T, Hg, H, K, V, BT, NT}
 //   threadgroup 0  scratch from the host, at least max(8 KB, 64*K) + 4.25 KB bytes
-//                  (gdnbench gives (BT*BV + BV*K)*4, mlx-native's size): a 32-column
+//                  (gdnbench gives mlx-native's (BT*BV + BV*K)*4, capped at 32 KB): a 32-column
 //                  f32 slice of w^T or k, or bf16(S) [32, K]; the u / v_new tile
 //                  bf16 [64, 32]; gc of the chunk.  No static threadgroup memory.
 //   grid (V/32, H, B), 128 threads.
 //
 // Shapes: every T >= 1 (missing tokens of a partial last chunk are zero rows that
 // are never stored; gl is the last real token's gc), K in {64, 128, 256} (compiled
-// per K, chosen at run time; K=256 needs 20.25 KB, so the host must give at most
-// 32 KB there rather than (BT*BV + BV*K)*4 = 40 KB), V any multiple of 32, any Hg
-// dividing H.
+// per K, chosen at run time; 12.25 KB for K <= 128, 20.25 KB for K=256), V any
+// multiple of 32, any Hg dividing H.
 //
 // Parity (FLA chunk_gated_delta_rule_fwd_h as ported by mlx-native, whose fixtures the
 // parity reference matches bit for bit): the w.S product reads the f32 S (upstream
 // FLA's Triton reads bf16(S)), summed in ascending K; v_new is rounded from the f32
-// u - w.S; the update uses bf16(v_new_f32 * exp(gl - gc_t)).  The update is
-// accumulated onto exp(gl) S directly rather than summed apart and then added, so S
-// can differ from the parity reference in the last f32 bits.
+// u - w.S; the update uses bf16(v_new_f32 * exp(gl - gc_t)), summed over the chunk's
+// tokens in ascending order, then S = S * exp(gl) + update — the reference's order,
+// so with the emulator's in-order 8x8 products h, v_new and final match it exactly.
 //
 // Design: each of the 4 simdgroups owns 8 rows of the group's 32 value rows and keeps
 // those rows of S (K/8 8x8 f32 tiles) in registers for the whole sequence, so the
@@ -45,7 +44,8 @@
 //     transposed in 32-column slices;
 //   - v_new is finished element-wise in registers (the lane->element map of an
 //     8x8 simdgroup matrix is Apple's: see sgm_row/sgm_col) and stays in registers
-//     as the A operand of the update  S [8 v, K] += v_dec^T [8 v, 64 t] x k [64 t, K];
+//     as the A operand of the update  v_dec^T [8 v, 64 t] x k [64 t, K], which is
+//     folded into S one 8-column tile at a time;
 //   - u is read and v_new written through a [64, 32] bf16 tile, both coalesced.
 //
 // Bytes at the default shape (B=1, T=4096, Hg=16, H=32, K=V=128): k 16.8 MB + w
@@ -168,7 +168,9 @@ static void chunk_h_run(thread const chunk_h_args &a, threadgroup float *stage, 
                     *(threadgroup bfloat4 *)(ubuf + row * CH_BV + c4 * 4);
         }
 
-        // (4) S = exp(gl) S + v_dec^T k, k staged [t][kk] in 64-column slices.
+        // (4) S = exp(gl) S + v_dec^T k, k staged [t][kk] in 32-column slices.  The
+        // update of each 8-column tile is summed over the chunk's tokens on its own and
+        // then added, as the parity reference does.
         const float egl = exp(gl);
         for (uint sl = 0; sl < NSL; sl++) {
             for (uint e = tid; e < CH_BT * CH_KS / 4; e += CH_THREADS) {
@@ -179,15 +181,16 @@ static void chunk_h_run(thread const chunk_h_args &a, threadgroup float *stage, 
             }
             threadgroup_barrier(mem_flags::mem_threadgroup);
             for (uint kk = 0; kk < CH_KS / 8; kk++) {
-                thread sgmat &s = S[sl * (CH_KS / 8) + kk];
-                thread auto &e = s.thread_elements();
-                e[0] *= egl;
-                e[1] *= egl;
+                sgmat upd = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
                 for (uint tt = 0; tt < 8; tt++) {
                     sgmat kt;
                     simdgroup_load(kt, stage + tt * 8 * CH_KS + kk * 8, CH_KS);
-                    simdgroup_multiply_accumulate(s, vt[tt], kt, s);
+                    simdgroup_multiply_accumulate(upd, vt[tt], kt, upd);
                 }
+                thread auto &e = S[sl * (CH_KS / 8) + kk].thread_elements();
+                thread const auto &u = upd.thread_elements();
+                e[0] = e[0] * egl + u[0];
+                e[1] = e[1] * egl + u[1];
             }
             threadgroup_barrier(mem_flags::mem_threadgroup);
         }
