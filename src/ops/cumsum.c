@@ -21,8 +21,10 @@ static const op_dim cumsum_dims[] = {
 
 static const op_buf cumsum_bufs[CS_NBUFS] = {
     [CS_G] = {"g", BUF_IN, DT_F32, "g,g_in,g_log_decay", {{0}}},
-    /* f32 sums of <= 64 terms: parity is exact up to f32 rounding of the sum order. */
-    [CS_GC] = {"g_cumsum", BUF_OUT, DT_F32, "g_cumsum,gc", {{1e-5, 1e-5, 1e-6}, {1e-6, 1e-6, 1e-7}}},
+    /* f32 sums of <= 64 terms: parity is exact up to f32 rounding of the sum order.  A
+     * parallel (simd prefix) scan lands a few f32 ulps from the serial sum: rel_l2 up to
+     * 1.5e-7 measured over T in 1..4097, H in 1..32 (shaders/gdn_cumsum.metal). */
+    [CS_GC] = {"g_cumsum", BUF_OUT, DT_F32, "g_cumsum,gc", {{1e-5, 1e-5, 1e-6}, {1e-6, 1e-6, 4e-7}}},
 };
 
 static int cumsum_validate(const int64_t *dim, char *err, size_t errlen) {

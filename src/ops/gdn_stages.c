@@ -98,8 +98,11 @@ void gdn_launch_wy(gdn_shape s, op_launch *l, int k, int v, int beta, int gc, in
 
 /* Threadgroup memory: (BT*BV + BV*K) f32 — the [BT,BV] staging tile plus the [BV,K]
  * state tile of mlx-native's scalar version (24 KB at K=128); its simdgroup-matrix
- * version needs less (~20 KB), so this covers both. */
+ * version needs less (~20 KB), so this covers both.  Capped at the 32 KB limit: at
+ * K=256 the formula gives 40 KB, which no kernel can get (ours needs 20.25 KB there). */
 void gdn_launch_chunk_h(gdn_shape s, op_launch *l, int k, int w, int u, int gc, int h0, int h, int v_new, int final) {
+    int64_t tg_bytes = (s.BT * GDN_CHUNK_H_BV + GDN_CHUNK_H_BV * s.K) * 4;
+    if (tg_bytes > 32768) tg_bytes = 32768;
     *l = (op_launch){
         .stage = "chunk_h",
         .shader = "shaders/gdn_chunk_h.metal",
@@ -112,7 +115,7 @@ void gdn_launch_chunk_h(gdn_shape s, op_launch *l, int k, int w, int u, int gc, 
         .params = {u32(s.B), u32(s.T), u32(s.Hg), u32(s.H), u32(s.K), u32(s.V), u32(s.BT), u32(s.NT)},
         .nparams = 8,
         .ntgmem = 1,
-        .tgmem = {{0, u32((s.BT * GDN_CHUNK_H_BV + GDN_CHUNK_H_BV * s.K) * 4)}},
+        .tgmem = {{0, u32(tg_bytes)}},
     };
 }
 
