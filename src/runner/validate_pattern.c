@@ -104,35 +104,43 @@ static void add_facet(facets *f, const char *fmt, ...) {
 }
 
 /* Describes which indices of an axis of size n hold bad elements (hits[i] > 0),
- * unless all do. */
-static void axis_facet(facets *f, const char *axis, const int64_t *hits, int64_t n, int64_t nbad) {
-    int64_t cnt = 0, lo = -1, hi = -1;
-    for (int64_t i = 0; i < n; i++)
+ * unless every live one does (live[i]: the reference is non-zero somewhere at that
+ * index, or something is bad there — column 63 of A is always zero and says nothing). */
+static void axis_facet(facets *f, const char *axis, const int64_t *hits, const unsigned char *live, int64_t n,
+                       int64_t nbad) {
+    int64_t cnt = 0, nlive = 0, lo = -1, hi = -1;
+    for (int64_t i = 0; i < n; i++) {
+        nlive += live[i] != 0;
         if (hits[i]) {
             cnt++;
             if (lo < 0) lo = i;
             hi = i;
         }
+    }
     /* A subset means something only when its indices hold several bad elements each:
      * two stray elements always sit at "some" indices of every axis. */
-    if (cnt == n || cnt == 0 || n <= 1 || nbad < 2 * cnt) return;
+    if (cnt == nlive || cnt == 0 || nlive <= 1 || nbad < 2 * cnt) return;
+    int contiguous = hi - lo + 1 == cnt;
+    /* Most of an axis with holes is noise (the largest errors of a rounding bug), not
+     * a tile or a head: only contiguous ranges and small sets are worth saying. */
+    if (!contiguous && cnt > nlive / 2) return;
     char cn[16];
     coord_name(axis, cn, sizeof cn);
     const char *word = strcmp(axis, "H") == 0 ? "head" : strcmp(axis, "B") == 0 ? "batch" : NULL;
+    char what[24];
+    snprintf(what, sizeof what, "%s%s%s", word ? word : "", word ? "s " : "", cn);
     if (cnt == 1) {
         if (word) add_facet(f, "one %s (%s=%lld of %lld)", word, cn, (long long)lo, (long long)n);
         else add_facet(f, "only %s=%lld (of %lld)", cn, (long long)lo, (long long)n);
-    } else if (hi - lo + 1 == cnt) {
-        add_facet(f, "%s%s%s=%lld..%lld of %lld", word ? word : "", word ? "s " : "", cn, (long long)lo, (long long)hi,
-                  (long long)n);
+    } else if (contiguous) {
+        add_facet(f, "%s=%lld..%lld of %lld", what, (long long)lo, (long long)hi, (long long)n);
     } else {
         char list[64] = "";
         size_t len = 0;
         int shown = 0;
         for (int64_t i = 0; i < n && shown < 4; i++)
             if (hits[i]) len += (size_t)snprintf(list + len, sizeof list - len, "%s%lld", shown++ ? "," : "", (long long)i);
-        add_facet(f, "%s%s %s in {%s%s} (%lld of %lld)", word ? word : "", word ? "s" : "", cn, list,
-                  cnt > 4 ? ",..." : "", (long long)cnt, (long long)n);
+        add_facet(f, "%s in {%s%s} (%lld of %lld)", what, list, cnt > 4 ? ",..." : "", (long long)cnt, (long long)n);
     }
 }
 
@@ -190,19 +198,26 @@ void validate_pattern(const tensor *t, const unsigned char *mask, const double *
         if (strcmp(axes[d], "N") == 0) an = d;
     }
     int64_t *hits[TENSOR_MAX_DIMS] = {0};
+    unsigned char *live[TENSOR_MAX_DIMS] = {0};
     int64_t nchunks = at >= 0 ? (t->shape[at] + bt - 1) / bt : an >= 0 ? t->shape[an] : 0;
     int64_t *chunk_hits = nchunks ? calloc((size_t)nchunks, sizeof(int64_t)) : NULL;
     unsigned char *chunk_live = nchunks ? calloc((size_t)nchunks, 1) : NULL;
     int ok = !nchunks || (chunk_hits && chunk_live);
-    for (int d = 0; d < t->ndim && ok; d++) ok = (hits[d] = calloc((size_t)t->shape[d], sizeof(int64_t))) != NULL;
+    for (int d = 0; d < t->ndim && ok; d++) {
+        hits[d] = calloc((size_t)t->shape[d], sizeof(int64_t));
+        live[d] = calloc((size_t)t->shape[d], 1);
+        ok = hits[d] && live[d];
+    }
     /* diagonal relation inside a chunk: j vs i = t mod BT */
-    int64_t on_diag = 0, above = 0, below = 0;
+    int64_t on_diag = 0, above = 0, below = 0, nlive = 0;
     int64_t coord[TENSOR_MAX_DIMS];
     for (int64_t i = 0; i < numel && ok; i++) {
-        if (!mask[i] && (!nchunks || (ref && ref[i] == 0))) continue;
+        if (!mask[i] && ref && ref[i] == 0) continue;
         tensor_unravel(t, i, coord);
         int64_t chunk = at >= 0 ? coord[at] / bt : an >= 0 ? coord[an] : 0;
         if (nchunks) chunk_live[chunk] = 1;
+        for (int d = 0; d < t->ndim; d++) live[d][coord[d]] = 1;
+        nlive++;
         if (!mask[i]) continue;
         for (int d = 0; d < t->ndim; d++) hits[d][coord[d]]++;
         if (nchunks) chunk_hits[chunk]++;
@@ -223,20 +238,27 @@ void validate_pattern(const tensor *t, const unsigned char *mask, const double *
         for (int d = 0; d < t->ndim; d++) {
             if (d == at || d == an) continue; /* described by chunks */
             if (d == ac && f.len) continue;   /* described by the diagonal */
-            axis_facet(&f, axes[d], hits[d], t->shape[d], nbad);
+            axis_facet(&f, axes[d], hits[d], live[d], t->shape[d], nbad);
         }
         if (!f.len) {
-            double frac = (double)nbad / (double)numel;
-            if (frac > 0.5)
-                snprintf(buf, n, "most elements (%.0f%%), spread over every axis", 100 * frac);
+            /* Fractions of the live elements: half of A is zero by construction. */
+            double frac = (double)nbad / (double)(nlive ? nlive : 1);
+            const char *of = nlive < numel ? " of the non-zero ones" : "";
+            if (nbad >= nlive)
+                snprintf(buf, n, "every element%s", nlive < numel ? " where the reference is non-zero" : "");
+            else if (frac > 0.5)
+                snprintf(buf, n, "most elements (%.0f%%%s), spread over every axis", 100 * frac, of);
             else
-                snprintf(buf, n, "scattered (%lld of %lld elements, %.2g%%, no axis pattern)", (long long)nbad,
-                         (long long)numel, 100 * frac);
+                snprintf(buf, n, "scattered (%lld of %lld %selements, %.2g%%, no axis pattern)", (long long)nbad,
+                         (long long)nlive, nlive < numel ? "non-zero " : "", 100 * frac);
         }
     } else {
         snprintf(buf, n, "(out of memory for the pattern)");
     }
-    for (int d = 0; d < TENSOR_MAX_DIMS; d++) free(hits[d]);
+    for (int d = 0; d < TENSOR_MAX_DIMS; d++) {
+        free(hits[d]);
+        free(live[d]);
+    }
     free(chunk_hits);
     free(chunk_live);
 }

@@ -82,7 +82,8 @@ mutant kkt_gate_sign gdn_kkt.metal kkt $KKT "$PARITY_FAIL" \
 mutant chunk_o_gate_missing gdn_chunk_o.metal chunk_o $CO "$PARITY_FAIL" \
     $'        e[0] *= eg;\n        e[1] *= eg;\n' ''
 mutant chunk_h_gate_missing gdn_chunk_h.metal chunk_h $CH "$PARITY_FAIL" \
-    $'                e[0] *= egl;\n                e[1] *= egl;\n' '' '--T 129'
+    $'                e[0] = e[0] * egl + u[0];\n                e[1] = e[1] * egl + u[1];' \
+    $'                e[0] = e[0] + u[0];\n                e[1] = e[1] + u[1];' '--T 129'
 mutant recurrent_gate_sign gdn_recurrent.metal recurrent gated_delta_net_recurrent_bf16 "$PARITY_FAIL" \
     'const float decay = exp(a.g[gi]);' 'const float decay = exp(-a.g[gi]);'
 
