@@ -53,4 +53,15 @@ while IFS=$'\t' read -r name op fn file args expect; do
     if [ "$rc_ok" -eq 1 ] && printf '%s' "$OUT" | grep -Eq -- "$expect"; then caught=$((caught + 1)); fi
 done < "$out/mutants.tsv"
 
+# A bug 10x beyond parity's noise must fail even when a loose atol/rtol admits every
+# element: the rel_l2 and bf16-ulp bounds are not loosened by --atol/--rtol.
+loose=$(awk -F'\t' '$1 == "chunk_o_round_before_gate"' "$out/mutants.tsv")
+if [ -n "$loose" ]; then
+    IFS=$'\t' read -r name op fn file args expect <<< "$loose"
+    # shellcheck disable=SC2086
+    expect_exit 1 "mutants: $name fails even with --atol 1 --rtol 1" "$GDNBENCH" validate "$op" --shader "$file" \
+        --function "$fn" $args --atol 1 --rtol 1
+    expect_match "mutants: ... by the bf16 ulp bound" "$OUT" "99% of elements within [0-9]+ bf16 ulps, bound 4"
+fi
+
 echo "mutants: caught $caught of $total mutants, $false_alarms false alarms on unmodified kernels ($(( $(date +%s) - start )) s)"
