@@ -242,6 +242,8 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
                 break;
             }
 release:
+    /* The embedded record says what validate concluded: a fault is a failed case. */
+    if (res->status == VAL_FAIL) snprintf(res->rec.status, sizeof res->rec.status, "fail");
     if (ctx->b->release_case) ctx->b->release_case(ctx->b);
 free_case:
     for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(snap[i]);
