@@ -68,6 +68,9 @@ typedef struct op_case {
     const struct op_desc *op;
     int64_t dim[OP_MAX_DIMS];      /* in op->dims order */
     tensor *t[OP_MAX_BUFS];        /* in op->bufs order; all allocated by setup() */
+    uint32_t private_bufs;         /* bit i set by setup(): buffer i lives in GPU-private storage
+                                      (MTLStorageModePrivate), filled and read back through a blit;
+                                      the software device keeps it CPU-visible (as shared) */
     uint64_t seed;
     void *priv;                    /* op-owned extra state, freed by op->cleanup */
 } op_case;
@@ -83,6 +86,8 @@ typedef struct op_launch {
     struct {
         int index;                 /* [[buffer(index)]] */
         int buf;                   /* index into op->bufs / case->t */
+        uint32_t repeat_stride;    /* bytes added to the binding's offset on each repeat, so
+                                      repeat r sees the buffer from byte r*stride (0: same) */
     } binds[OP_MAX_BINDS];
     int params_index;              /* [[buffer(n)]] of the params bytes, -1 if none */
     uint32_t params[40];           /* passed with setBytes */
@@ -92,6 +97,10 @@ typedef struct op_launch {
         int index;                 /* [[threadgroup(index)]] */
         uint32_t bytes;
     } tgmem[4];                    /* setThreadgroupMemoryLength */
+    uint32_t repeat;               /* dispatches of this stage per run, one after another in
+                                      order (0 or 1: once) — e.g. N launches of one kernel */
+    int own_command_buffers;       /* 1: each of those dispatches is committed in a command
+                                      buffer of its own; 0: they share the run's one */
 } op_launch;
 
 typedef struct op_desc {

@@ -11,6 +11,7 @@
 
 extern const op_desc op_cumsum;
 extern const op_desc op_kkt, op_solve_tril, op_wy, op_chunk_h, op_chunk_o, op_chunk_fwd, op_recurrent, op_decode;
+extern const op_desc op_micro_dispatch, op_micro_copy;
 
 const op_desc *const op_table[] = {
     &op_cumsum,
@@ -22,6 +23,8 @@ const op_desc *const op_table[] = {
     &op_chunk_fwd,
     &op_recurrent,
     &op_decode,
+    &op_micro_dispatch,
+    &op_micro_copy,
     NULL,
 };
 
