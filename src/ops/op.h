@@ -117,8 +117,9 @@ typedef struct op_desc {
     int (*validate)(const int64_t *dim, char *err, size_t errlen);
 
     /* Allocates every tensor of bufs (ABI shapes) into c->t and fills the inputs from
-     * c->seed.  Outputs/scratch are allocated zeroed.  Returns 0, or -1 with err set
-     * (e.g. out of memory). */
+     * c->seed.  Outputs/scratch are allocated zeroed.  A buffer the op does not use at
+     * this shape may have 0 elements: it is then not checked (its out[i] is NULL).
+     * Returns 0, or -1 with err set (e.g. out of memory). */
     int (*setup)(op_case *c, char *err, size_t errlen);
 
     /* Computes every BUF_OUT/BUF_INOUT tensor of the case into out[i] (double arrays,
