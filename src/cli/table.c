@@ -55,8 +55,8 @@ void table_print_record(FILE *f, const run_record *r) {
             table_fmt_us(r->wall.median / (double)r->dispatches, mn, sizeof mn);
             fprintf(f, ", %s wall", mn);
         }
-        fprintf(f, "; %lld dispatches in %lld command buffer%s\n", (long long)r->dispatches,
-                (long long)r->command_buffers, r->command_buffers == 1 ? "" : "s");
+        fprintf(f, "; %lld dispatch%s in %lld command buffer%s\n", (long long)r->dispatches,
+                r->dispatches == 1 ? "" : "es", (long long)r->command_buffers, r->command_buffers == 1 ? "" : "s");
     }
     if (r->nstages > 1) {
         for (int i = 0; i < r->nstages; i++) {
