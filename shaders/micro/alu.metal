@@ -15,9 +15,9 @@
 #include <metal_stdlib>
 using namespace metal;
 
-constant uint TG = 256;
-constant uint CHAINS = 8;
-constant uint MMA_CHAINS = 4;
+constant constexpr uint TG = 256;
+constant constexpr uint CHAINS = 8;
+constant constexpr uint MMA_CHAINS = 4;
 
 // Start value of chain c of thread (or simdgroup) i: an integer in [-8, 7].
 static float chain_start(uint i, uint c, uint chains) { return float(int((i * chains + c) % 16u)) - 8.0f; }

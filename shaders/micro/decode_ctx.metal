@@ -20,13 +20,13 @@
 #include <metal_stdlib>
 using namespace metal;
 
-constant uint D = 128;
-constant uint CHUNK = 1024;
-constant uint SG_KEYS = 256;
-constant uint SG_PER_CHUNK = CHUNK / SG_KEYS;
-constant uint MAX_G = 8;
+constant constexpr uint D = 128;
+constant constexpr uint CHUNK = 1024;
+constant constexpr uint SG_KEYS = 256;
+constant constexpr uint SG_PER_CHUNK = CHUNK / SG_KEYS;
+constant constexpr uint MAX_G = 8;
 // Finite stand-in for -infinity: fast math may assume no infinities.
-constant float NO_SCORE = -1.0e30f;
+constant constexpr float NO_SCORE = -1.0e30f;
 
 kernel void micro_gdn_decode(device const float *q [[buffer(0)]],
                              device const float *k [[buffer(1)]],

@@ -11,7 +11,7 @@
 #include <metal_stdlib>
 using namespace metal;
 
-constant uint TG = 256;
+constant constexpr uint TG = 256;
 
 static float thread_sum(device const float *x, uint n, uint items, uint tid, uint g) {
     uint base = g * TG * items + tid;

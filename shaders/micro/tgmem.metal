@@ -9,8 +9,8 @@
 #include <metal_stdlib>
 using namespace metal;
 
-constant uint TG = 256;
-constant uint WORDS = 4096;
+constant constexpr uint TG = 256;
+constant constexpr uint WORDS = 4096;
 
 kernel void micro_tgmem_read(device const uint *in [[buffer(0)]],
                              device uint *out [[buffer(1)]],
