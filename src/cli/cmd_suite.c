@@ -67,7 +67,7 @@ static const suite_case attn_cases[] = {
 static const suite_case smoke_cases[] = {
     {"cumsum", "B=1 T=100 H=4", NULL, 0},
     {"kkt", "B=1 T=100 Hg=2 H=4 K=64", NULL, 0},
-    {"solve_tril", "B=1 T=100 H=4", NULL, 0},
+    {"solve_tril", "B=1 T=100 Hg=2 H=4 K=64", NULL, 0},
     {"wy", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
     {"chunk_h", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
     {"chunk_o", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
@@ -275,7 +275,11 @@ int cmd_suite(int argc, char **argv) {
             op_case_free(c);
         }
         any_fail |= strcmp(r->status, "fail") == 0;
-        any_error |= strcmp(r->status, "error") == 0;
+        if (strcmp(r->status, "error") == 0) {
+            any_error = 1;
+            fprintf(stderr, "gdnbench: suite %s case %d/%d (%s %s): %s\n", s->name, k + 1, n, op->name, shape, r->error);
+        }
+        err[0] = 0; /* reported above; the exit path prints only setup errors */
         if (!o.quiet) {
             if (progress) fprintf(stderr, "\r\033[K");
             printf("\n[%d/%d] %s", k + 1, n, op->name);
