@@ -87,6 +87,13 @@ void table_print_record(FILE *f, const run_record *r) {
         }
         fprintf(f, "\n");
     }
+    if (r->ref_us[REF_F64] > 0 || r->ref_us[REF_PARITY] > 0) {
+        char f64[32], par[32];
+        table_fmt_us(r->ref_us[REF_F64], f64, sizeof f64);
+        table_fmt_us(r->ref_us[REF_PARITY], par, sizeof par);
+        fprintf(f, "  CPU references computed in: f64 %s, bf16-parity %s (host wall clock, all cores)\n",
+                r->ref_us[REF_F64] > 0 ? f64 : "-", r->ref_us[REF_PARITY] > 0 ? par : "-");
+    }
     if (r->determinism_runs > 1 && !r->bitwise_identical)
         fprintf(f, "  NONDETERMINISTIC: outputs differ across %d runs with the same inputs\n", r->determinism_runs);
     if (strcmp(r->status, "error") == 0) fprintf(f, "  ERROR %s\n", r->error);

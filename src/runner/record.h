@@ -86,6 +86,7 @@ typedef struct run_record {
 
     int nchecks;
     rec_check checks[REC_MAX_CHECKS];
+    double ref_us[2];          /* wall time of the CPU references (REF_F64, REF_PARITY); 0 = not run */
 
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;

@@ -3,11 +3,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/chips.h"
 #include "core/stats.h"
 #include "runner/check.h"
 #include "runner/runner.h"
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
 static uint64_t outputs_hash(const op_case *c) {
@@ -51,7 +58,10 @@ static int run_checks(op_case *c, const run_opts *o, run_record *rec) {
             out[i] = malloc(sizeof(double) * (size_t)tensor_numel(c->t[i]));
             if (!out[i]) ok = 0;
         }
-        if (!ok || op->reference(c, refs[k].kind, out) != 0) {
+        double t0 = now_us();
+        int ref_rc = ok ? op->reference(c, refs[k].kind, out) : -1;
+        rec->ref_us[refs[k].kind] = now_us() - t0;
+        if (ref_rc != 0) {
             for (int i = 0; i < op->nbufs; i++) free(out[i]);
             fail(rec, "the CPU reference could not be computed (out of memory?)");
             return -1;
