@@ -31,6 +31,9 @@ static void print_usage(FILE *f) {
 
 int cmd_list(int argc, char **argv) {
     const char *group = NULL;
+    int width = 12; /* the longest op name, so summaries line up */
+    for (int i = 0; op_table[i]; i++)
+        if ((int)strlen(op_table[i]->name) > width) width = (int)strlen(op_table[i]->name);
     for (int i = 0; op_table[i]; i++) {
         const op_desc *op = op_table[i];
         if (!group || strcmp(group, op->group) != 0) {
@@ -41,7 +44,7 @@ int cmd_list(int argc, char **argv) {
         for (int d = 0; d < op->ndims; d++) dim[d] = op->dims[d].def;
         char shape[256];
         table_shape_str(op, dim, shape, sizeof shape);
-        printf("  %-12s %s\n  %-12s default: %s\n", op->name, op->summary, "", shape);
+        printf("  %-*s %s\n  %-*s default: %s\n", width, op->name, op->summary, width, "", shape);
     }
     return EXIT_OK;
 }

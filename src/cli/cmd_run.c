@@ -52,7 +52,7 @@ static void print_op_help(const op_desc *op) {
     printf("\noptions:\n"
            "  --backend cpu|sw|metal   where the op runs (default %s)\n"
            "  --seed N                 input generator seed (default 0)\n"
-           "  --warmup N --iters N     untimed and timed iterations (default 3, 20)\n"
+           "  --warmup N --iters N     untimed and timed iterations (default 3, 20; 1, 5 on sw)\n"
            "  --check f64|parity|both|none   references to check against (default both)\n"
            "  --atol X --rtol X        override every output's tolerance\n"
            "  --json FILE|-            write the JSON report (schema 1)\n"
@@ -80,6 +80,7 @@ static int parse_check(const char *s, int *out) {
 /* Parses argv[2..] for op; returns 0, 1 for --help (printed), or -1 with err set. */
 static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc, char *err, size_t errlen) {
     run_opts *o = &rc->opts;
+    int warmup_given = 0, iters_given = 0;
     o->backend = backend_default_name();
     o->warmup = 3;
     o->iters = 20;
@@ -132,6 +133,7 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
                 return -1;
             }
             *(is_iters ? &o->iters : &o->warmup) = (int)v64;
+            *(is_iters ? &iters_given : &warmup_given) = 1;
         } else if (strcmp(name, "json") == 0) {
             rc->json_path = val;
         } else if (strcmp(name, "fixture") == 0) {
@@ -206,6 +208,12 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
             snprintf(err, errlen, "unknown option --%s for %s (see gdnbench %s --help)", name, op->name, op->name);
             return -1;
         }
+    }
+    /* The software device runs kernels hundreds of times slower than a GPU and its
+     * timings are not GPU performance: fewer samples by default (flags still win). */
+    if (strcmp(o->backend, "sw") == 0) {
+        if (!warmup_given) o->warmup = 1;
+        if (!iters_given) o->iters = 5;
     }
     if ((o->shader != NULL) != (o->function != NULL)) {
         snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");

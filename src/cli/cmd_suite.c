@@ -2,7 +2,8 @@
  *
  * Suites are data (the table below): each case is an op and dimension overrides on
  * top of the op's defaults.  The version is bumped whenever a suite's cases change,
- * so `compare` never pairs results of different case sets by accident. */
+ * so `compare` never pairs results of different case sets by accident.  A case may
+ * carry a smaller size for the software device (sw_dims) or run only on a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,12 @@
 
 typedef struct suite_case {
     const char *op;
-    const char *dims; /* "T=512 Hg=16 H=32" */
+    const char *dims;    /* "T=512 Hg=16 H=32" */
+    /* On an emulated device (the software Metal device runs kernels thousands of
+     * times slower than a GPU): sw_dims, when set, overrides dims with a size it
+     * finishes in seconds; gpu_only cases are left out there. */
+    const char *sw_dims;
+    int gpu_only;
 } suite_case;
 
 typedef struct suite {
@@ -30,45 +36,87 @@ typedef struct suite {
 } suite;
 
 static const suite_case qwen35_cases[] = {
-    {"chunk_fwd", "B=1 T=512 Hg=16 H=32 K=128 V=128"},
-    {"chunk_fwd", "B=1 T=2048 Hg=16 H=32 K=128 V=128"},
-    {"chunk_fwd", "B=1 T=4096 Hg=16 H=32 K=128 V=128"},
-    {"chunk_fwd", "B=1 T=16384 Hg=16 H=32 K=128 V=128"},
-    {"decode", "B=1 Hg=16 H=32 K=128 V=128"},
-    {"prep_step", "B=1 Hk=16 Hv=32 Dk=128 Dv=128"},
-    {"prep_step", "B=8 Hk=16 Hv=32 Dk=128 Dv=128"},
-    {"decode_seq", "B=1 Hk=16 Hv=32 Dk=128 Dv=128 N=16"},
-    {"decode_seq_steps", "B=1 Hk=16 Hv=32 Dk=128 Dv=128 N=16"},
-    {NULL, NULL},
+    {"chunk_fwd", "B=1 T=512 Hg=16 H=32 K=128 V=128", NULL, 0},
+    {"chunk_fwd", "B=1 T=2048 Hg=16 H=32 K=128 V=128", NULL, 1},
+    {"chunk_fwd", "B=1 T=4096 Hg=16 H=32 K=128 V=128", NULL, 1},
+    {"chunk_fwd", "B=1 T=16384 Hg=16 H=32 K=128 V=128", NULL, 1},
+    {"decode", "B=1 Hg=16 H=32 K=128 V=128", NULL, 0},
+    {"prep_step", "B=1 Hk=16 Hv=32 Dk=128 Dv=128", NULL, 0},
+    {"prep_step", "B=8 Hk=16 Hv=32 Dk=128 Dv=128", NULL, 0},
+    {"decode_seq", "B=1 Hk=16 Hv=32 Dk=128 Dv=128 N=16", NULL, 0},
+    {"decode_seq_steps", "B=1 Hk=16 Hv=32 Dk=128 Dv=128 N=16", NULL, 0},
+    {NULL, NULL, NULL, 0},
 };
 
 /* Full-attention layers of Qwen3.5/3.6-class models (Hq=16, Hkv=2, D=256): prefill,
  * chunked prefill and decode against a 4096-token cache, training backward; plus a
  * D=64 MHA pair for comparison with other kernels. */
 static const suite_case attn_cases[] = {
-    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=512 kL=512 D=256 causal=1"},
-    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=2048 kL=2048 D=256 causal=1"},
-    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=4096 kL=4096 D=256 causal=1"},
-    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=128 kL=4096 D=256 causal=1"},
-    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=1 kL=4096 D=256 causal=1"},
-    {"attn_bwd", "B=1 Hq=16 Hkv=2 qL=512 kL=512 D=256 causal=1"},
-    {"attn_bwd", "B=1 Hq=16 Hkv=2 qL=2048 kL=2048 D=256 causal=1"},
-    {"attn_fwd", "B=1 Hq=8 Hkv=8 qL=1024 kL=1024 D=64 causal=0"},
-    {"attn_bwd", "B=1 Hq=8 Hkv=8 qL=1024 kL=1024 D=64 causal=0"},
-    {NULL, NULL},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=512 kL=512 D=256 causal=1", NULL, 0},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=2048 kL=2048 D=256 causal=1", NULL, 0},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=4096 kL=4096 D=256 causal=1", NULL, 0},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=128 kL=4096 D=256 causal=1", NULL, 0},
+    {"attn_fwd", "B=1 Hq=16 Hkv=2 qL=1 kL=4096 D=256 causal=1", NULL, 0},
+    {"attn_bwd", "B=1 Hq=16 Hkv=2 qL=512 kL=512 D=256 causal=1", NULL, 0},
+    {"attn_bwd", "B=1 Hq=16 Hkv=2 qL=2048 kL=2048 D=256 causal=1", NULL, 0},
+    {"attn_fwd", "B=1 Hq=8 Hkv=8 qL=1024 kL=1024 D=64 causal=0", NULL, 0},
+    {"attn_bwd", "B=1 Hq=8 Hkv=8 qL=1024 kL=1024 D=64 causal=0", NULL, 0},
+    {NULL, NULL, NULL, 0},
 };
 
 static const suite_case smoke_cases[] = {
-    {"cumsum", "B=1 T=100 H=4"},
-    {"kkt", "B=1 T=100 Hg=2 H=4 K=64"},
-    {"solve_tril", "B=1 T=100 H=4"},
-    {"wy", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
-    {"chunk_h", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
-    {"chunk_o", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
-    {"chunk_fwd", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
-    {"recurrent", "B=1 T=100 Hg=2 H=4 K=64 V=64"},
-    {"decode", "B=1 Hg=2 H=4 K=64 V=64"},
-    {NULL, NULL},
+    {"cumsum", "B=1 T=100 H=4", NULL, 0},
+    {"kkt", "B=1 T=100 Hg=2 H=4 K=64", NULL, 0},
+    {"solve_tril", "B=1 T=100 Hg=2 H=4 K=64", NULL, 0},
+    {"wy", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
+    {"chunk_h", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
+    {"chunk_o", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
+    {"chunk_fwd", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
+    {"recurrent", "B=1 T=100 Hg=2 H=4 K=64 V=64", NULL, 0},
+    {"decode", "B=1 Hg=2 H=4 K=64 V=64", NULL, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+/* What a Metal kernel author wants to know about a chip (README "Measuring your
+ * chip"); sizes are for a real GPU, sw_dims keep the software device in seconds. */
+static const suite_case micro_cases[] = {
+    {"micro.dispatch", "N=1 percb=0", NULL, 0},
+    {"micro.dispatch", "N=10 percb=0", NULL, 0},
+    {"micro.dispatch", "N=100 percb=0", NULL, 0},
+    {"micro.dispatch", "N=1000 percb=0", NULL, 0},
+    {"micro.dispatch", "N=1 percb=1", NULL, 0},
+    {"micro.dispatch", "N=10 percb=1", NULL, 0},
+    {"micro.dispatch", "N=100 percb=1", NULL, 0},
+    {"micro.dispatch", "N=1000 percb=1", NULL, 0},
+    {"micro.copy", "MB=1 vec=1 storage=0", NULL, 0},
+    {"micro.copy", "MB=1 vec=4 storage=0", NULL, 0},
+    {"micro.copy", "MB=64 vec=1 storage=0", "MB=2", 0},
+    {"micro.copy", "MB=64 vec=4 storage=0", "MB=2", 0},
+    {"micro.copy", "MB=64 vec=4 storage=1", "MB=2", 0},
+    {"micro.copy", "MB=1024 vec=1 storage=0", "MB=4", 0},
+    {"micro.copy", "MB=1024 vec=4 storage=0", "MB=4", 0},
+    {"micro.copy", "MB=1024 vec=4 storage=1", "MB=4", 0},
+    {"micro.reduce", "N=16384 mode=0 items=4", "N=256", 0},
+    {"micro.reduce", "N=16384 mode=1 items=4", "N=256", 0},
+    {"micro.reduce", "N=16384 mode=2 items=4", "N=256", 0},
+    {"micro.alu", "type=0 mma=0 groups=4096 steps=240", "groups=2", 0},
+    {"micro.alu", "type=1 mma=0 groups=4096 steps=240", "groups=2", 0},
+    {"micro.alu", "type=2 mma=0 groups=4096 steps=240", "groups=2", 0},
+    {"micro.alu", "type=0 mma=1 groups=1024 steps=240", "groups=1 steps=16", 0},
+    {"micro.alu", "type=1 mma=1 groups=1024 steps=240", "groups=1 steps=16", 0},
+    {"micro.alu", "type=2 mma=1 groups=1024 steps=240", "groups=1 steps=16", 0},
+    {"micro.tgmem", "stride=1 groups=4096 rounds=4096", "groups=16 rounds=1024", 0},
+    {"micro.tgmem", "stride=2 groups=4096 rounds=4096", "groups=16 rounds=1024", 0},
+    {"micro.tgmem", "stride=32 groups=4096 rounds=4096", "groups=16 rounds=1024", 0},
+    {"micro.tgmem", "stride=33 groups=4096 rounds=4096", "groups=16 rounds=1024", 0},
+    {"micro.decode_ctx", "ctx=1024 mode=0 H=32 Hkv=8", "H=8", 0},
+    {"micro.decode_ctx", "ctx=131072 mode=0 H=32 Hkv=8", "H=8", 0},
+    {"micro.decode_ctx", "ctx=1024 mode=1 H=32 Hkv=8", "ctx=256 H=4 Hkv=1", 0},
+    {"micro.decode_ctx", "ctx=4096 mode=1 H=32 Hkv=8", "ctx=1024 H=4 Hkv=1", 0},
+    {"micro.decode_ctx", "ctx=16384 mode=1 H=32 Hkv=8", NULL, 1},
+    {"micro.decode_ctx", "ctx=65536 mode=1 H=32 Hkv=8", NULL, 1},
+    {"micro.decode_ctx", "ctx=131072 mode=1 H=32 Hkv=8", NULL, 1},
+    {NULL, NULL, NULL, 0},
 };
 
 static const suite suites[] = {
@@ -76,6 +124,8 @@ static const suite suites[] = {
      qwen35_cases},
     {"attn", 1, "full-attention layers (Hq=16 Hkv=2 D=256): prefill, decode vs a 4K cache, backward", attn_cases},
     {"smoke", 1, "every GDN op at a tiny shape with a tail chunk (seconds)", smoke_cases},
+    {"micro", 1, "micro-benchmarks of the chip: dispatch, copy, reduce, alu, tgmem, decode_ctx (small sizes on sw)",
+     micro_cases},
     {NULL, 0, NULL, NULL},
 };
 
@@ -87,9 +137,8 @@ static void print_suites(FILE *f) {
     }
 }
 
-/* Applies "K=V ..." overrides to an op's default dims. */
-static int case_dims(const op_desc *op, const char *spec, int64_t *dim, char *err, size_t errlen) {
-    for (int i = 0; i < op->ndims; i++) dim[i] = op->dims[i].def;
+/* Applies "K=V ..." overrides to dim[] (already holding the defaults). */
+static int apply_dims(const op_desc *op, const char *spec, int64_t *dim, char *err, size_t errlen) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", spec);
     char *save = NULL;
@@ -104,6 +153,15 @@ static int case_dims(const op_desc *op, const char *spec, int64_t *dim, char *er
         }
         if (args_parse_int(tok, eq + 1, &dim[d], err, errlen)) return -1;
     }
+    return 0;
+}
+
+/* The dims of a case: the op's defaults, the case's overrides, then on an emulated
+ * device its sw_dims. */
+static int case_dims(const op_desc *op, const suite_case *sc, int emulated, int64_t *dim, char *err, size_t errlen) {
+    for (int i = 0; i < op->ndims; i++) dim[i] = op->dims[i].def;
+    if (apply_dims(op, sc->dims, dim, err, errlen)) return -1;
+    if (emulated && sc->sw_dims && apply_dims(op, sc->sw_dims, dim, err, errlen)) return -1;
     return 0;
 }
 
@@ -155,28 +213,30 @@ int cmd_suite(int argc, char **argv) {
     for (const suite *x = suites; x->name && name; x++)
         if (strcmp(x->name, name) == 0) s = x;
     if (!s) {
-        fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of qwen35, attn, smoke (gdnbench suite --help)\n",
-                name ? name : "");
+        char names[128] = "";
+        for (const suite *x = suites; x->name; x++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", x->name);
+        fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of %s (gdnbench suite --help)\n", name ? name : "",
+                names);
         return EXIT_BAD_INPUT;
     }
-    int n = 0;
-    while (s->cases[n].op) n++;
-    int64_t(*dims)[OP_MAX_DIMS] = calloc((size_t)n, sizeof *dims);
-    run_record *recs = calloc((size_t)n, sizeof *recs);
-    run_record **ptrs = calloc((size_t)n, sizeof *ptrs);
+    int ncases = 0;
+    while (s->cases[ncases].op) ncases++;
+    int64_t(*dims)[OP_MAX_DIMS] = calloc((size_t)ncases, sizeof *dims);
+    const suite_case **run_cases = calloc((size_t)ncases, sizeof *run_cases);
+    run_record *recs = calloc((size_t)ncases, sizeof *recs);
+    run_record **ptrs = calloc((size_t)ncases, sizeof *ptrs);
     backend *b = NULL;
-    int status = EXIT_BAD_INPUT, nrec = 0, any_fail = 0, any_error = 0;
-    if (!dims || !recs || !ptrs) {
+    int status = EXIT_BAD_INPUT, nrec = 0, any_fail = 0, any_error = 0, n = 0, skipped = 0;
+    if (!dims || !run_cases || !recs || !ptrs) {
         snprintf(err, sizeof err, "out of memory");
         goto out;
     }
-    for (int k = 0; k < n; k++) {
-        const op_desc *op = op_find(s->cases[k].op);
-        if (!op) {
+    for (int k = 0; k < ncases; k++) {
+        if (!op_find(s->cases[k].op)) {
             snprintf(err, sizeof err, "suite %s needs op %s, which this build lacks", s->name, s->cases[k].op);
             goto out;
         }
-        if (case_dims(op, s->cases[k].dims, dims[k], err, sizeof err)) goto out;
     }
     if (json_dir && mkdir(json_dir, 0777) != 0 && access(json_dir, W_OK) != 0) {
         snprintf(err, sizeof err, "--json %s: cannot create or write the directory", json_dir);
@@ -184,12 +244,22 @@ int cmd_suite(int argc, char **argv) {
     }
     b = backend_open(o.backend, &o, err, sizeof err);
     if (!b) goto out;
+    /* Sizes depend on the device: the software device gets the cases' sw_dims. */
+    for (int k = 0; k < ncases; k++) {
+        if (b->emulated && s->cases[k].gpu_only) {
+            skipped++;
+            continue;
+        }
+        if (case_dims(op_find(s->cases[k].op), &s->cases[k], b->emulated, dims[n], err, sizeof err)) goto out;
+        run_cases[n++] = &s->cases[k];
+    }
     int progress = !o.quiet && isatty(2);
     double t0 = now_s();
     for (int k = 0; k < n; k++) {
-        const op_desc *op = op_find(s->cases[k].op);
-        if (progress) fprintf(stderr, "\r[%d/%d] %s %s (%.0f s elapsed)   ", k + 1, n, op->name, s->cases[k].dims,
-                              now_s() - t0);
+        const op_desc *op = op_find(run_cases[k]->op);
+        char shape[256];
+        table_shape_str(op, dims[k], shape, sizeof shape);
+        if (progress) fprintf(stderr, "\r[%d/%d] %s %s (%.0f s elapsed)   ", k + 1, n, op->name, shape, now_s() - t0);
         run_record *r = &recs[nrec];
         ptrs[nrec++] = r;
         op_case *c = op_case_new(op, dims[k], o.seed, err, sizeof err);
@@ -205,7 +275,11 @@ int cmd_suite(int argc, char **argv) {
             op_case_free(c);
         }
         any_fail |= strcmp(r->status, "fail") == 0;
-        any_error |= strcmp(r->status, "error") == 0;
+        if (strcmp(r->status, "error") == 0) {
+            any_error = 1;
+            fprintf(stderr, "gdnbench: suite %s case %d/%d (%s %s): %s\n", s->name, k + 1, n, op->name, shape, r->error);
+        }
+        err[0] = 0; /* reported above; the exit path prints only setup errors */
         if (!o.quiet) {
             if (progress) fprintf(stderr, "\r\033[K");
             printf("\n[%d/%d] %s", k + 1, n, op->name);
@@ -220,14 +294,20 @@ int cmd_suite(int argc, char **argv) {
         if (report_write(path, ptrs, nrec, err, sizeof err) != 0) goto out;
         if (!o.quiet) printf("\nwrote %s\n", path);
     }
-    if (!o.quiet) printf("\nsuite %s v%d: %d cases, %s\n", s->name, s->version, n,
-                         any_error ? "some could not run" : any_fail ? "some checks FAILED" : "all passed");
+    if (!o.quiet) {
+        printf("\nsuite %s v%d: %d cases, %s\n", s->name, s->version, n,
+               any_error ? "some could not run" : any_fail ? "some checks FAILED" : "all passed");
+        if (b->emulated)
+            printf("emulated device: small sizes, timings of the software device (not of a GPU); %d GPU-only "
+                   "case%s left out\n", skipped, skipped == 1 ? "" : "s");
+    }
     status = any_error ? EXIT_BAD_INPUT : any_fail ? EXIT_CHECK_FAILED : EXIT_OK;
 out:
     if (status == EXIT_BAD_INPUT && err[0]) fprintf(stderr, "gdnbench: %s\n", err);
     for (int i = 0; i < nrec; i++) run_record_free(&recs[i]);
     if (b) b->destroy(b);
     free(dims);
+    free(run_cases);
     free(recs);
     free(ptrs);
     return status;

@@ -45,6 +45,19 @@ void table_print_record(FILE *f, const run_record *r) {
     if (s > 0 && r->bytes > 0) fprintf(f, "  %.2f GB/s", r->bytes / s / 1e9);
     if (s > 0 && r->flops > 0) fprintf(f, "  %.3f TFLOP/s", r->flops / s / 1e12);
     fprintf(f, "\n");
+    int repeated = 0;
+    for (int i = 0; i < r->nstages && i < REC_MAX_STAGES; i++)
+        repeated |= r->stages[i].repeat > 1 || r->stages[i].own_command_buffers;
+    if (repeated && r->dispatches > 0 && r->timing.n > 0) {
+        table_fmt_us(r->timing.median / (double)r->dispatches, med, sizeof med);
+        fprintf(f, "  per dispatch  %s (%s clock)", med, r->timing_source);
+        if (r->wall.n > 0) {
+            table_fmt_us(r->wall.median / (double)r->dispatches, mn, sizeof mn);
+            fprintf(f, ", %s wall", mn);
+        }
+        fprintf(f, "; %lld dispatch%s in %lld command buffer%s\n", (long long)r->dispatches,
+                r->dispatches == 1 ? "" : "es", (long long)r->command_buffers, r->command_buffers == 1 ? "" : "s");
+    }
     if (r->nstages > 1) {
         for (int i = 0; i < r->nstages; i++) {
             table_fmt_us(r->stages[i].timing.median, med, sizeof med);
@@ -73,6 +86,13 @@ void table_print_record(FILE *f, const run_record *r) {
             }
         }
         fprintf(f, "\n");
+    }
+    if (r->ref_us[REF_F64] > 0 || r->ref_us[REF_PARITY] > 0) {
+        char f64[32], par[32];
+        table_fmt_us(r->ref_us[REF_F64], f64, sizeof f64);
+        table_fmt_us(r->ref_us[REF_PARITY], par, sizeof par);
+        fprintf(f, "  CPU references computed in: f64 %s, bf16-parity %s (host wall clock, all cores)\n",
+                r->ref_us[REF_F64] > 0 ? f64 : "-", r->ref_us[REF_PARITY] > 0 ? par : "-");
     }
     if (r->determinism_runs > 1 && !r->bitwise_identical)
         fprintf(f, "  NONDETERMINISTIC: outputs differ across %d runs with the same inputs\n", r->determinism_runs);

@@ -228,6 +228,9 @@ static void add_launch(builder *b, cJSON *root, const run_record *r) {
     add_u32x3(b, l, "grid", first->grid);
     add_u32x3(b, l, "threadgroup", first->tg);
     add_num(b, l, "threadgroup_memory_bytes", first->tgmem_bytes);
+    /* Optional keys: records built without the runner (tests, old code) leave them 0. */
+    if (r->dispatches > 0) add_num(b, l, "dispatches", (double)r->dispatches);
+    if (r->command_buffers > 0) add_num(b, l, "command_buffers", (double)r->command_buffers);
     if (r->nstages == 1) return;
     cJSON *stages = check(b, cJSON_CreateArray());
     add_item(b, l, "stages", stages);

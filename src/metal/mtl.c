@@ -17,7 +17,7 @@ extern id MTLCreateSystemDefaultDevice(void);
 #endif
 
 /* Apple's enum values. */
-enum { MTL_STORAGE_SHARED = 0, MTL_CB_STATUS_ERROR = 5 };
+enum { MTL_RESOURCE_STORAGE_SHARED = 0, MTL_RESOURCE_STORAGE_PRIVATE = 2 << 4, MTL_CB_STATUS_ERROR = 5 };
 enum { MTL_TYPE_FLOAT = 3, MTL_TYPE_INT = 29, MTL_TYPE_BOOL = 53 };
 
 struct mtl_device {
@@ -220,22 +220,87 @@ void mtl_pipeline_free(mtl_pipeline *p) {
 
 unsigned mtl_pipeline_max_threads(const mtl_pipeline *p) { return p->max_threads; }
 
-mtl_buffer *mtl_buffer_new(mtl_device *d, size_t length, char *err, size_t errlen) {
+static mtl_buffer *buffer_new(mtl_device *d, size_t length, int private_storage, char *err, size_t errlen) {
     mtl_buffer *b = calloc(1, sizeof *b);
     if (!b) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    /* The software device has only host memory: its private buffers are shared ones. */
+    NSUInteger opts = private_storage && !d->software ? MTL_RESOURCE_STORAGE_PRIVATE : MTL_RESOURCE_STORAGE_SHARED;
     b->buffer = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)(length ? length : 4),
-                     NSUInteger, (NSUInteger)MTL_STORAGE_SHARED);
+                     NSUInteger, opts);
     if (!b->buffer) {
         snprintf(err, errlen, "%s: cannot allocate a %.1f MB buffer: reduce the shape", d->name, (double)length / 1e6);
         free(b);
         return NULL;
     }
-    b->contents = MSG0(void *, b->buffer, "contents");
+    b->contents = opts == MTL_RESOURCE_STORAGE_PRIVATE ? NULL : MSG0(void *, b->buffer, "contents");
     b->length = length;
     return b;
+}
+
+mtl_buffer *mtl_buffer_new(mtl_device *d, size_t length, char *err, size_t errlen) {
+    return buffer_new(d, length, 0, err, errlen);
+}
+
+mtl_buffer *mtl_buffer_new_private(mtl_device *d, size_t length, char *err, size_t errlen) {
+    return buffer_new(d, length, 1, err, errlen);
+}
+
+/* One blit between a private buffer and a shared staging buffer, committed and
+ * waited for. */
+static int blit_copy(mtl_device *d, id from, id to, size_t n, char *err, size_t errlen) {
+    id cb = MSG0(id, d->queue, "commandBuffer");
+    id blit = MSG0(id, cb, "blitCommandEncoder");
+    MSG5(void, blit, "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:", id, from, NSUInteger, 0, id, to,
+         NSUInteger, 0, NSUInteger, (NSUInteger)n);
+    MSG0(void, blit, "endEncoding");
+    MSG0(void, cb, "commit");
+    MSG0(void, cb, "waitUntilCompleted");
+    if ((NSInteger)MSG0(NSUInteger, cb, "status") == MTL_CB_STATUS_ERROR) {
+        error_text(MSG0(id, cb, "error"), "the blit to or from a private buffer failed", err, errlen);
+        return -1;
+    }
+    return 0;
+}
+
+static int buffer_transfer(mtl_device *d, mtl_buffer *b, void *host, size_t n, int to_device, char *err,
+                           size_t errlen) {
+    if (n > b->length) {
+        snprintf(err, errlen, "internal error: %zu bytes do not fit a %zu-byte buffer", n, b->length);
+        return -1;
+    }
+    if (n == 0) return 0;
+    if (b->contents) {
+        if (to_device) memcpy(b->contents, host, n);
+        else memcpy(host, b->contents, n);
+        return 0;
+    }
+    id pool = pool_push();
+    id staging = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)n, NSUInteger,
+                      (NSUInteger)MTL_RESOURCE_STORAGE_SHARED);
+    int rc = -1;
+    if (!staging) {
+        snprintf(err, errlen, "%s: cannot allocate a %.1f MB staging buffer for a private buffer", d->name,
+                 (double)n / 1e6);
+    } else {
+        void *p = MSG0(void *, staging, "contents");
+        if (to_device) memcpy(p, host, n);
+        rc = to_device ? blit_copy(d, staging, b->buffer, n, err, errlen) : blit_copy(d, b->buffer, staging, n, err, errlen);
+        if (rc == 0 && !to_device) memcpy(host, p, n);
+        release(staging);
+    }
+    pool_pop(pool);
+    return rc;
+}
+
+int mtl_buffer_write(mtl_device *d, mtl_buffer *b, const void *src, size_t n, char *err, size_t errlen) {
+    return buffer_transfer(d, b, (void *)src, n, 1, err, errlen);
+}
+
+int mtl_buffer_read(mtl_device *d, mtl_buffer *b, void *dst, size_t n, char *err, size_t errlen) {
+    return buffer_transfer(d, b, dst, n, 0, err, errlen);
 }
 
 void mtl_buffer_free(mtl_buffer *b) {
@@ -248,36 +313,65 @@ void *mtl_buffer_contents(mtl_buffer *b) { return b->contents; }
 
 size_t mtl_buffer_length(const mtl_buffer *b) { return b->length; }
 
+static void encode_dispatch(id enc, const mtl_dispatch *x, uint32_t rep) {
+    MSG1(void, enc, "setComputePipelineState:", id, x->pipeline->pipeline);
+    for (int i = 0; i < x->nbuffers; i++)
+        MSG3(void, enc, "setBuffer:offset:atIndex:", id, x->buffers[i].buffer->buffer, NSUInteger,
+             (NSUInteger)(x->buffers[i].offset + (size_t)rep * x->buffers[i].repeat_stride), NSUInteger,
+             (NSUInteger)x->buffers[i].index);
+    for (int i = 0; i < x->nbytes; i++)
+        MSG3(void, enc, "setBytes:length:atIndex:", const void *, x->bytes[i].data, NSUInteger,
+             (NSUInteger)x->bytes[i].length, NSUInteger, (NSUInteger)x->bytes[i].index);
+    for (int i = 0; i < x->ntgmem; i++)
+        MSG2(void, enc, "setThreadgroupMemoryLength:atIndex:", NSUInteger, (NSUInteger)x->tgmem[i].length, NSUInteger,
+             (NSUInteger)x->tgmem[i].index);
+    MTLSize grid = {x->grid[0], x->grid[1], x->grid[2]};
+    MTLSize tg = {x->tg[0], x->tg[1], x->tg[2]};
+    MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
+}
+
 int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen) {
+    size_t ncb = 0, cap = 0;
+    for (int k = 0; k < n; k++) cap += ds[k].own_command_buffers ? (ds[k].repeat ? ds[k].repeat : 1) : 1;
+    id *cbs = calloc(cap ? cap : 1, sizeof *cbs);
+    if (!cbs) {
+        snprintf(err, errlen, "out of memory for %zu command buffers", cap);
+        return -1;
+    }
     id pool = pool_push();
-    id cb = MSG0(id, d->queue, "commandBuffer");
+    id cb = NULL;
     for (int k = 0; k < n; k++) {
         const mtl_dispatch *x = &ds[k];
-        id enc = MSG0(id, cb, "computeCommandEncoder");
-        MSG1(void, enc, "setComputePipelineState:", id, x->pipeline->pipeline);
-        for (int i = 0; i < x->nbuffers; i++)
-            MSG3(void, enc, "setBuffer:offset:atIndex:", id, x->buffers[i].buffer->buffer, NSUInteger,
-                 (NSUInteger)x->buffers[i].offset, NSUInteger, (NSUInteger)x->buffers[i].index);
-        for (int i = 0; i < x->nbytes; i++)
-            MSG3(void, enc, "setBytes:length:atIndex:", const void *, x->bytes[i].data, NSUInteger,
-                 (NSUInteger)x->bytes[i].length, NSUInteger, (NSUInteger)x->bytes[i].index);
-        for (int i = 0; i < x->ntgmem; i++)
-            MSG2(void, enc, "setThreadgroupMemoryLength:atIndex:", NSUInteger, (NSUInteger)x->tgmem[i].length,
-                 NSUInteger, (NSUInteger)x->tgmem[i].index);
-        MTLSize grid = {x->grid[0], x->grid[1], x->grid[2]};
-        MTLSize tg = {x->tg[0], x->tg[1], x->tg[2]};
-        MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
-        MSG0(void, enc, "endEncoding");
+        uint32_t reps = x->repeat ? x->repeat : 1;
+        id enc = NULL;
+        for (uint32_t r = 0; r < reps; r++) {
+            if (!cb) cb = cbs[ncb++] = MSG0(id, d->queue, "commandBuffer");
+            if (!enc) enc = MSG0(id, cb, "computeCommandEncoder");
+            encode_dispatch(enc, x, r);
+            if (x->own_command_buffers) {
+                /* Committed at once so the GPU starts while the next one is encoded. */
+                MSG0(void, enc, "endEncoding");
+                MSG0(void, cb, "commit");
+                cb = enc = NULL;
+            }
+        }
+        if (enc) MSG0(void, enc, "endEncoding");
     }
-    MSG0(void, cb, "commit");
-    MSG0(void, cb, "waitUntilCompleted");
+    if (cb) MSG0(void, cb, "commit");
     int rc = 0;
-    if ((NSInteger)MSG0(NSUInteger, cb, "status") == MTL_CB_STATUS_ERROR) {
-        error_text(MSG0(id, cb, "error"), "the kernel failed on the device", err, errlen);
-        rc = -1;
+    double first = 0, last = 0;
+    for (size_t i = 0; i < ncb; i++) {
+        MSG0(void, cbs[i], "waitUntilCompleted");
+        if (rc == 0 && (NSInteger)MSG0(NSUInteger, cbs[i], "status") == MTL_CB_STATUS_ERROR) {
+            error_text(MSG0(id, cbs[i], "error"), "the kernel failed on the device", err, errlen);
+            rc = -1;
+        }
+        double t0 = MSG0(double, cbs[i], "GPUStartTime"), t1 = MSG0(double, cbs[i], "GPUEndTime");
+        if (i == 0 || t0 < first) first = t0;
+        if (i == 0 || t1 > last) last = t1;
     }
-    double t0 = MSG0(double, cb, "GPUStartTime"), t1 = MSG0(double, cb, "GPUEndTime");
-    *gpu_us = (t1 - t0) * 1e6;
+    *gpu_us = (last - first) * 1e6;
     pool_pop(pool);
+    free(cbs);
     return rc;
 }

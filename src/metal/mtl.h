@@ -39,9 +39,19 @@ unsigned mtl_pipeline_max_threads(const mtl_pipeline *p);
 
 /* Shared-storage buffer (CPU-visible contents). */
 mtl_buffer *mtl_buffer_new(mtl_device *d, size_t length, char *err, size_t errlen);
+/* GPU-private buffer (MTLStorageModePrivate): no CPU view on a real GPU, so it is
+ * filled and read with mtl_buffer_write/read (a blit through a shared staging
+ * buffer).  The software device has no private memory: there it is a shared buffer
+ * and write/read are plain copies. */
+mtl_buffer *mtl_buffer_new_private(mtl_device *d, size_t length, char *err, size_t errlen);
 void mtl_buffer_free(mtl_buffer *b);
+/* NULL for a private buffer on a real GPU. */
 void *mtl_buffer_contents(mtl_buffer *b);
 size_t mtl_buffer_length(const mtl_buffer *b);
+/* Copies n bytes from host memory into the buffer's start, or from its start out;
+ * works for every storage mode.  Returns 0, or -1 with err set. */
+int mtl_buffer_write(mtl_device *d, mtl_buffer *b, const void *src, size_t n, char *err, size_t errlen);
+int mtl_buffer_read(mtl_device *d, mtl_buffer *b, void *dst, size_t n, char *err, size_t errlen);
 
 /* One dispatch's arguments. */
 typedef struct mtl_dispatch {
@@ -51,6 +61,7 @@ typedef struct mtl_dispatch {
         int index;
         mtl_buffer *buffer;
         size_t offset;
+        size_t repeat_stride; /* added to offset on each repeat */
     } buffers[31];
     int nbytes;
     struct {
@@ -65,11 +76,16 @@ typedef struct mtl_dispatch {
     } tgmem[4];
     uint32_t grid[3]; /* threadgroups per grid */
     uint32_t tg[3];   /* threads per threadgroup */
+    uint32_t repeat;  /* dispatched this many times in order (0 or 1: once) */
+    int own_command_buffers; /* 1: each repeat committed in a command buffer of its own */
 } mtl_dispatch;
 
-/* Encodes the dispatches into one command buffer (one compute encoder each),
- * commits and waits.  *gpu_us = GPUEndTime - GPUStartTime.  Returns 0, or -1 with
- * the command buffer's error text (kernel fault, check diagnosis) in err. */
+/* Encodes the dispatches into one command buffer (one compute encoder each, its
+ * repeats inside it) — or, for a dispatch with own_command_buffers, one command
+ * buffer per repeat — commits each as soon as it is encoded and waits for all.
+ * *gpu_us = last GPUEndTime - first GPUStartTime over the command buffers.
+ * Returns 0, or -1 with the command buffer's error text (kernel fault, check
+ * diagnosis) in err. */
 int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen);
 
 #endif

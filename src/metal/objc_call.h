@@ -71,6 +71,14 @@ static inline SEL objc_sel(const char *name) { return sel_registerName(name); }
             msg_obj_, msg_sel_, (a1), (a2), (a3), (a4));                                                         \
     })
 
+#define MSG5(ret, obj, name, t1, a1, t2, a2, t3, a3, t4, a4, t5, a5)                                             \
+    __extension__({                                                                                              \
+        id msg_obj_ = (id)(obj);                                                                                 \
+        SEL msg_sel_ = MSG_SEL(name);                                                                            \
+        ((ret(*)(id, SEL, t1, t2, t3, t4, t5))(void (*)(void))OBJC_IMP_FOR(msg_obj_, msg_sel_))(                 \
+            msg_obj_, msg_sel_, (a1), (a2), (a3), (a4), (a5));                                                   \
+    })
+
 /* Class by name: Apple's Metal/Foundation classes, or the software device's
  * (registered under the same names on Linux). */
 static inline id objc_class_named(const char *name) { return (id)objc_getClass(name); }

@@ -21,13 +21,13 @@
 enum { CH_K, CH_W, CH_U, CH_G, CH_H0, CH_H, CH_VNEW, CH_FINAL, CH_NBUFS };
 
 static const op_dim chunk_h_dims[] = {
-    {"B", NULL, 1, 1, 1024, "batch"},
-    {"T", NULL, 4096, 1, 1 << 24, "tokens"},
-    {"Hg", NULL, 16, 1, 4096, "key heads"},
-    {"H", NULL, 32, 1, 4096, "value heads (multiple of Hg)"},
-    {"K", "Dk", 128, 1, 1024, "key head dim (64, 128, 256)"},
-    {"V", "Dv", 128, 1, 1024, "value head dim (64, 128, 256)"},
-    {"BT", NULL, 64, 1, 1024, "chunk length (64 only)"},
+    GDN_DIM_B,
+    GDN_DIM_T,
+    GDN_DIM_HG,
+    GDN_DIM_H,
+    GDN_DIM_K,
+    GDN_DIM_V,
+    GDN_DIM_BT,
 };
 
 /* Tolerances.  Measured by tests/unit/test_ref_tolerances.c at T=4096 H=4 Hg=2 K=V=128:

@@ -13,10 +13,10 @@
 enum { CS_G, CS_GC, CS_NBUFS };
 
 static const op_dim cumsum_dims[] = {
-    {"B", NULL, 1, 1, 1024, "batch"},
-    {"T", NULL, 4096, 1, 1 << 24, "tokens"},
+    GDN_DIM_B,
+    GDN_DIM_T,
     {"H", NULL, 32, 1, 4096, "value heads"},
-    {"BT", NULL, 64, 1, 1024, "chunk length (64 only)"},
+    GDN_DIM_BT,
 };
 
 static const op_buf cumsum_bufs[CS_NBUFS] = {

@@ -27,10 +27,10 @@ enum { DC_Q, DC_K, DC_V, DC_G, DC_BETA, DC_SIN, DC_OUT, DC_SOUT, DC_NBUFS };
 
 static const op_dim decode_dims[] = {
     {"B", NULL, 1, 1, 4096, "batch (sequences)"},
-    {"Hg", NULL, 16, 1, 4096, "key heads"},
-    {"H", NULL, 32, 1, 4096, "value heads (multiple of Hg)"},
-    {"K", "Dk", 128, 1, 1024, "key head dim (64, 128, 256)"},
-    {"V", "Dv", 128, 1, 1024, "value head dim (64, 128, 256)"},
+    GDN_DIM_HG,
+    GDN_DIM_H,
+    GDN_DIM_K,
+    GDN_DIM_V,
 };
 
 /* Tolerances.  Measured by tests/unit/test_ref_tolerances.c at B=4 H=32 Hg=16:

@@ -8,6 +8,16 @@
 #include "ops/op.h"
 #include "core/rng.h"
 
+/* Entries of the GDN ops' dimension tables (defaults: a Qwen3.5-class layer at a 4K
+ * prefill), shared so every op names, bounds and documents a dimension the same way. */
+#define GDN_DIM_B {"B", NULL, 1, 1, 1024, "batch"}
+#define GDN_DIM_T {"T", NULL, 4096, 1, 1 << 24, "tokens"}
+#define GDN_DIM_HG {"Hg", NULL, 16, 1, 4096, "key heads"}
+#define GDN_DIM_H {"H", NULL, 32, 1, 4096, "value heads (multiple of Hg)"}
+#define GDN_DIM_K {"K", "Dk", 128, 1, 1024, "key head dim (64, 128, 256)"}
+#define GDN_DIM_V {"V", "Dv", 128, 1, 1024, "value head dim (64, 128, 256)"}
+#define GDN_DIM_BT {"BT", NULL, 64, 1, 1024, "chunk length (64 only)"}
+
 /* The GDN dimensions of a case; dims an op lacks are 0 (V for kkt, ...). */
 typedef struct gdn_shape {
     int64_t B, T, Hg, H, K, V, BT, NT;

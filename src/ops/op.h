@@ -70,6 +70,9 @@ typedef struct op_case {
     const struct op_desc *op;
     int64_t dim[OP_MAX_DIMS];      /* in op->dims order */
     tensor *t[OP_MAX_BUFS];        /* in op->bufs order; all allocated by setup() */
+    uint32_t private_bufs;         /* bit i set by setup(): buffer i lives in GPU-private storage
+                                      (MTLStorageModePrivate), filled and read back through a blit;
+                                      the software device keeps it CPU-visible (as shared) */
     uint64_t seed;
     void *priv;                    /* op-owned extra state, freed by op->cleanup */
 } op_case;
@@ -86,6 +89,8 @@ typedef struct op_launch {
         int index;                 /* [[buffer(index)]] */
         int buf;                   /* index into op->bufs / case->t */
         uint64_t offset;           /* bytes into the buffer (setBuffer:offset:), usually 0 */
+        uint32_t repeat_stride;    /* bytes added to the binding's offset on each repeat, so
+                                      repeat r sees the buffer from byte r*stride (0: same) */
     } binds[OP_MAX_BINDS];
     int params_index;              /* [[buffer(n)]] of the params bytes, -1 if none */
     uint32_t params[40];           /* passed with setBytes */
@@ -103,6 +108,10 @@ typedef struct op_launch {
         int index;
         const char *value;
     } constants[OP_MAX_CONSTANTS];
+    uint32_t repeat;               /* dispatches of this stage per run, one after another in
+                                      order (0 or 1: once) — e.g. N launches of one kernel */
+    int own_command_buffers;       /* 1: each of those dispatches is committed in a command
+                                      buffer of its own; 0: they share the run's one */
 } op_launch;
 
 typedef struct op_desc {
@@ -119,8 +128,9 @@ typedef struct op_desc {
     int (*validate)(const int64_t *dim, char *err, size_t errlen);
 
     /* Allocates every tensor of bufs (ABI shapes) into c->t and fills the inputs from
-     * c->seed.  Outputs/scratch are allocated zeroed.  Returns 0, or -1 with err set
-     * (e.g. out of memory). */
+     * c->seed.  Outputs/scratch are allocated zeroed.  A buffer the op does not use at
+     * this shape may have 0 elements: it is then not checked (its out[i] is NULL).
+     * Returns 0, or -1 with err set (e.g. out of memory). */
     int (*setup)(op_case *c, char *err, size_t errlen);
 
     /* Computes every BUF_OUT/BUF_INOUT tensor of the case into out[i] (double arrays,

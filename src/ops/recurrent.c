@@ -23,12 +23,12 @@
 enum { RC_Q, RC_K, RC_V, RC_G, RC_BETA, RC_H0, RC_O, RC_FINAL, RC_NBUFS };
 
 static const op_dim recurrent_dims[] = {
-    {"B", NULL, 1, 1, 1024, "batch"},
-    {"T", NULL, 4096, 1, 1 << 24, "tokens"},
-    {"Hg", NULL, 16, 1, 4096, "key heads"},
-    {"H", NULL, 32, 1, 4096, "value heads (multiple of Hg)"},
-    {"K", "Dk", 128, 1, 1024, "key head dim (64, 128, 256)"},
-    {"V", "Dv", 128, 1, 1024, "value head dim (64, 128, 256)"},
+    GDN_DIM_B,
+    GDN_DIM_T,
+    GDN_DIM_HG,
+    GDN_DIM_H,
+    GDN_DIM_K,
+    GDN_DIM_V,
     {"l2norm", NULL, 0, 0, 1, "1: L2-normalise q and k first (eps 1e-6)"},
 };
 

@@ -13,6 +13,8 @@ extern const op_desc op_cumsum;
 extern const op_desc op_kkt, op_solve_tril, op_wy, op_chunk_h, op_chunk_o, op_chunk_fwd, op_recurrent, op_decode;
 extern const op_desc op_prep_step, op_decode_seq, op_decode_seq_steps;
 extern const op_desc op_attn_fwd, op_attn_bwd;
+extern const op_desc op_micro_dispatch, op_micro_copy, op_micro_reduce, op_micro_alu, op_micro_tgmem,
+    op_micro_decode_ctx;
 
 const op_desc *const op_table[] = {
     &op_cumsum,
@@ -29,6 +31,12 @@ const op_desc *const op_table[] = {
     &op_decode_seq_steps,
     &op_attn_fwd,
     &op_attn_bwd,
+    &op_micro_dispatch,
+    &op_micro_copy,
+    &op_micro_reduce,
+    &op_micro_alu,
+    &op_micro_tgmem,
+    &op_micro_decode_ctx,
     NULL,
 };
 

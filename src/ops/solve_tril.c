@@ -15,12 +15,12 @@
 enum { ST_A, ST_AI, ST_NBUFS };
 
 static const op_dim solve_tril_dims[] = {
-    {"B", NULL, 1, 1, 1024, "batch"},
-    {"T", NULL, 4096, 1, 1 << 24, "tokens"},
+    GDN_DIM_B,
+    GDN_DIM_T,
     {"Hg", NULL, 16, 1, 4096, "key heads of the kkt that makes the input"},
-    {"H", NULL, 32, 1, 4096, "value heads (multiple of Hg)"},
+    GDN_DIM_H,
     {"K", "Dk", 128, 1, 1024, "key head dim of the kkt that makes the input (64, 128, 256)"},
-    {"BT", NULL, 64, 1, 1024, "chunk length (64 only)"},
+    GDN_DIM_BT,
 };
 
 /* Tolerances.  Measured by tests/unit/test_ref_tolerances.c at T=4096 H=4 Hg=2 K=V=128:

@@ -5,7 +5,10 @@
  * inputs are uploaded once, outputs and scratch buffers are poisoned before every
  * run, all stages go into one command buffer (total time from GPUStartTime/
  * GPUEndTime); multi-stage ops then run each stage in its own command buffer for the
- * per-stage times (Metal gives timestamps per command buffer, not per dispatch). */
+ * per-stage times (Metal gives timestamps per command buffer, not per dispatch).
+ * A stage may ask for several dispatches (op_launch.repeat), each in a command buffer
+ * of its own if it says so, and a buffer may ask for private storage
+ * (op_case.private_bufs): it is then filled and read back through blits. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,11 +190,13 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
     }
     for (int i = 0; i < op->nbufs; i++) {
         size_t n = tensor_nbytes(c->t[i]);
-        s->bufs[i] = mtl_buffer_new(s->dev, n, err, errlen);
+        int private_storage = (c->private_bufs >> i) & 1u;
+        s->bufs[i] = private_storage ? mtl_buffer_new_private(s->dev, n, err, errlen)
+                                     : mtl_buffer_new(s->dev, n, err, errlen);
         if (!s->bufs[i]) return -1;
         buf_role r = op->bufs[i].role;
         if (r == BUF_IN) {
-            memcpy(mtl_buffer_contents(s->bufs[i]), c->t[i]->data, n);
+            if (mtl_buffer_write(s->dev, s->bufs[i], c->t[i]->data, n, err, errlen)) return -1;
         } else if (r == BUF_OUT || r == BUF_SCRATCH) {
             s->poison[i] = tensor_new_like(c->t[i], c->t[i]->name, c->t[i]->dtype);
             if (!s->poison[i]) {
@@ -200,6 +205,19 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
             }
             /* accumulators (atomic adds) start from the zeros tensor_new gave */
             if (!(op->zero_init_bufs & (1u << i))) poison_tensor(s->poison[i]);
+        }
+    }
+    /* A repeated dispatch must stay inside its buffers at its last repeat. */
+    for (int st = 0; st < s->nstages; st++) {
+        const op_launch *l = &s->launch[st];
+        uint32_t reps = l->repeat ? l->repeat : 1;
+        for (int i = 0; i < l->nbinds; i++) {
+            size_t last = (size_t)(reps - 1) * l->binds[i].repeat_stride;
+            if (last > 0 && last >= tensor_nbytes(c->t[l->binds[i].buf])) {
+                snprintf(err, errlen, "internal error: %s stage %s repeat %u starts buffer %s past its end", op->name,
+                         l->stage, reps - 1, op->bufs[l->binds[i].buf].name);
+                return -1;
+            }
         }
     }
     return 0;
@@ -213,6 +231,7 @@ static void fill_dispatch(metal_state *s, int st, mtl_dispatch *d) {
         d->buffers[d->nbuffers].index = l->binds[i].index;
         d->buffers[d->nbuffers].buffer = s->bufs[l->binds[i].buf];
         d->buffers[d->nbuffers].offset = (size_t)l->binds[i].offset;
+        d->buffers[d->nbuffers].repeat_stride = l->binds[i].repeat_stride;
         d->nbuffers++;
     }
     if (l->params_index >= 0 && l->nparams > 0) {
@@ -228,15 +247,20 @@ static void fill_dispatch(metal_state *s, int st, mtl_dispatch *d) {
     d->ntgmem = l->ntgmem;
     memcpy(d->grid, l->grid, sizeof d->grid);
     memcpy(d->tg, l->tg, sizeof d->tg);
+    d->repeat = l->repeat;
+    d->own_command_buffers = l->own_command_buffers;
 }
 
 static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, size_t errlen) {
     metal_state *s = b->state;
     const op_desc *op = c->op;
     for (int i = 0; i < op->nbufs; i++) {
-        if (s->poison[i]) memcpy(mtl_buffer_contents(s->bufs[i]), s->poison[i]->data, tensor_nbytes(s->poison[i]));
-        if (op->bufs[i].role == BUF_INOUT)
-            memcpy(mtl_buffer_contents(s->bufs[i]), c->t[i]->data, tensor_nbytes(c->t[i]));
+        if (s->poison[i] &&
+            mtl_buffer_write(s->dev, s->bufs[i], s->poison[i]->data, tensor_nbytes(s->poison[i]), err, errlen))
+            return -1;
+        if (op->bufs[i].role == BUF_INOUT &&
+            mtl_buffer_write(s->dev, s->bufs[i], c->t[i]->data, tensor_nbytes(c->t[i]), err, errlen))
+            return -1;
     }
     mtl_dispatch ds[OP_MAX_STAGES];
     for (int st = 0; st < s->nstages; st++) fill_dispatch(s, st, &ds[st]);
@@ -255,8 +279,9 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
     }
     for (int i = 0; i < op->nbufs; i++) {
         buf_role r = op->bufs[i].role;
-        if (r == BUF_OUT || r == BUF_INOUT || r == BUF_SCRATCH)
-            memcpy(c->t[i]->data, mtl_buffer_contents(s->bufs[i]), tensor_nbytes(c->t[i]));
+        if ((r == BUF_OUT || r == BUF_INOUT || r == BUF_SCRATCH) &&
+            mtl_buffer_read(s->dev, s->bufs[i], c->t[i]->data, tensor_nbytes(c->t[i]), err, errlen))
+            return -1;
     }
     return 0;
 }

@@ -40,6 +40,8 @@ typedef struct rec_stage {
     char function[96];
     uint32_t grid[3], tg[3];
     uint32_t tgmem_bytes;
+    uint32_t repeat;           /* dispatches of this stage per iteration (>= 1) */
+    int own_command_buffers;   /* 1: each in a command buffer of its own */
     rec_stats timing;
 } rec_stage;
 
@@ -72,6 +74,8 @@ typedef struct run_record {
     /* launch of the (first or only) stage; every stage is in stages[] */
     int nstages;
     rec_stage stages[REC_MAX_STAGES];
+    /* per timed iteration, over all stages: time per dispatch = timing / dispatches */
+    int64_t dispatches, command_buffers;
 
     int warmup, iterations;
     char timing_source[8];     /* "gpu" | "wall" */
@@ -82,6 +86,7 @@ typedef struct run_record {
 
     int nchecks;
     rec_check checks[REC_MAX_CHECKS];
+    double ref_us[2];          /* wall time of the CPU references (REF_F64, REF_PARITY); 0 = not run */
 
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;

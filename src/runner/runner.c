@@ -3,11 +3,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/chips.h"
 #include "core/stats.h"
 #include "runner/check.h"
 #include "runner/runner.h"
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
 static uint64_t outputs_hash(const op_case *c) {
@@ -47,10 +54,14 @@ static int run_checks(op_case *c, const run_opts *o, run_record *rec) {
         int ok = 1;
         for (int i = 0; i < op->nbufs; i++) {
             if (op->bufs[i].role != BUF_OUT && op->bufs[i].role != BUF_INOUT) continue;
+            if (tensor_numel(c->t[i]) == 0) continue; /* unused at this shape: nothing to check */
             out[i] = malloc(sizeof(double) * (size_t)tensor_numel(c->t[i]));
             if (!out[i]) ok = 0;
         }
-        if (!ok || op->reference(c, refs[k].kind, out) != 0) {
+        double t0 = now_us();
+        int ref_rc = ok ? op->reference(c, refs[k].kind, out) : -1;
+        rec->ref_us[refs[k].kind] = now_us() - t0;
+        if (ref_rc != 0) {
             for (int i = 0; i < op->nbufs; i++) free(out[i]);
             fail(rec, "the CPU reference could not be computed (out of memory?)");
             return -1;
@@ -67,6 +78,25 @@ static int run_checks(op_case *c, const run_opts *o, run_record *rec) {
         }
     }
     return all_pass;
+}
+
+/* Dispatches and command buffers per iteration, grouped as mtl_run submits them:
+ * consecutive ordinary stages share one command buffer; a stage with
+ * own_command_buffers has one per dispatch. */
+static void count_submissions(run_record *rec) {
+    int shared_open = 0;
+    rec->dispatches = rec->command_buffers = 0;
+    for (int s = 0; s < rec->nstages && s < REC_MAX_STAGES; s++) {
+        const rec_stage *st = &rec->stages[s];
+        rec->dispatches += st->repeat;
+        if (st->own_command_buffers) {
+            rec->command_buffers += st->repeat;
+            shared_open = 0;
+        } else if (!shared_open) {
+            rec->command_buffers++;
+            shared_open = 1;
+        }
+    }
 }
 
 int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) {
@@ -110,8 +140,11 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         memcpy(st->grid, l.grid, sizeof st->grid);
         memcpy(st->tg, l.tg, sizeof st->tg);
         for (int m = 0; m < l.ntgmem; m++) st->tgmem_bytes += l.tgmem[m].bytes;
+        st->repeat = l.repeat ? l.repeat : 1;
+        st->own_command_buffers = l.own_command_buffers;
         if (alloc_stats(&st->timing, o->iters)) goto oom;
     }
+    count_submissions(rec);
     if (alloc_stats(&rec->timing, o->iters) || alloc_stats(&rec->wall, o->iters)) goto oom;
 
     uint64_t first_hash = 0;
