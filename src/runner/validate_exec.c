@@ -138,15 +138,16 @@ static int compare_run(const validate_ctx *ctx, const op_case *c, tensor *const 
             validate_pattern(now, mask, NULL, validate_chunk_len(c->op, c->dim), f->pattern, sizeof f->pattern);
             free(mask);
         }
-        const char *what = r == VALIDATE_NRUNS - 1 ? "a repeat of the same run gives a different" : "the";
         validate_run_cfg where = *cfg;
-        char first_at[sizeof f->first_bad];
+        char first_at[sizeof f->first_bad], when[160];
         snprintf(first_at, sizeof first_at, "%s", f->first_bad);
-        snprintf(f->text, sizeof f->text,
-                 "%s %s differs from the inorder run under schedule %s, threadgroup order %s: %lld of %lld elements, "
-                 "first %s got %.9g want %.9g%s",
-                 what, now->name, where.schedule, where.tg_order, (long long)ndiff, (long long)n, first_at,
-                 tensor_get(now, first), tensor_get(ref, first),
+        if (r == VALIDATE_NRUNS - 1)
+            snprintf(when, sizeof when, "between two identical runs (%s/%s, repeated)", where.schedule, where.tg_order);
+        else
+            snprintf(when, sizeof when, "from the inorder run under schedule %s, threadgroup order %s", where.schedule,
+                     where.tg_order);
+        snprintf(f->text, sizeof f->text, "%s differs %s: %lld of %lld elements, first %s got %.9g want %.9g%s",
+                 now->name, when, (long long)ndiff, (long long)n, first_at, tensor_get(now, first), tensor_get(ref, first),
                  note ? " (the kernel uses atomics; within the parity tolerance)"
                       : res->uses_atomics ? " (atomics, but beyond the parity tolerance)" : ": a race");
         return 0;

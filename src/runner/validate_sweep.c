@@ -7,12 +7,14 @@
  *   (Hg, H) {(1,2), (2,2), (2,4), (1,4), (3,6)}             GQA ratios 2, 1, 2, 4 and
  *                                                           non-power-of-two heads
  *   K, V {64, 128}   l2norm {0, 1}
- * then every stress profile at the base shape with T = 2BT+1 (two full chunks and a
+ * (decode prep: Hk/Hv pairs, Dk, Dv, N {1, 2, 3, 16}; attention: Hkv/Hq pairs, qL and
+ * kL {1, 2, 63, 64, 65, 129}, causal {0, 1}, D {64, 128, 256}; other dimensions stay
+ * at the op's default), then every stress profile at the base shape with T = 2BT+1 (two full chunks and a
  * one-token tail).  Base: B=1 T=BT+1 Hg=1 H=2 K=V=128 l2norm=0.
  * A dimension list given on the command line replaces that dimension's sweep, and
  * its base becomes the default base when the list has it, else the list's first
  * value (cli.md: third-party kernels often take only T % 64 == 0 or K == 128).
- * Giving Hg or H makes the head sweep the product of the two lists. */
+ * Giving Hg or H (Hk/Hv, Hkv/Hq) makes the head sweep the product of the two lists. */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,12 +35,27 @@ static const sweep_default defaults[] = {
      {1, 2, 3, BT_DEFAULT - 1, BT_DEFAULT, BT_DEFAULT + 1, 2 * BT_DEFAULT - 1, 2 * BT_DEFAULT + 1, 1000, 4096}},
     {"K", 128, 2, {64, 128}},
     {"V", 128, 2, {64, 128}},
+    {"Dk", 128, 2, {64, 128}},
+    {"Dv", 128, 2, {64, 128}},
     {"BT", BT_DEFAULT, 1, {BT_DEFAULT}},
     {"l2norm", 0, 2, {0, 1}},
-    {"Hg", 1, 0, {0}}, /* swept with H in pairs */
+    {"N", 3, 4, {1, 2, 3, 16}},
+    /* attention: query/key lengths around the 64-wide tiles, both masks, head dims */
+    {"qL", BT_DEFAULT + 1, 6, {1, 2, BT_DEFAULT - 1, BT_DEFAULT, BT_DEFAULT + 1, 2 * BT_DEFAULT + 1}},
+    {"kL", BT_DEFAULT + 1, 6, {1, 2, BT_DEFAULT - 1, BT_DEFAULT, BT_DEFAULT + 1, 2 * BT_DEFAULT + 1}},
+    {"causal", 1, 2, {0, 1}},
+    {"D", 64, 3, {64, 128, 256}},
+    /* head pairs (key heads, value/query heads) are swept together: head_pairs */
+    {"Hg", 1, 0, {0}},
     {"H", 2, 0, {0}},
+    {"Hk", 1, 0, {0}},
+    {"Hv", 2, 0, {0}},
+    {"Hkv", 1, 0, {0}},
+    {"Hq", 2, 0, {0}},
 };
 
+/* (key heads, value heads) dimension names of GDN, decode prep and attention ops. */
+static const char *const head_dims[][2] = {{"Hg", "H"}, {"Hk", "Hv"}, {"Hkv", "Hq"}};
 static const int64_t head_pairs[][2] = {{1, 2}, {2, 2}, {2, 4}, {1, 4}, {3, 6}};
 
 static const sweep_default *find_default(const char *dim) {
@@ -129,7 +146,11 @@ int validate_sweep(const op_desc *op, const validate_dims *vd, const validate_pr
         const int64_t *vals;
         dim_values(op, vd, i, &vals, &base[i]);
     }
-    int ihg = op_dim_index(op, "Hg"), ih = op_dim_index(op, "H"), it = op_dim_index(op, "T");
+    int ihg = -1, ih = -1, it = op_dim_index(op, "T");
+    for (size_t k = 0; k < sizeof head_dims / sizeof head_dims[0] && ihg < 0; k++) {
+        int a = op_dim_index(op, head_dims[k][0]), b = op_dim_index(op, head_dims[k][1]);
+        if (a >= 0 && b >= 0) ihg = a, ih = b;
+    }
     if (run_realistic) {
         if (add_case(&sb, base, real, "base", err, errlen)) return -1;
         for (int i = 0; i < op->ndims; i++) {
