@@ -41,7 +41,9 @@ static void print_help(const op_desc *op) {
            "tolerances, plus a p99 bound in bf16 ulps vs parity that --atol/--rtol cannot loosen.\n\n"
            "default sweep (a dimension list below replaces that dimension's sweep):\n"
            "  T {1,2,3,BT-1,BT,BT+1,2BT-1,2BT+1,1000,4096}  B {1,3}  (Hg,H) {(1,2),(2,2),(2,4),(1,4),(3,6)}\n"
-           "  K, V {64,128}  l2norm {0,1}; base B=1 T=BT+1 Hg=1 H=2 K=V=128; stress profiles at T=2BT+1\n\n"
+           "  K, V {64,128}  l2norm {0,1}; base B=1 T=BT+1 Hg=1 H=2 K=V=128; stress profiles at T=2BT+1\n"
+           "  (decode prep: Hk/Hv pairs, Dk, Dv, N {1,2,3,16}; attention: Hkv/Hq pairs,\n"
+           "   qL, kL {1,2,63,64,65,129}, causal {0,1}, D {64,128,256})\n\n"
            "dimensions of %s (each takes N, a list 1,2,3 or a range A..B:+S / A..B:xF):\n",
            op->name, op->name, VALIDATE_NRUNS, op->name);
     for (int i = 0; i < op->ndims; i++)
