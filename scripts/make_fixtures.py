@@ -603,13 +603,23 @@ def main(argv):
             write_safetensors(torch, path, tensors, m)
             print("wrote %s (%s)" % (path, ", ".join("%s%s" % (n, list(x.shape)) for n, x in tensors)))
     if "decode" in ops:
-        # one token, f32 throughout (mlx-native gated_delta_net_decode_f32)
+        # One token, f32 throughout, in mlx-native's gated_delta_net_decode_f32 conventions
+        # (src/ops/decode.c): g is a positive rate (decay exp(-g)), q comes pre-scaled by
+        # K^-0.5 and value head h reads key head h % Hg (tiled GQA, not blocked).
         d = {n: x[:, :1] for n, x in inp.items() if n != "h0"}
-        dq, dk, dv = (rounded(torch, d[n], f32) for n in ("q", "k", "v"))
-        dg, db = rounded(torch, d["g"], f32), rounded(torch, d["beta"], f32)
-        o1, fin1 = recurrent_ref(torch, dq, dk, dv, dg, db, h0, scale)
-        fixture("decode", [("q", dq, f32), ("k", dk, f32), ("v", dv, f32), ("g", dg, f32), ("beta", db, f32),
-                           ("h0", h0, f32)], [("o", o1), ("final", fin1)], T_op=1)
+        dq = rounded(torch, d["q"] * scale, f32)
+        dk, dv = rounded(torch, d["k"], f32), rounded(torch, d["v"], f32)
+        rate, db = rounded(torch, -d["g"], f32), rounded(torch, d["beta"], f32)
+        Hg, H = dq.shape[2], dv.shape[2]
+        tiled = [h % Hg for h in range(H)]
+        qh, kh = dq[:, 0, tiled], dk[:, 0, tiled]  # [B,H,K]
+        s_in = rounded(torch, h0, f32)
+        S = torch.exp(-rate[:, 0])[..., None, None] * s_in
+        err = dv[:, 0] - (S @ kh[..., None])[..., 0]
+        S = S + (db[:, 0][..., None] * err)[..., None] * kh[..., None, :]
+        out = (S @ qh[..., None])[..., 0][:, None]  # [B,1,H,V]
+        fixture("decode", [("q", dq, f32), ("k", dk, f32), ("v", dv, f32), ("g", rate, f32), ("beta", db, f32),
+                           ("state_in", s_in, f32)], [("output", out), ("state_out", S)], T_op=1)
     return 0
 
 

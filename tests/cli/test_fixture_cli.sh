@@ -10,8 +10,10 @@ if [ -d "$MLX" ]; then
                 chunk_o:gated_delta_net_chunk_o solve_tril:chunk_tri_solve_invert chunk_fwd:chunk_gated_delta_rule_fwd; do
         op=${pair%%:*}
         set=${pair#*:}
-        expect_exit 0 "fixture: mlx-native $set passes on cpu" $G "$op" --backend cpu --fixture "$MLX/${set}_meta.json" --iters 1 --warmup 0
-        expect_match "fixture: mlx-native $set checked against the fixture" "$OUT" "fixture +[0-9.e+-]+ .*PASS"
+        for be in cpu sw; do
+            expect_exit 0 "fixture: mlx-native $set passes on $be" $G "$op" --backend $be --fixture "$MLX/${set}_meta.json" --iters 1 --warmup 0
+            expect_match "fixture: mlx-native $set checked against the fixture on $be" "$OUT" "fixture +[0-9.e+-]+ .*PASS"
+        done
     done
     expect_exit 2 "fixture: a flag contradicting the fixture exits 2" $G kkt --backend cpu --T 4096 --fixture "$MLX/gated_delta_net_kkt_meta.json"
     expect_match "fixture: contradiction names the flag" "$ERR" "--T contradicts the fixture"
