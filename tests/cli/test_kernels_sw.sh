@@ -56,3 +56,22 @@ for op in wy chunk_h chunk_o recurrent chunk_fwd; do
     sw "$op under --sw-checks full T=1,65" $op --T 1,65 --H 2 --Hg 1 --V 64 --sw-checks full
 done
 sw "decode under --sw-checks full" decode --H 2 --Hg 1 --sw-checks full
+
+# Our kernels through the third-party path: --shader FILE --function NAME (the same
+# files a user would point at), with function constants passed on the command line.
+R=$GDNBENCH_ROOT
+expect_exit 0 "kernels via --shader: kkt" $G kkt --backend sw --shader "$R/shaders/gdn_kkt.metal" \
+    --function gated_delta_net_kkt_bf16 --T 65 --Hg 1 --H 2 --iters 1 --warmup 0
+expect_match "kernels via --shader: kkt passes both references" "$OUT" "A +bf16-parity .*PASS"
+expect_exit 0 "kernels via --shader: chunk_o" $G chunk_o --backend sw --shader "$R/shaders/gdn_chunk_o.metal" \
+    --function gated_delta_net_chunk_o_bf16 --T 100 --Hg 1 --H 2 --iters 1 --warmup 0
+expect_exit 0 "kernels via --shader + --constant: attn_fwd causal" $G attn_fwd --backend sw \
+    --shader "$R/shaders/flash_attn.metal" --function flash_attn_fwd_bf16_d64 --constant 301=true \
+    --B 1 --Hq 2 --Hkv 1 --qL 33 --kL 33 --D 64 --causal 1 --iters 1 --warmup 0
+expect_exit 2 "kernels via --shader: unknown function exits 2" $G kkt --backend sw --shader "$R/shaders/gdn_kkt.metal" \
+    --function no_such_kernel --T 65 --Hg 1 --H 2 --iters 1 --warmup 0
+expect_match "kernels via --shader: unknown function named" "$ERR" "no_such_kernel"
+printf 'kernel void broken(device float *x [[buffer(0)]]) { x[0] = ; }\n' >"$TMPD/broken.metal"
+expect_exit 2 "kernels via --shader: MSL that fails to compile exits 2" $G kkt --backend sw --shader "$TMPD/broken.metal" \
+    --function broken --T 65 --Hg 1 --H 2 --iters 1 --warmup 0
+expect_match "kernels via --shader: compile error points at the .metal line" "$ERR" "broken.metal:1"
