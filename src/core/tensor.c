@@ -1,7 +1,9 @@
 /* tensor.c — allocation and element access for host tensors. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/tensor.h"
 
@@ -15,6 +17,22 @@ size_t shape_nbytes(dtype dt, int ndim, const int64_t *shape) {
     }
     return n;
 }
+
+/* Host memory held by live tensors.  A shape whose tensors would not fit in 80% of
+ * physical memory is refused up front (tensor_new returns NULL and the op reports
+ * "reduce the shape"), instead of letting the OOM killer end the run half-way.
+ * GDNBENCH_MEM_LIMIT_MB overrides the budget. */
+static _Atomic size_t live_bytes;
+
+static size_t memory_budget(void) {
+    const char *env = getenv("GDNBENCH_MEM_LIMIT_MB");
+    if (env && atol(env) > 0) return (size_t)atol(env) << 20;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return SIZE_MAX;
+    return (size_t)((double)pages * (double)page * 0.8);
+}
+
+size_t tensor_live_bytes(void) { return atomic_load(&live_bytes); }
 
 static tensor *tensor_header(const char *name, dtype dt, int ndim, const int64_t *shape) {
     if (ndim < 0 || ndim > TENSOR_MAX_DIMS) return NULL;
@@ -32,6 +50,7 @@ tensor *tensor_new(const char *name, dtype dt, int ndim, const int64_t *shape) {
     int empty = 0;
     for (int i = 0; i < ndim; i++) empty |= shape[i] == 0;
     if (nb == 0 && !empty) return NULL;
+    if (nb > memory_budget() || atomic_load(&live_bytes) + nb > memory_budget()) return NULL;
     tensor *t = tensor_header(name, dt, ndim, shape);
     if (!t) return NULL;
     t->data = calloc(1, nb ? nb : 1);
@@ -40,6 +59,7 @@ tensor *tensor_new(const char *name, dtype dt, int ndim, const int64_t *shape) {
         return NULL;
     }
     t->owns_data = 1;
+    atomic_fetch_add(&live_bytes, nb);
     return t;
 }
 
@@ -61,7 +81,10 @@ tensor *tensor_clone(const tensor *src) {
 
 void tensor_free(tensor *t) {
     if (!t) return;
-    if (t->owns_data) free(t->data);
+    if (t->owns_data) {
+        atomic_fetch_sub(&live_bytes, tensor_nbytes(t));
+        free(t->data);
+    }
     free(t);
 }
 

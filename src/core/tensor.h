@@ -42,6 +42,10 @@ void tensor_shape_str(const tensor *t, char *buf, size_t n);
 /* Flat index -> coordinates (row-major). */
 void tensor_unravel(const tensor *t, int64_t flat, int64_t *coord);
 
+/* Bytes held by live tensors (allocation stops at 80% of physical memory, or
+ * GDNBENCH_MEM_LIMIT_MB). */
+size_t tensor_live_bytes(void);
+
 /* Checked product of dims into bytes; returns 0 on overflow or negative dims. */
 size_t shape_nbytes(dtype dt, int ndim, const int64_t *shape);
 

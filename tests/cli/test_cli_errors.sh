@@ -47,3 +47,5 @@ expect_exit 0 "cli: list of shapes runs" $G cumsum --backend cpu --T 1,63..65 --
 expect_exit 0 "cli: range with factor" $G cumsum --backend cpu --T 64..256:x2 --H 1 --iters 1 --warmup 0 --quiet
 expect_exit 1 "cli: impossible tolerance fails the check with exit 1" $G cumsum --backend cpu --T 64 --H 2 --iters 1 --check f64 --atol 0 --rtol 0
 expect_match "cli: failing check prints FAIL and the first bad coordinate" "$OUT" "FAIL.*first at \["
+bad "shape too big for memory" "reduce the shape" kkt --quiet --backend cpu --T 16777216 --H 4096 --Hg 4096
+GDNBENCH_MEM_LIMIT_MB=1 expect_exit 2 "cli: a memory budget refuses a shape that does not fit" $G chunk_fwd --backend cpu --T 4096 --quiet
