@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/kernel_opts.h"
 #include "cli/table.h"
 #include "io/report_gbench.h"
 #include "io/report_json.h"
@@ -101,21 +102,15 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         }
         char name[64];
         const char *val = NULL;
-        const char *eq = strchr(a + 2, '=');
-        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (nl >= sizeof name) nl = sizeof name - 1;
-        memcpy(name, a + 2, nl);
-        name[nl] = 0;
-        if (strcmp(name, "quiet") == 0) {
+        static const char *const bare[] = {"quiet", NULL};
+        if (cli_split_option(argc, argv, &i, bare, name, sizeof name, &val, err, errlen)) return -1;
+        if (!val) {
             o->quiet = 1;
             continue;
         }
-        if (eq) val = eq + 1;
-        else if (i + 1 < argc) val = argv[++i];
-        else {
-            snprintf(err, errlen, "--%s needs a value", name);
-            return -1;
-        }
+        int kopt = cli_parse_kernel_option(name, val, o, err, errlen);
+        if (kopt < 0) return -1;
+        if (kopt > 0) continue;
         int di = op_dim_index(op, name);
         int64_t v64;
         uint64_t u64;
@@ -153,39 +148,6 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
                 snprintf(err, errlen, "--check '%s' is unknown: use f64, parity, both or none", val);
                 return -1;
             }
-        } else if (strcmp(name, "atol") == 0 || strcmp(name, "rtol") == 0) {
-            double d;
-            if (args_parse_double(name, val, &d, err, errlen)) return -1;
-            if (d < 0) {
-                snprintf(err, errlen, "--%s %s must be >= 0", name, val);
-                return -1;
-            }
-            if (name[0] == 'a') o->has_atol = 1, o->atol = d;
-            else o->has_rtol = 1, o->rtol = d;
-        } else if (strcmp(name, "shader") == 0) {
-            o->shader = val;
-        } else if (strcmp(name, "function") == 0) {
-            o->function = val;
-        } else if (strcmp(name, "constant") == 0) {
-            const char *e = strchr(val, '=');
-            int64_t idx;
-            char ibuf[32];
-            size_t il = e ? (size_t)(e - val) : 0;
-            if (!e || il == 0 || il >= sizeof ibuf || !e[1] || strlen(e + 1) >= sizeof o->constants[0].value) {
-                snprintf(err, errlen, "--constant '%s' must be ID=VALUE (e.g. --constant 301=true)", val);
-                return -1;
-            }
-            memcpy(ibuf, val, il);
-            ibuf[il] = 0;
-            if (args_parse_int(name, ibuf, &idx, err, errlen)) return -1;
-            if (idx < 0 || idx > 65535 || o->nconstants >= RUN_MAX_CONSTANTS) {
-                snprintf(err, errlen, "--constant '%s': index must be 0..65535, at most %d constants", val,
-                         RUN_MAX_CONSTANTS);
-                return -1;
-            }
-            o->constants[o->nconstants].index = (int)idx;
-            snprintf(o->constants[o->nconstants].value, sizeof o->constants[0].value, "%s", e + 1);
-            o->nconstants++;
         } else if (strcmp(name, "sw-checks") == 0) {
             if (strcmp(val, "none") && strcmp(val, "fast") && strcmp(val, "full")) {
                 snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", val);
@@ -215,10 +177,7 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         if (!warmup_given) o->warmup = 1;
         if (!iters_given) o->iters = 5;
     }
-    if ((o->shader != NULL) != (o->function != NULL)) {
-        snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");
-        return -1;
-    }
+    if (cli_check_kernel_options(o, err, errlen)) return -1;
     if (o->shader && strcmp(o->backend, "cpu") == 0) {
         snprintf(err, errlen, "--shader needs a Metal backend (--backend sw or metal), not cpu");
         return -1;

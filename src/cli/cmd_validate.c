@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/kernel_opts.h"
 #include "cli/validate_table.h"
 #include "runner/validate_report.h"
 
@@ -86,28 +87,6 @@ static int parse_profiles(validate_cli *vc, const char *val, char *err, size_t e
     return 0;
 }
 
-static int parse_constant(run_opts *o, const char *val, char *err, size_t errlen) {
-    const char *e = strchr(val, '=');
-    char ibuf[32];
-    size_t il = e ? (size_t)(e - val) : 0;
-    int64_t idx;
-    if (!e || il == 0 || il >= sizeof ibuf || !e[1] || strlen(e + 1) >= sizeof o->constants[0].value) {
-        snprintf(err, errlen, "--constant '%s' must be ID=VALUE (e.g. --constant 301=true)", val);
-        return -1;
-    }
-    memcpy(ibuf, val, il);
-    ibuf[il] = 0;
-    if (args_parse_int("constant", ibuf, &idx, err, errlen)) return -1;
-    if (idx < 0 || idx > 65535 || o->nconstants >= RUN_MAX_CONSTANTS) {
-        snprintf(err, errlen, "--constant '%s': index must be 0..65535, at most %d constants", val, RUN_MAX_CONSTANTS);
-        return -1;
-    }
-    o->constants[o->nconstants].index = (int)idx;
-    snprintf(o->constants[o->nconstants].value, sizeof o->constants[0].value, "%s", e + 1);
-    o->nconstants++;
-    return 0;
-}
-
 static int parse_dim(const op_desc *op, int di, const char *val, validate_cli *vc, char *err, size_t errlen) {
     int_list *l = malloc(sizeof *l);
     if (!l) {
@@ -157,45 +136,24 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
             return -1;
         }
         char name[64];
-        const char *eq = strchr(a + 2, '=');
-        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (nl >= sizeof name) nl = sizeof name - 1;
-        memcpy(name, a + 2, nl);
-        name[nl] = 0;
-        if (strcmp(name, "quiet") == 0) {
+        const char *val;
+        static const char *const bare[] = {"quiet", NULL};
+        if (cli_split_option(argc, argv, &i, bare, name, sizeof name, &val, err, errlen)) return -1;
+        if (!val) {
             vc->quiet = 1;
             continue;
         }
-        const char *val;
-        if (eq) val = eq + 1;
-        else if (i + 1 < argc) val = argv[++i];
-        else {
-            snprintf(err, errlen, "--%s needs a value", name);
-            return -1;
-        }
+        int kopt = cli_parse_kernel_option(name, val, o, err, errlen);
+        if (kopt < 0) return -1;
+        if (kopt > 0) continue;
         int di = op_dim_index(op, name);
         int64_t v64;
         if (di >= 0) {
             if (parse_dim(op, di, val, vc, err, errlen)) return -1;
-        } else if (strcmp(name, "shader") == 0) {
-            o->shader = val;
-        } else if (strcmp(name, "function") == 0) {
-            o->function = val;
-        } else if (strcmp(name, "constant") == 0) {
-            if (parse_constant(o, val, err, errlen)) return -1;
         } else if (strcmp(name, "profile") == 0) {
             if (parse_profiles(vc, val, err, errlen)) return -1;
         } else if (strcmp(name, "seed") == 0) {
             if (args_parse_u64(name, val, &vc->seed, err, errlen)) return -1;
-        } else if (strcmp(name, "atol") == 0 || strcmp(name, "rtol") == 0) {
-            double d;
-            if (args_parse_double(name, val, &d, err, errlen)) return -1;
-            if (d < 0) {
-                snprintf(err, errlen, "--%s %s must be >= 0", name, val);
-                return -1;
-            }
-            if (name[0] == 'a') o->has_atol = 1, o->atol = d;
-            else o->has_rtol = 1, o->rtol = d;
         } else if (strcmp(name, "ulp") == 0) {
             if (args_parse_int(name, val, &v64, err, errlen)) return -1;
             if (v64 < 0 || v64 > 4096) {
@@ -218,10 +176,7 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
             return -1;
         }
     }
-    if ((o->shader != NULL) != (o->function != NULL)) {
-        snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");
-        return -1;
-    }
+    if (cli_check_kernel_options(o, err, errlen)) return -1;
     if (o->shader && strcmp(o->backend, "cpu") == 0) {
         snprintf(err, errlen, "--shader needs the software device (--backend sw), not cpu");
         return -1;

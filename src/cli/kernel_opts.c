@@ -1,0 +1,84 @@
+/* kernel_opts.c — parsing of the kernel-choice and tolerance options. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/kernel_opts.h"
+
+int cli_split_option(int argc, char **argv, int *i, const char *const *bare, char *name, size_t namelen,
+                     const char **val, char *err, size_t errlen) {
+    const char *a = argv[*i];
+    const char *eq = strchr(a + 2, '=');
+    size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (nl >= namelen) nl = namelen - 1;
+    memcpy(name, a + 2, nl);
+    name[nl] = 0;
+    for (int k = 0; bare && bare[k]; k++) {
+        if (strcmp(name, bare[k]) == 0) {
+            *val = NULL;
+            return 0;
+        }
+    }
+    if (eq) {
+        *val = eq + 1;
+    } else if (*i + 1 < argc) {
+        *val = argv[++*i];
+    } else {
+        snprintf(err, errlen, "--%s needs a value", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* "ID=VALUE": a function constant by index, its type implied by the value's form. */
+static int parse_constant(run_opts *o, const char *val, char *err, size_t errlen) {
+    const char *e = strchr(val, '=');
+    char ibuf[32];
+    size_t il = e ? (size_t)(e - val) : 0;
+    int64_t idx;
+    if (!e || il == 0 || il >= sizeof ibuf || !e[1] || strlen(e + 1) >= sizeof o->constants[0].value) {
+        snprintf(err, errlen, "--constant '%s' must be ID=VALUE (e.g. --constant 301=true)", val);
+        return -1;
+    }
+    memcpy(ibuf, val, il);
+    ibuf[il] = 0;
+    if (args_parse_int("constant", ibuf, &idx, err, errlen)) return -1;
+    if (idx < 0 || idx > 65535 || o->nconstants >= RUN_MAX_CONSTANTS) {
+        snprintf(err, errlen, "--constant '%s': index must be 0..65535, at most %d constants", val, RUN_MAX_CONSTANTS);
+        return -1;
+    }
+    o->constants[o->nconstants].index = (int)idx;
+    snprintf(o->constants[o->nconstants].value, sizeof o->constants[0].value, "%s", e + 1);
+    o->nconstants++;
+    return 0;
+}
+
+int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char *err, size_t errlen) {
+    if (strcmp(name, "shader") == 0) {
+        o->shader = val;
+    } else if (strcmp(name, "function") == 0) {
+        o->function = val;
+    } else if (strcmp(name, "constant") == 0) {
+        if (parse_constant(o, val, err, errlen)) return -1;
+    } else if (strcmp(name, "atol") == 0 || strcmp(name, "rtol") == 0) {
+        double d;
+        if (args_parse_double(name, val, &d, err, errlen)) return -1;
+        if (d < 0) {
+            snprintf(err, errlen, "--%s %s must be >= 0", name, val);
+            return -1;
+        }
+        if (name[0] == 'a') o->has_atol = 1, o->atol = d;
+        else o->has_rtol = 1, o->rtol = d;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+int cli_check_kernel_options(const run_opts *o, char *err, size_t errlen) {
+    if ((o->shader != NULL) != (o->function != NULL)) {
+        snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");
+        return -1;
+    }
+    return 0;
+}
