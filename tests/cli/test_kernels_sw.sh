@@ -47,6 +47,10 @@ sw "recurrent K=64,256 l2norm" recurrent --T 65 --H 2 --Hg 1 --K 64,256 --V 64 -
 sw "decode K=64,128,256 H=4 Hg=1,2,4" decode --H 4 --Hg 1,2,4 --K 64,128,256 --V 64,128
 sw "chunk_fwd T=$TS H=2 Hg=1" chunk_fwd --T $TS --H 2 --Hg 1 --V 64
 sw "chunk_fwd l2norm, H=4 Hg=1 K=V=128" chunk_fwd --T 100 --H 4 --Hg 1 --l2norm 1
+# The long tail: 65 chunks, the last one a single token, K=V=128.
+for op in wy chunk_h chunk_o recurrent chunk_fwd; do
+    sw "$op T=4097 H=2 Hg=1 K=V=128" $op --T 4097 --H 2 --Hg 1
+done
 
 sw "cumsum under --sw-checks full" cumsum --T 1,65 --H 2 --sw-checks full
 for op in kkt solve_tril; do
