@@ -40,7 +40,7 @@ static void fail(run_record *rec, const char *msg) {
     snprintf(rec->error, sizeof rec->error, "%s", msg);
 }
 
-static int run_checks(op_case *c, const run_opts *o, run_record *rec) {
+static int run_checks(op_case *c, const run_opts *o, run_record *rec, tensor *const *inout_in) {
     const op_desc *op = c->op;
     static const struct {
         int mask;
@@ -58,9 +58,15 @@ static int run_checks(op_case *c, const run_opts *o, run_record *rec) {
             out[i] = malloc(sizeof(double) * (size_t)tensor_numel(c->t[i]));
             if (!out[i]) ok = 0;
         }
+        /* The references read a BUF_INOUT tensor's input, not the kernel's result. */
+        tensor *result[OP_MAX_BUFS] = {0};
+        for (int i = 0; i < op->nbufs; i++)
+            if (inout_in[i]) result[i] = c->t[i], c->t[i] = inout_in[i];
         double t0 = now_us();
         int ref_rc = ok ? op->reference(c, refs[k].kind, out) : -1;
         rec->ref_us[refs[k].kind] = now_us() - t0;
+        for (int i = 0; i < op->nbufs; i++)
+            if (result[i]) c->t[i] = result[i];
         if (ref_rc != 0) {
             for (int i = 0; i < op->nbufs; i++) free(out[i]);
             fail(rec, "the CPU reference could not be computed (out of memory?)");
@@ -101,6 +107,7 @@ static void count_submissions(run_record *rec) {
 
 int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) {
     char err[512] = "";
+    tensor *inout_in[OP_MAX_BUFS] = {0}; /* inputs of BUF_INOUT tensors, see below */
     memset(rec, 0, sizeof *rec);
     rec->op = c->op;
     memcpy(rec->dim, c->dim, sizeof rec->dim);
@@ -147,13 +154,22 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     count_submissions(rec);
     if (alloc_stats(&rec->timing, o->iters) || alloc_stats(&rec->wall, o->iters)) goto oom;
 
+    /* A BUF_INOUT tensor is the kernel's input and, after a run, its output: keep the
+     * input so every run starts from it and the references read it, not a result. */
+    for (int i = 0; i < c->op->nbufs; i++) {
+        if (c->op->bufs[i].role != BUF_INOUT) continue;
+        inout_in[i] = tensor_clone(c->t[i]);
+        if (!inout_in[i]) goto oom;
+    }
     uint64_t first_hash = 0;
-    int identical = 1, runs = 0, gpu_clock = 1;
+    int identical = 1, runs = 0, gpu_clock = 1, rc = -1;
     for (int it = 0; it < o->warmup + o->iters; it++) {
         backend_timing t = {0};
+        for (int i = 0; i < c->op->nbufs; i++)
+            if (inout_in[i]) memcpy(c->t[i]->data, inout_in[i]->data, tensor_nbytes(c->t[i]));
         if (b->run_once(b, c, &t, err, sizeof err) != 0) {
             fail(rec, err);
-            return -1;
+            goto done;
         }
         uint64_t h = outputs_hash(c);
         if (runs == 0) first_hash = h;
@@ -173,16 +189,20 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     rec->determinism_runs = runs;
     rec->bitwise_identical = identical;
 
-    int pass = o->check ? run_checks(c, o, rec) : 1;
-    if (pass < 0) return -1;
+    int pass = o->check ? run_checks(c, o, rec, inout_in) : 1;
+    if (pass < 0) goto done;
     /* Ops whose kernels add with float atomics (op->nondeterministic) differ run to run
      * by design: still reported (bitwise_identical), not a failure. */
     if (!identical && !c->op->nondeterministic) pass = 0;
     snprintf(rec->status, sizeof rec->status, "%s", pass ? "pass" : "fail");
     if (!identical && !c->op->nondeterministic)
         snprintf(rec->error, sizeof rec->error, "outputs differ between runs of the same inputs");
-    return 0;
+    rc = 0;
+done:
+    for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(inout_in[i]);
+    return rc;
 oom:
     fail(rec, "out of memory for timing samples");
-    return -1;
+    rc = -1;
+    goto done;
 }
