@@ -93,20 +93,20 @@ TEST(sw_exec_returned_threads_are_not_waited_for) {
 
 /* ---- simd syncs ---- */
 
-/* simd_sum in the prelude's pattern: write own slot, sync, read the lanes in the
- * mask, sync again.  Odd and even lanes take different branches (divergence). */
+/* simd_sum in the prelude's pattern: write the outgoing slot, sync, read the lanes
+ * in the mask from the published slots.  Odd and even lanes take different branches
+ * (divergence). */
 static void k_simd(const sw_thread_args *a) {
     const sw_ids *id = a->ids;
     uint32_t lane = id->thread_index_in_simdgroup;
     uint32_t *out = a->buffers[0];
     uint32_t gid = id->thread_position_in_grid[0];
-    float *slots = sw_rt_simd_slots();
-    slots[lane * (SW_SIMD_SLOT_BYTES / 4)] = (float)(lane + 1);
+    *(float *)sw_rt_simd_slot_out() = (float)(lane + 1);
     uint32_t mask = sw_rt_simd_sync(50);
+    const float *slots = sw_rt_simd_slots();
     float sum = 0;
     for (uint32_t l = 0; l < 32; l++)
         if (mask & (1u << l)) sum += slots[l * (SW_SIMD_SLOT_BYTES / 4)];
-    sw_rt_simd_sync(50);
     uint32_t mask2;
     if (lane & 1)
         mask2 = sw_rt_simd_sync(60);
