@@ -153,6 +153,62 @@ TEST(sw_exec_simd_mask_excludes_returned_lanes) {
     sw_dispatch_result_free(&res);
 }
 
+/* One sync per collective with divergent lanes: lanes 0-15 run `extra` exchanges
+ * at one site while lanes 16-31 wait at another, so when the upper half's sync
+ * resolves, the bank it wrote may no longer be the one published (the executor
+ * must copy their slots over).  Every exchange sums (lane + 1 + 100 * round) over
+ * the lanes in the mask. */
+static uint32_t exchange_sum(uint32_t lane, uint32_t round, int line, uint32_t *mask_out) {
+    *(uint32_t *)sw_rt_simd_slot_out() = lane + 1 + 100 * round;
+    uint32_t mask = sw_rt_simd_sync(line);
+    const uint8_t *slots = sw_rt_simd_slots();
+    uint32_t sum = 0;
+    for (uint32_t l = 0; l < 32; l++)
+        if (mask & (1u << l)) sum += *(const uint32_t *)(slots + l * SW_SIMD_SLOT_BYTES);
+    *mask_out = mask;
+    return sum;
+}
+
+static void k_simd_banks(const sw_thread_args *a) {
+    uint32_t lane = a->ids->thread_index_in_simdgroup;
+    uint32_t extra = *(const uint32_t *)a->buffers[1];
+    uint32_t *out = (uint32_t *)a->buffers[0] + lane * 4;
+    uint32_t mask;
+    if (lane < 16) {
+        for (uint32_t r = 0; r < extra; r++) out[0] += exchange_sum(lane, r, 100, &mask);
+    } else {
+        out[0] = exchange_sum(lane, 7, 101, &mask);
+    }
+    out[1] = mask;
+    out[2] = exchange_sum(lane, 9, 102, &mask);
+    out[3] = mask;
+}
+
+TEST(sw_exec_simd_exchange_banks_survive_divergence) {
+    for (uint32_t extra = 1; extra <= 4; extra++) {
+        uint32_t out[32 * 4] = {0};
+        sw_dispatch d = make_dispatch("simd_banks", k_simd_banks, 1, 32);
+        bind(&d, 0, out, sizeof out);
+        bind(&d, 1, &extra, sizeof extra);
+        sw_dispatch_result res;
+        CHECK(sw_exec_dispatch(&d, &res) == 0);
+        uint32_t lo = 0, hi = 0, lo_sum = 0;
+        for (uint32_t l = 0; l < 16; l++) lo += l + 1;
+        for (uint32_t l = 16; l < 32; l++) hi += l + 1;
+        for (uint32_t r = 0; r < extra; r++) lo_sum += lo + 16 * 100 * r;
+        for (uint32_t l = 0; l < 32; l++) {
+            /* The lower half runs ahead to the last exchange without the upper half
+             * (the lowest waiting lane's site resolves first). */
+            uint32_t half = l < 16 ? 0x0000ffffu : 0xffff0000u;
+            CHECK_EQ_INT(out[l * 4 + 0], l < 16 ? lo_sum : hi + 16 * 700);
+            CHECK_EQ_INT(out[l * 4 + 1], half);
+            CHECK_EQ_INT(out[l * 4 + 2], (l < 16 ? lo : hi) + 16 * 900);
+            CHECK_EQ_INT(out[l * 4 + 3], half);
+        }
+        sw_dispatch_result_free(&res);
+    }
+}
+
 /* ---- schedules ---- */
 
 /* Records the order threads first run in and the order they pass a barrier. */
