@@ -221,11 +221,23 @@ static void k_order(const sw_thread_args *a) {
     order[g * 2 * n + counter[g]++] = id->thread_index_in_threadgroup;
 }
 
+/* The same across a simd sync (which resolves without the scheduler). */
+static void k_order_simd(const sw_thread_args *a) {
+    const sw_ids *id = a->ids;
+    uint32_t *counter = a->buffers[0], *order = a->buffers[1];
+    uint32_t n = id->threads_per_threadgroup[0], g = id->threadgroup_position_in_grid[0];
+    order[g * 2 * n + counter[g]++] = id->thread_index_in_threadgroup;
+    sw_rt_simd_sync(91);
+    order[g * 2 * n + counter[g]++] = id->thread_index_in_threadgroup;
+}
+
+static sw_entry_fn order_kernel = k_order;
+
 static void run_order(const char *schedule, uint32_t *order, uint32_t groups, uint32_t n) {
     char err[200];
     CHECK_MSG(sw_exec_set_schedule(schedule, err, sizeof err) == 0, "%s", err);
     uint32_t *counter = calloc(groups, sizeof *counter);
-    sw_dispatch d = make_dispatch("order", k_order, groups, n);
+    sw_dispatch d = make_dispatch("order", order_kernel, groups, n);
     bind(&d, 0, counter, groups * sizeof *counter);
     bind(&d, 1, order, groups * 2 * n * sizeof *order);
     sw_dispatch_result res;
@@ -236,25 +248,30 @@ static void run_order(const char *schedule, uint32_t *order, uint32_t groups, ui
 
 TEST(sw_exec_schedules_change_fiber_order) {
     enum { G = 3, N = 64 };
-    static uint32_t inorder[G * 2 * N], reverse[G * 2 * N], rnd1[G * 2 * N], rnd1b[G * 2 * N], rnd2[G * 2 * N];
-    run_order("inorder", inorder, G, N);
-    run_order("reverse", reverse, G, N);
-    run_order("random:1", rnd1, G, N);
-    run_order("random:1", rnd1b, G, N);
-    run_order("random:2", rnd2, G, N);
-    for (int i = 0; i < G * 2 * N; i++) {
-        CHECK_EQ_INT(inorder[i], i % N);
-        CHECK_EQ_INT(reverse[i], N - 1 - i % N);
+    for (int simd = 0; simd < 2; simd++) {
+        /* Barrier releases go through the scheduler, simd syncs past it. */
+        order_kernel = simd ? k_order_simd : k_order;
+        static uint32_t inorder[G * 2 * N], reverse[G * 2 * N], rnd1[G * 2 * N], rnd1b[G * 2 * N], rnd2[G * 2 * N];
+        run_order("inorder", inorder, G, N);
+        run_order("reverse", reverse, G, N);
+        run_order("random:1", rnd1, G, N);
+        run_order("random:1", rnd1b, G, N);
+        run_order("random:2", rnd2, G, N);
+        for (int i = 0; i < G * 2 * N; i++) {
+            CHECK_EQ_INT(inorder[i], i % N);
+            CHECK_EQ_INT(reverse[i], N - 1 - i % N);
+        }
+        CHECK(memcmp(rnd1, rnd1b, sizeof rnd1) == 0);
+        CHECK(memcmp(rnd1, rnd2, sizeof rnd1) != 0);
+        CHECK(memcmp(rnd1, inorder, sizeof rnd1) != 0);
+        /* Each pass of a random schedule is still a permutation of the threads. */
+        for (int p = 0; p < G * 2; p++) {
+            uint32_t seen[N] = {0};
+            for (int i = 0; i < N; i++) seen[rnd1[p * N + i]]++;
+            for (int i = 0; i < N; i++) CHECK_EQ_INT(seen[i], 1);
+        }
     }
-    CHECK(memcmp(rnd1, rnd1b, sizeof rnd1) == 0);
-    CHECK(memcmp(rnd1, rnd2, sizeof rnd1) != 0);
-    CHECK(memcmp(rnd1, inorder, sizeof rnd1) != 0);
-    /* Each pass of a random schedule is still a permutation of the threads. */
-    for (int p = 0; p < G * 2; p++) {
-        uint32_t seen[N] = {0};
-        for (int i = 0; i < N; i++) seen[rnd1[p * N + i]]++;
-        for (int i = 0; i < N; i++) CHECK_EQ_INT(seen[i], 1);
-    }
+    sw_exec_set_schedule("inorder", NULL, 0);
     char err[200];
     CHECK(sw_exec_set_schedule("sideways", err, sizeof err) != 0);
     CHECK(strstr(err, "inorder, reverse or random:SEED") != NULL);
