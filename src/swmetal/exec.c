@@ -312,6 +312,16 @@ uint32_t sw_rt_simd_sync(int line) {
     return t->simd_result;
 }
 
+const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane) {
+    sw_worker *w = tls_worker;
+    sw_gpu_thread *t = w->cur;
+    t->out_bank = w->wbank[t->sg];
+    memcpy(simd_slot(w, t->sg, t->out_bank, t->lane), value, size);
+    *mask = sw_rt_simd_sync(line);
+    *lane = t->lane;
+    return simd_slot(w, t->sg, t->read_bank, 0);
+}
+
 /* ---- one threadgroup ---- */
 
 static void thread_main(void *arg) {

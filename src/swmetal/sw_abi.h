@@ -128,6 +128,12 @@ uint32_t sw_rt_simd_sync(int line);
 void *sw_rt_simd_slot_out(void);
 void *sw_rt_simd_slots(void);
 
+/* The whole exchange in one call (what the prelude uses): copies `size` bytes
+ * (<= SW_SIMD_SLOT_BYTES) from `value` into the caller's outgoing slot, syncs at
+ * `line`, stores the sync's mask in *mask and the caller's lane in *lane, and
+ * returns the published slots. */
+const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane);
+
 /* Reports an error detected by kernel-side code (prelude) and abandons the dispatch;
  * does not return. */
 void sw_rt_fault(const char *msg, int line)

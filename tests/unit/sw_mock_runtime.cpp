@@ -53,6 +53,12 @@ void *sw_rt_simd_slot_out(void) {
            my_ids.thread_index_in_simdgroup * SW_SIMD_SLOT_BYTES;
 }
 void *sw_rt_simd_slots(void) { return read_copy; }
+const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane) {
+    memcpy(sw_rt_simd_slot_out(), value, size);
+    *mask = sw_rt_simd_sync(line);
+    *lane = my_ids.thread_index_in_simdgroup;
+    return read_copy;
+}
 void sw_rt_fault(const char *msg, int line) {
     fprintf(stderr, "kernel fault at line %d: %s\n", line, msg);
     exit(3);

@@ -41,10 +41,8 @@ inline uint sw_lane() { return sw_rt_ids()->thread_index_in_simdgroup; }
 // on the slots the sync published.
 template <class T, class R> inline auto sw_simd_exchange(const T &x, int line, R read) {
     static_assert(sizeof(T) <= SW_SIMD_SLOT_BYTES, "simd-group value larger than an exchange slot");
-    uint lane = sw_lane();
-    __builtin_memcpy(sw_rt_simd_slot_out(), &x, sizeof(T));
-    uint32_t mask = sw_rt_simd_sync(line);
-    const char *slots = static_cast<const char *>(sw_rt_simd_slots());
+    uint32_t mask, lane;
+    const char *slots = static_cast<const char *>(sw_rt_simd_exchange(&x, sizeof(T), line, &mask, &lane));
     return read(mask, lane, slots);
 }
 template <class T> inline T sw_slot_value(const char *slots, uint lane) {
@@ -351,10 +349,8 @@ inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matr
                              const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
                              int line) {
     float mine[4] = {(float)a.sw_elems[0], (float)a.sw_elems[1], (float)b.sw_elems[0], (float)b.sw_elems[1]};
-    uint l = sw_lane();
-    __builtin_memcpy(sw_rt_simd_slot_out(), mine, sizeof mine);
-    sw_rt_simd_sync(line);
-    const char *slots = static_cast<const char *>(sw_rt_simd_slots());
+    uint32_t mask, l;
+    const char *slots = static_cast<const char *>(sw_rt_simd_exchange(mine, sizeof mine, line, &mask, &l));
     uint r = sw_mat_row(l), col = sw_mat_col(l);
     float arow[8], bcol0[8], bcol1[8];
     for (uint j = 0; j < 8; j += 2) {
