@@ -292,9 +292,7 @@ void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
     run_next(w, t);
 }
 
-uint32_t sw_rt_simd_sync(int line) {
-    sw_worker *w = tls_worker;
-    sw_gpu_thread *t = w->cur;
+static inline uint32_t simd_sync(sw_worker *w, sw_gpu_thread *t, int line) {
     uint32_t sg = t->sg;
     t->state = SW_T_WAIT_SIMD;
     t->wait_line = line;
@@ -312,12 +310,24 @@ uint32_t sw_rt_simd_sync(int line) {
     return t->simd_result;
 }
 
+uint32_t sw_rt_simd_sync(int line) {
+    sw_worker *w = tls_worker;
+    return simd_sync(w, w->cur, line);
+}
+
 const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
     t->out_bank = w->wbank[t->sg];
-    memcpy(simd_slot(w, t->sg, t->out_bank, t->lane), value, size);
-    *mask = sw_rt_simd_sync(line);
+    uint8_t *slot = simd_slot(w, t->sg, t->out_bank, t->lane);
+    /* Fixed sizes copy inline: this runs once per lane per collective. */
+    switch (size) {
+    case 4: memcpy(slot, value, 4); break;
+    case 8: memcpy(slot, value, 8); break;
+    case 16: memcpy(slot, value, 16); break;
+    default: memcpy(slot, value, size); break;
+    }
+    *mask = simd_sync(w, t, line);
     *lane = t->lane;
     return simd_slot(w, t->sg, t->read_bank, 0);
 }
