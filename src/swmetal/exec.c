@@ -1,14 +1,18 @@
 /* exec.c — the software device's executor: worker pool, per-threadgroup fiber
  * scheduler, and the sw_rt_* services compiled kernels call (sw_abi.h).
  *
- * Scheduling of one threadgroup: a pass runs every runnable fiber until it suspends
- * (threadgroup barrier, simd sync) or returns.  Then, for each simdgroup with lanes
- * waiting at a simd sync, the lanes waiting at the same site as the lowest waiting
- * lane resume together and receive their mask.  When nothing is waiting at a simd
- * sync, every live thread waits at a barrier: at the same line they are released,
- * at different lines it is a divergent barrier (an error).  Threads that returned
- * are not waited for.  The order fibers run within a pass follows the schedule
- * setting, so a kernel whose result depends on it shows its race. */
+ * Scheduling of one threadgroup: runnable fibers wait in a ring; a fiber that
+ * suspends (threadgroup barrier, simd sync) or returns switches straight to the
+ * ring's head.  A simd sync resolves the moment the last live lane of its simdgroup
+ * arrives at the same site: the lanes become runnable together and receive their
+ * mask.  Only when the ring is empty does control return to the scheduler, which
+ * settles what remains: for each simdgroup with lanes waiting at a simd sync (lanes
+ * split over several sites, or some at a barrier), the lanes waiting at the same
+ * site as the lowest waiting lane resume together; when nothing waits at a simd
+ * sync, every live thread waits at a barrier: at the same line they are released, at
+ * different lines it is a divergent barrier (an error).  Threads that returned are
+ * not waited for.  The order fibers enter the ring follows the schedule setting, so
+ * a kernel whose result depends on it shows its race. */
 #include "swmetal/exec.h"
 
 #include <errno.h>
@@ -162,9 +166,21 @@ sw_worker *sw_exec_current_worker(void) { return tls_worker; }
 
 const sw_ids *sw_rt_ids(void) { return &tls_worker->cur->ids; }
 
+static uint8_t *simd_slot(sw_worker *w, uint32_t sg, uint32_t bank, uint32_t lane) {
+    return w->simd_slots + (((size_t)sg * SW_SIMD_BANKS + bank) * SW_SIMD_BANK_SLOTS + lane) * SW_SIMD_SLOT_BYTES;
+}
+
+void *sw_rt_simd_slot_out(void) {
+    sw_worker *w = tls_worker;
+    sw_gpu_thread *t = w->cur;
+    t->out_bank = w->wbank[t->sg];
+    return simd_slot(w, t->sg, t->out_bank, t->lane);
+}
+
 void *sw_rt_simd_slots(void) {
     sw_worker *w = tls_worker;
-    return w->simd_slots + (size_t)w->cur->ids.simdgroup_index_in_threadgroup * SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES;
+    sw_gpu_thread *t = w->cur;
+    return simd_slot(w, t->sg, t->read_bank, 0);
 }
 
 void sw_exec_abandon_current(void) {
@@ -208,23 +224,112 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
     return w->arena + off;
 }
 
-static void suspend(sw_worker *w, sw_gpu_thread *t, int state, int line) {
-    t->state = (uint8_t)state;
-    t->wait_line = line;
-    sw_fiber_switch(&t->fiber, &w->sched);
+static void order_run_list(sw_worker *w, uint32_t *list, uint32_t n);
+
+static void run_push(sw_worker *w, uint32_t i) { w->run[w->run_tail++ & (SW_MAX_THREADS_PER_GROUP - 1)] = i; }
+
+/* Marks the lanes of `mask` in simdgroup sg runnable with their mask, and publishes
+ * the exchange bank their sync reads: a lane that wrote its slot into the other bank
+ * (it arrived before an earlier sync of some lanes of its simdgroup resolved) has the
+ * slot copied over.  Safe: resolution happens only when every lane that could still
+ * be reading either bank has suspended again.  Does not queue the lanes. */
+static void release_simd(sw_worker *w, uint32_t sg, uint32_t mask) {
+    uint32_t rb = w->wbank[sg];
+    sw_gpu_thread *base = &w->threads[sg * SW_SIMD_WIDTH];
+    for (uint32_t m = mask; m; m &= m - 1) {
+        uint32_t l = (uint32_t)__builtin_ctz(m);
+        sw_gpu_thread *t = &base[l];
+        if (t->out_bank != SW_BANK_NONE && t->out_bank != rb)
+            memcpy(simd_slot(w, sg, rb, l), simd_slot(w, sg, t->out_bank, l), SW_SIMD_SLOT_BYTES);
+        t->out_bank = SW_BANK_NONE;
+        t->read_bank = (uint8_t)rb;
+        t->state = SW_T_RUNNABLE;
+        t->simd_result = mask;
+    }
+    memset(simd_slot(w, sg, rb, SW_SIMD_WIDTH), 0, sizeof(uintptr_t)); /* the memo tag */
+    w->wbank[sg] = (uint8_t)(rb ^ 1);
+    w->wait_simd[sg] = (uint16_t)(w->wait_simd[sg] - (uint32_t)__builtin_popcount(mask));
+    w->simd_epoch[sg] = ++w->simd_clock;
+}
+
+/* The fast path: all live lanes of sg met at one sync.  Queues them in schedule order. */
+static void release_simd_and_queue(sw_worker *w, uint32_t sg) {
+    uint32_t mask = w->arr_mask[sg];
+    w->arr_count[sg] = 0;
+    w->arr_mask[sg] = 0;
+    release_simd(w, sg, mask);
+    uint32_t base = sg * SW_SIMD_WIDTH;
+    if (w->job->fiber_order == SW_ORDER_INORDER) {
+        for (uint32_t m = mask; m; m &= m - 1) run_push(w, base + (uint32_t)__builtin_ctz(m));
+    } else {
+        uint32_t list[SW_SIMD_WIDTH], n = 0;
+        for (uint32_t m = mask; m; m &= m - 1) list[n++] = base + (uint32_t)__builtin_ctz(m);
+        order_run_list(w, list, n);
+        for (uint32_t k = 0; k < n; k++) run_push(w, list[k]);
+    }
+}
+
+/* Leaves the running fiber t (already marked waiting or done) for the next runnable
+ * fiber, or the scheduler when there is none.  Returns when t is resumed. */
+static void run_next(sw_worker *w, sw_gpu_thread *t) {
+    if (w->run_head != w->run_tail) {
+        sw_gpu_thread *n = &w->threads[w->run[w->run_head++ & (SW_MAX_THREADS_PER_GROUP - 1)]];
+        w->cur = n;
+        if (n != t) sw_fiber_switch(&t->fiber, &n->fiber);
+    } else {
+        w->cur = NULL;
+        sw_fiber_switch(&t->fiber, &w->sched);
+    }
 }
 
 void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
     (void)mem_flags;
     sw_worker *w = tls_worker;
-    suspend(w, w->cur, SW_T_WAIT_BARRIER, line);
+    sw_gpu_thread *t = w->cur;
+    t->state = SW_T_WAIT_BARRIER;
+    t->wait_line = line;
+    w->wait_barrier++;
+    run_next(w, t);
+}
+
+static inline uint32_t simd_sync(sw_worker *w, sw_gpu_thread *t, int line) {
+    uint32_t sg = t->sg;
+    t->state = SW_T_WAIT_SIMD;
+    t->wait_line = line;
+    w->wait_simd[sg]++;
+    if (!w->slow[sg]) {
+        if (w->arr_count[sg] == 0) w->arr_line[sg] = line;
+        if (w->arr_line[sg] == line) {
+            w->arr_mask[sg] |= 1u << t->lane;
+            if (++w->arr_count[sg] == w->live[sg]) release_simd_and_queue(w, sg);
+        } else {
+            w->slow[sg] = 1;
+        }
+    }
+    run_next(w, t);
+    return t->simd_result;
 }
 
 uint32_t sw_rt_simd_sync(int line) {
     sw_worker *w = tls_worker;
+    return simd_sync(w, w->cur, line);
+}
+
+const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane) {
+    sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
-    suspend(w, t, SW_T_WAIT_SIMD, line);
-    return t->simd_result;
+    t->out_bank = w->wbank[t->sg];
+    uint8_t *slot = simd_slot(w, t->sg, t->out_bank, t->lane);
+    /* Fixed sizes copy inline: this runs once per lane per collective. */
+    switch (size) {
+    case 4: memcpy(slot, value, 4); break;
+    case 8: memcpy(slot, value, 8); break;
+    case 16: memcpy(slot, value, 16); break;
+    default: memcpy(slot, value, size); break;
+    }
+    *mask = simd_sync(w, t, line);
+    *lane = t->lane;
+    return simd_slot(w, t->sg, t->read_bank, 0);
 }
 
 /* ---- one threadgroup ---- */
@@ -234,7 +339,18 @@ static void thread_main(void *arg) {
     sw_worker *w = t->w;
     sw_fiber_entered(&t->fiber, &w->sched);
     w->job->d->entry(&t->args);
+    uint32_t sg = t->sg;
     t->state = SW_T_DONE;
+    w->live[sg]--;
+    w->live_total--;
+    /* The lanes still live may all be waiting at one sync already. */
+    if (!w->slow[sg] && w->arr_count[sg] && w->arr_count[sg] == w->live[sg]) release_simd_and_queue(w, sg);
+    if (w->run_head != w->run_tail) {
+        sw_gpu_thread *n = &w->threads[w->run[w->run_head++ & (SW_MAX_THREADS_PER_GROUP - 1)]];
+        w->cur = n;
+        sw_fiber_switch_final(&t->fiber, &n->fiber);
+    }
+    w->cur = NULL;
     sw_fiber_switch_final(&t->fiber, &w->sched);
 }
 
@@ -292,6 +408,10 @@ static void init_threads(sw_worker *w, sw_job *job, const uint32_t pos[3]) {
         t->args.ids = id;
         t->w = w;
         t->index = i;
+        t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
+        t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
+        t->out_bank = SW_BANK_NONE;
+        t->read_bank = 0;
         t->state = SW_T_RUNNABLE;
         t->wait_line = 0;
         t->simd_result = 0;
@@ -324,8 +444,8 @@ static void report_divergent_barrier(sw_worker *w) {
                   w->job->d->kernel, first->wait_line, n_first, a, other->wait_line, n_other, b);
 }
 
-/* Resolves the waits after a pass; fills w->next.  Returns the number of fibers to
- * run next, 0 when the threadgroup is finished, -1 on a divergent barrier. */
+/* Settles the waits when no fiber can run; queues the fibers to run next.  Returns
+ * their number, 0 when the threadgroup is finished, -1 on a divergent barrier. */
 static int resolve(sw_worker *w) {
     uint32_t nnext = 0;
     for (uint32_t sg = 0; sg < w->nsimd; sg++) {
@@ -333,7 +453,7 @@ static int resolve(sw_worker *w) {
         uint32_t base = sg * SW_SIMD_WIDTH, end = base + SW_SIMD_WIDTH;
         if (end > w->nthreads) end = w->nthreads;
         int line = 0, found = 0;
-        uint32_t mask = 0, count = 0;
+        uint32_t mask = 0;
         for (uint32_t i = base; i < end; i++) {
             sw_gpu_thread *t = &w->threads[i];
             if (t->state != SW_T_WAIT_SIMD) continue;
@@ -343,35 +463,36 @@ static int resolve(sw_worker *w) {
             }
             if (t->wait_line == line) mask |= 1u << (i - base);
         }
-        for (uint32_t i = base; i < end; i++) {
-            if (!(mask & (1u << (i - base)))) continue;
+        release_simd(w, sg, mask);
+        for (uint32_t m = mask; m; m &= m - 1) w->next[nnext++] = base + (uint32_t)__builtin_ctz(m);
+        /* Lanes left waiting sit at other sites: the fast path's arrival count no
+         * longer describes one sync, so this simdgroup stays with the scheduler until
+         * none of its lanes waits. */
+        w->arr_count[sg] = 0;
+        w->arr_mask[sg] = 0;
+        w->slow[sg] = w->wait_simd[sg] != 0;
+    }
+    if (!nnext) {
+        if (w->live_total == 0) return 0;
+        int line = 0, found = 0;
+        for (uint32_t i = 0; i < w->nthreads; i++) {
             sw_gpu_thread *t = &w->threads[i];
-            t->state = SW_T_RUNNABLE;
-            t->simd_result = mask;
+            if (t->state != SW_T_WAIT_BARRIER) continue;
+            if (!found) {
+                found = 1;
+                line = t->wait_line;
+            } else if (t->wait_line != line) {
+                report_divergent_barrier(w);
+                return -1;
+            }
             w->next[nnext++] = i;
-            count++;
         }
-        w->wait_simd[sg] = (uint16_t)(w->wait_simd[sg] - count);
-        w->simd_epoch[sg] = ++w->simd_clock;
+        for (uint32_t k = 0; k < nnext; k++) w->threads[w->next[k]].state = SW_T_RUNNABLE;
+        w->wait_barrier = 0;
+        w->epoch++;
     }
-    if (nnext) return (int)nnext;
-    if (w->live_total == 0) return 0;
-    int line = 0, found = 0;
-    for (uint32_t i = 0; i < w->nthreads; i++) {
-        sw_gpu_thread *t = &w->threads[i];
-        if (t->state != SW_T_WAIT_BARRIER) continue;
-        if (!found) {
-            found = 1;
-            line = t->wait_line;
-        } else if (t->wait_line != line) {
-            report_divergent_barrier(w);
-            return -1;
-        }
-        w->next[nnext++] = i;
-    }
-    for (uint32_t k = 0; k < nnext; k++) w->threads[w->next[k]].state = SW_T_RUNNABLE;
-    w->wait_barrier = 0;
-    w->epoch++;
+    order_run_list(w, w->next, nnext);
+    for (uint32_t k = 0; k < nnext; k++) run_push(w, w->next[k]);
     return (int)nnext;
 }
 
@@ -410,6 +531,9 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
         uint32_t lanes = n - sg * SW_SIMD_WIDTH;
         w->live[sg] = (uint16_t)(lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
         w->wait_simd[sg] = 0;
+        w->arr_count[sg] = 0;
+        w->arr_mask[sg] = 0;
+        w->slow[sg] = 0;
         w->simd_epoch[sg] = ++w->simd_clock;
     }
     w->tg_gen++;
@@ -434,34 +558,19 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
             w->vars[w->nvars++] = (sw_tg_var){job->tg_off[i], d->tg_len[i], NULL, i, 0};
     }
     init_threads(w, job, pos);
-    for (uint32_t i = 0; i < n; i++) w->run[i] = i;
-    uint32_t nrun = n;
-    order_run_list(w, w->run, nrun);
+    for (uint32_t i = 0; i < n; i++) w->next[i] = i;
+    order_run_list(w, w->next, n);
+    w->run_head = w->run_tail = 0;
+    for (uint32_t i = 0; i < n; i++) run_push(w, w->next[i]);
     for (;;) {
-        for (uint32_t k = 0; k < nrun; k++) {
-            sw_gpu_thread *t = &w->threads[w->run[k]];
-            w->cur = t;
-            sw_fiber_switch(&w->sched, &t->fiber);
-            w->cur = NULL;
-            if (w->tg_abandon) {
-                reset_stacks_after_abandon(w);
-                return -1;
-            }
-            uint32_t sg = t->index / SW_SIMD_WIDTH;
-            switch (t->state) {
-            case SW_T_DONE:
-                w->live[sg]--;
-                w->live_total--;
-                break;
-            case SW_T_WAIT_SIMD:
-                w->wait_simd[sg]++;
-                break;
-            case SW_T_WAIT_BARRIER:
-                w->wait_barrier++;
-                break;
-            default:
-                break;
-            }
+        /* The fibers pass control among themselves; back here when none can run. */
+        sw_gpu_thread *t = &w->threads[w->run[w->run_head++ & (SW_MAX_THREADS_PER_GROUP - 1)]];
+        w->cur = t;
+        sw_fiber_switch(&w->sched, &t->fiber);
+        w->cur = NULL;
+        if (w->tg_abandon) {
+            reset_stacks_after_abandon(w);
+            return -1;
         }
         if (atomic_load_explicit(&job->abandoned, memory_order_relaxed)) {
             reset_stacks_after_abandon(w);
@@ -473,11 +582,6 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
             reset_stacks_after_abandon(w);
             return -1;
         }
-        uint32_t *tmp = w->run;
-        w->run = w->next;
-        w->next = tmp;
-        nrun = (uint32_t)r;
-        order_run_list(w, w->run, nrun);
     }
 }
 
@@ -617,7 +721,7 @@ static int worker_setup(sw_worker *w) {
     w->threads = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->threads);
     w->run = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->run);
     w->next = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->next);
-    w->simd_slots = calloc((size_t)SW_MAX_SIMDGROUPS * SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES, 1);
+    w->simd_slots = calloc((size_t)SW_MAX_SIMDGROUPS * SW_SIMD_BANKS * SW_SIMD_BANK_SLOTS * SW_SIMD_SLOT_BYTES, 1);
     size_t arena_bytes = (SW_TG_MEM_LIMIT + page - 1) / page * page;
     w->arena_map_size = arena_bytes + page;
     w->arena_map = mmap(NULL, w->arena_map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -15,6 +15,8 @@
 
 #define SW_MAX_SIMDGROUPS (SW_MAX_THREADS_PER_GROUP / SW_SIMD_WIDTH)
 #define SW_MAX_TG_VARS 64
+#define SW_SIMD_BANKS 2
+#define SW_BANK_NONE 0xff
 
 enum sw_thread_state { SW_T_RUNNABLE = 0, SW_T_WAIT_BARRIER, SW_T_WAIT_SIMD, SW_T_DONE };
 enum sw_order { SW_ORDER_INORDER = 0, SW_ORDER_REVERSE, SW_ORDER_RANDOM };
@@ -27,7 +29,11 @@ typedef struct sw_gpu_thread {
     sw_thread_args args;
     struct sw_worker *w;
     uint32_t index;              /* thread_index_in_threadgroup */
+    uint16_t sg;                 /* simdgroup_index_in_threadgroup */
+    uint8_t lane;                /* thread_index_in_simdgroup */
     uint8_t state;               /* sw_thread_state */
+    uint8_t out_bank;            /* exchange bank written for the next simd sync, SW_BANK_NONE */
+    uint8_t read_bank;           /* exchange bank of the last simd sync (sw_rt_simd_slots) */
     int wait_line;               /* .metal line of the barrier / simd sync it waits at */
     uint32_t simd_result;        /* mask handed back by sw_rt_simd_sync */
     size_t tg_bump;              /* next free arena offset for sw_rt_tg_alloc */
@@ -90,7 +96,7 @@ typedef struct sw_worker {
     uint8_t *arena_map;          /* arena + PROT_NONE guard page after it */
     size_t arena_map_size;
     uint8_t *arena;              /* SW_TG_MEM_LIMIT bytes ending at the guard page */
-    uint8_t *simd_slots;         /* SW_MAX_SIMDGROUPS * SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES */
+    uint8_t *simd_slots;         /* [SW_MAX_SIMDGROUPS][SW_SIMD_BANKS][SW_SIMD_BANK_SLOTS] slots */
     void *tg_params[SW_MAX_TG_PARAMS];
     void *altstack;
     size_t altstack_size;
@@ -108,7 +114,20 @@ typedef struct sw_worker {
     uint32_t nthreads, nsimd;
     uint32_t live_total, wait_barrier;
     uint16_t live[SW_MAX_SIMDGROUPS], wait_simd[SW_MAX_SIMDGROUPS];
-    uint32_t *run, *next;        /* fiber indices of this pass / the next pass */
+    /* Arrivals at the simd sync in progress, per simdgroup: while every arrival is at
+     * the same line (`slow` clear), the sync resolves as soon as arr_count reaches the
+     * live lanes; otherwise the scheduler resolves it when nothing can run. */
+    int arr_line[SW_MAX_SIMDGROUPS];
+    uint32_t arr_mask[SW_MAX_SIMDGROUPS];
+    uint16_t arr_count[SW_MAX_SIMDGROUPS];
+    uint8_t slow[SW_MAX_SIMDGROUPS];
+    uint8_t wbank[SW_MAX_SIMDGROUPS]; /* exchange bank the next simd sync publishes */
+    /* Runnable fibers: a ring of thread indices (capacity SW_MAX_THREADS_PER_GROUP;
+     * a fiber is in it at most once).  A fiber that suspends switches straight to
+     * the head; the scheduler runs only when the ring is empty. */
+    uint32_t *run;
+    uint32_t run_head, run_tail;
+    uint32_t *next;              /* scratch list for the scheduler's releases */
     uint64_t rng;
     sw_tg_var vars[SW_MAX_TG_VARS];
     int nvars;

@@ -15,11 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 1
+#define SW_ABI_VERSION 2
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
 #define SW_SIMD_SLOT_BYTES 64   /* per lane exchange slot (enough for a double4 or 16 floats) */
+#define SW_SIMD_BANK_SLOTS (SW_SIMD_WIDTH + 2) /* a bank: the lanes' slots, then the memo */
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,11 +110,29 @@ void sw_rt_threadgroup_barrier(unsigned mem_flags, int line);
  * Returns the mask of lanes that arrived at this same sync (bit l = lane l). */
 uint32_t sw_rt_simd_sync(int line);
 
-/* This simdgroup's exchange area: SW_SIMD_WIDTH slots of SW_SIMD_SLOT_BYTES, lane l
- * owns slot l.  The usual pattern for a collective:
- *     write own slot; mask = sw_rt_simd_sync(line); read slots of lanes in mask;
- *     sw_rt_simd_sync(line);   -- nobody reuses the slots before all have read */
+/* Simd-group exchange, one sync per collective:
+ *     memcpy(sw_rt_simd_slot_out(), &x, n);   -- this lane's value for its next sync
+ *     mask = sw_rt_simd_sync(line);
+ *     slots = sw_rt_simd_slots();            -- read slot l (SW_SIMD_SLOT_BYTES each)
+ *                                               of the lanes l in mask
+ * The executor keeps two banks of slots per simdgroup and publishes the bank written
+ * before a sync at its resolution, so the next collective's writes go to the other
+ * bank and never meet a lane still reading this one.  The slots returned stay valid
+ * until the caller's next simd sync.
+ *
+ * After the SW_SIMD_WIDTH lane slots a bank holds a memo (2 slots): a pointer-sized
+ * tag at its start, which the executor sets to 0 when it publishes the bank, and a
+ * value in the second slot.  A collective whose result is the same for every lane (a
+ * reduction) lets the first lane to read compute it and store it with a tag naming
+ * the operation; the other lanes of that sync find the tag and copy the value. */
+void *sw_rt_simd_slot_out(void);
 void *sw_rt_simd_slots(void);
+
+/* The whole exchange in one call (what the prelude uses): copies `size` bytes
+ * (<= SW_SIMD_SLOT_BYTES) from `value` into the caller's outgoing slot, syncs at
+ * `line`, stores the sync's mask in *mask and the caller's lane in *lane, and
+ * returns the published slots. */
+const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane);
 
 /* Reports an error detected by kernel-side code (prelude) and abandons the dispatch;
  * does not return. */

@@ -6,7 +6,10 @@
 // sw_rt_* below to the kernel library it dlopens), so it never clashes with the
 // real runtime in gdnbench.  One threadgroup of 64 threads = 2 simdgroups, each
 // GPU thread a pthread; barriers are pthread barriers; every lane always takes
-// part (mask = all 32 lanes).
+// part (mask = all 32 lanes), so each lane can alternate the two exchange banks on
+// its own count of syncs.  After a sync each lane reads its own copy of the bank,
+// with the memo cleared: the memo is then never shared, and lanes running in
+// parallel never write one together.
 //   usage: sw_mock_runtime KERNEL.so KERNEL_NAME OUT.bin
 // Calls the kernel with buffer(0) = float[4096] and buffer(1) = uint[4096] (both
 // zeroed), then writes both buffers to OUT.bin.
@@ -22,7 +25,9 @@ static pthread_barrier_t tg_barrier, simd_barrier[2];
 static thread_local sw_ids my_ids;
 static thread_local size_t tg_offset;
 alignas(64) static char tg_arena[32768];
-alignas(64) static char simd_slots[2][SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES];
+alignas(64) static char simd_slots[2][2][SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES];  // [simdgroup][bank]
+static thread_local int out_bank;
+alignas(64) static thread_local char read_copy[SW_SIMD_BANK_SLOTS * SW_SIMD_SLOT_BYTES];
 static float fbuf[4096];
 static unsigned ubuf[4096];
 static sw_entry_fn entry;
@@ -38,9 +43,22 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *, int) {
 void sw_rt_threadgroup_barrier(unsigned, int) { pthread_barrier_wait(&tg_barrier); }
 uint32_t sw_rt_simd_sync(int) {
     pthread_barrier_wait(&simd_barrier[my_ids.simdgroup_index_in_threadgroup]);
+    memcpy(read_copy, simd_slots[my_ids.simdgroup_index_in_threadgroup][out_bank], SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES);
+    memset(read_copy + SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES, 0, sizeof(void *));
+    out_bank ^= 1;
     return 0xffffffffu;
 }
-void *sw_rt_simd_slots(void) { return simd_slots[my_ids.simdgroup_index_in_threadgroup]; }
+void *sw_rt_simd_slot_out(void) {
+    return simd_slots[my_ids.simdgroup_index_in_threadgroup][out_bank] +
+           my_ids.thread_index_in_simdgroup * SW_SIMD_SLOT_BYTES;
+}
+void *sw_rt_simd_slots(void) { return read_copy; }
+const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane) {
+    memcpy(sw_rt_simd_slot_out(), value, size);
+    *mask = sw_rt_simd_sync(line);
+    *lane = my_ids.thread_index_in_simdgroup;
+    return read_copy;
+}
 void sw_rt_fault(const char *msg, int line) {
     fprintf(stderr, "kernel fault at line %d: %s\n", line, msg);
     exit(3);

@@ -93,20 +93,20 @@ TEST(sw_exec_returned_threads_are_not_waited_for) {
 
 /* ---- simd syncs ---- */
 
-/* simd_sum in the prelude's pattern: write own slot, sync, read the lanes in the
- * mask, sync again.  Odd and even lanes take different branches (divergence). */
+/* simd_sum in the prelude's pattern: write the outgoing slot, sync, read the lanes
+ * in the mask from the published slots.  Odd and even lanes take different branches
+ * (divergence). */
 static void k_simd(const sw_thread_args *a) {
     const sw_ids *id = a->ids;
     uint32_t lane = id->thread_index_in_simdgroup;
     uint32_t *out = a->buffers[0];
     uint32_t gid = id->thread_position_in_grid[0];
-    float *slots = sw_rt_simd_slots();
-    slots[lane * (SW_SIMD_SLOT_BYTES / 4)] = (float)(lane + 1);
+    *(float *)sw_rt_simd_slot_out() = (float)(lane + 1);
     uint32_t mask = sw_rt_simd_sync(50);
+    const float *slots = sw_rt_simd_slots();
     float sum = 0;
     for (uint32_t l = 0; l < 32; l++)
         if (mask & (1u << l)) sum += slots[l * (SW_SIMD_SLOT_BYTES / 4)];
-    sw_rt_simd_sync(50);
     uint32_t mask2;
     if (lane & 1)
         mask2 = sw_rt_simd_sync(60);
@@ -153,6 +153,62 @@ TEST(sw_exec_simd_mask_excludes_returned_lanes) {
     sw_dispatch_result_free(&res);
 }
 
+/* One sync per collective with divergent lanes: lanes 0-15 run `extra` exchanges
+ * at one site while lanes 16-31 wait at another, so when the upper half's sync
+ * resolves, the bank it wrote may no longer be the one published (the executor
+ * must copy their slots over).  Every exchange sums (lane + 1 + 100 * round) over
+ * the lanes in the mask. */
+static uint32_t exchange_sum(uint32_t lane, uint32_t round, int line, uint32_t *mask_out) {
+    *(uint32_t *)sw_rt_simd_slot_out() = lane + 1 + 100 * round;
+    uint32_t mask = sw_rt_simd_sync(line);
+    const uint8_t *slots = sw_rt_simd_slots();
+    uint32_t sum = 0;
+    for (uint32_t l = 0; l < 32; l++)
+        if (mask & (1u << l)) sum += *(const uint32_t *)(slots + l * SW_SIMD_SLOT_BYTES);
+    *mask_out = mask;
+    return sum;
+}
+
+static void k_simd_banks(const sw_thread_args *a) {
+    uint32_t lane = a->ids->thread_index_in_simdgroup;
+    uint32_t extra = *(const uint32_t *)a->buffers[1];
+    uint32_t *out = (uint32_t *)a->buffers[0] + lane * 4;
+    uint32_t mask;
+    if (lane < 16) {
+        for (uint32_t r = 0; r < extra; r++) out[0] += exchange_sum(lane, r, 100, &mask);
+    } else {
+        out[0] = exchange_sum(lane, 7, 101, &mask);
+    }
+    out[1] = mask;
+    out[2] = exchange_sum(lane, 9, 102, &mask);
+    out[3] = mask;
+}
+
+TEST(sw_exec_simd_exchange_banks_survive_divergence) {
+    for (uint32_t extra = 1; extra <= 4; extra++) {
+        uint32_t out[32 * 4] = {0};
+        sw_dispatch d = make_dispatch("simd_banks", k_simd_banks, 1, 32);
+        bind(&d, 0, out, sizeof out);
+        bind(&d, 1, &extra, sizeof extra);
+        sw_dispatch_result res;
+        CHECK(sw_exec_dispatch(&d, &res) == 0);
+        uint32_t lo = 0, hi = 0, lo_sum = 0;
+        for (uint32_t l = 0; l < 16; l++) lo += l + 1;
+        for (uint32_t l = 16; l < 32; l++) hi += l + 1;
+        for (uint32_t r = 0; r < extra; r++) lo_sum += lo + 16 * 100 * r;
+        for (uint32_t l = 0; l < 32; l++) {
+            /* The lower half runs ahead to the last exchange without the upper half
+             * (the lowest waiting lane's site resolves first). */
+            uint32_t half = l < 16 ? 0x0000ffffu : 0xffff0000u;
+            CHECK_EQ_INT(out[l * 4 + 0], l < 16 ? lo_sum : hi + 16 * 700);
+            CHECK_EQ_INT(out[l * 4 + 1], half);
+            CHECK_EQ_INT(out[l * 4 + 2], (l < 16 ? lo : hi) + 16 * 900);
+            CHECK_EQ_INT(out[l * 4 + 3], half);
+        }
+        sw_dispatch_result_free(&res);
+    }
+}
+
 /* ---- schedules ---- */
 
 /* Records the order threads first run in and the order they pass a barrier. */
@@ -165,11 +221,23 @@ static void k_order(const sw_thread_args *a) {
     order[g * 2 * n + counter[g]++] = id->thread_index_in_threadgroup;
 }
 
+/* The same across a simd sync (which resolves without the scheduler). */
+static void k_order_simd(const sw_thread_args *a) {
+    const sw_ids *id = a->ids;
+    uint32_t *counter = a->buffers[0], *order = a->buffers[1];
+    uint32_t n = id->threads_per_threadgroup[0], g = id->threadgroup_position_in_grid[0];
+    order[g * 2 * n + counter[g]++] = id->thread_index_in_threadgroup;
+    sw_rt_simd_sync(91);
+    order[g * 2 * n + counter[g]++] = id->thread_index_in_threadgroup;
+}
+
+static sw_entry_fn order_kernel = k_order;
+
 static void run_order(const char *schedule, uint32_t *order, uint32_t groups, uint32_t n) {
     char err[200];
     CHECK_MSG(sw_exec_set_schedule(schedule, err, sizeof err) == 0, "%s", err);
     uint32_t *counter = calloc(groups, sizeof *counter);
-    sw_dispatch d = make_dispatch("order", k_order, groups, n);
+    sw_dispatch d = make_dispatch("order", order_kernel, groups, n);
     bind(&d, 0, counter, groups * sizeof *counter);
     bind(&d, 1, order, groups * 2 * n * sizeof *order);
     sw_dispatch_result res;
@@ -180,25 +248,30 @@ static void run_order(const char *schedule, uint32_t *order, uint32_t groups, ui
 
 TEST(sw_exec_schedules_change_fiber_order) {
     enum { G = 3, N = 64 };
-    static uint32_t inorder[G * 2 * N], reverse[G * 2 * N], rnd1[G * 2 * N], rnd1b[G * 2 * N], rnd2[G * 2 * N];
-    run_order("inorder", inorder, G, N);
-    run_order("reverse", reverse, G, N);
-    run_order("random:1", rnd1, G, N);
-    run_order("random:1", rnd1b, G, N);
-    run_order("random:2", rnd2, G, N);
-    for (int i = 0; i < G * 2 * N; i++) {
-        CHECK_EQ_INT(inorder[i], i % N);
-        CHECK_EQ_INT(reverse[i], N - 1 - i % N);
+    for (int simd = 0; simd < 2; simd++) {
+        /* Barrier releases go through the scheduler, simd syncs past it. */
+        order_kernel = simd ? k_order_simd : k_order;
+        static uint32_t inorder[G * 2 * N], reverse[G * 2 * N], rnd1[G * 2 * N], rnd1b[G * 2 * N], rnd2[G * 2 * N];
+        run_order("inorder", inorder, G, N);
+        run_order("reverse", reverse, G, N);
+        run_order("random:1", rnd1, G, N);
+        run_order("random:1", rnd1b, G, N);
+        run_order("random:2", rnd2, G, N);
+        for (int i = 0; i < G * 2 * N; i++) {
+            CHECK_EQ_INT(inorder[i], i % N);
+            CHECK_EQ_INT(reverse[i], N - 1 - i % N);
+        }
+        CHECK(memcmp(rnd1, rnd1b, sizeof rnd1) == 0);
+        CHECK(memcmp(rnd1, rnd2, sizeof rnd1) != 0);
+        CHECK(memcmp(rnd1, inorder, sizeof rnd1) != 0);
+        /* Each pass of a random schedule is still a permutation of the threads. */
+        for (int p = 0; p < G * 2; p++) {
+            uint32_t seen[N] = {0};
+            for (int i = 0; i < N; i++) seen[rnd1[p * N + i]]++;
+            for (int i = 0; i < N; i++) CHECK_EQ_INT(seen[i], 1);
+        }
     }
-    CHECK(memcmp(rnd1, rnd1b, sizeof rnd1) == 0);
-    CHECK(memcmp(rnd1, rnd2, sizeof rnd1) != 0);
-    CHECK(memcmp(rnd1, inorder, sizeof rnd1) != 0);
-    /* Each pass of a random schedule is still a permutation of the threads. */
-    for (int p = 0; p < G * 2; p++) {
-        uint32_t seen[N] = {0};
-        for (int i = 0; i < N; i++) seen[rnd1[p * N + i]]++;
-        for (int i = 0; i < N; i++) CHECK_EQ_INT(seen[i], 1);
-    }
+    sw_exec_set_schedule("inorder", NULL, 0);
     char err[200];
     CHECK(sw_exec_set_schedule("sideways", err, sizeof err) != 0);
     CHECK(strstr(err, "inorder, reverse or random:SEED") != NULL);

@@ -1,5 +1,6 @@
 /* test_sw_perf.c — speed of the software device's executor: fiber switch, barrier of
- * 256 threads, and a kkt-shaped dispatch (2048 threadgroups x 256 threads).
+ * 256 threads, simd collectives, and a kkt-shaped dispatch (2048 threadgroups x 256
+ * threads).
  *
  * Prints the measured numbers; the bounds checked are loose (10-50x the targets in
  * swmetal.md) because the suite runs on shared, sanitised or busy machines. */
@@ -164,4 +165,42 @@ TEST(sw_perf_kkt_shape_executor_overhead) {
            groups, dt * 1e3, nw, dt * 1e6 * nw / groups);
     sw_dispatch_result_free(&res);
     free(out);
+}
+
+/* Simd collectives, the recurrent kernel's pattern: 4 simdgroups each run a chain of
+ * reductions (one exchange + sync per simd_sum).  Prints what one lane-exchange costs
+ * (a simdgroup's simd_sum costs 32 of them). */
+static void k_simd_sums(const sw_thread_args *a) {
+    uint32_t loops = *(const uint32_t *)a->buffers[0];
+    float x = (float)a->ids->thread_index_in_simdgroup, acc = 0;
+    for (uint32_t i = 0; i < loops; i++) {
+        uint32_t mask, lane;
+        const uint8_t *slots = sw_rt_simd_exchange(&x, sizeof x, 1, &mask, &lane);
+        float s = 0;
+        for (uint32_t l = 0; l < 32; l++)
+            if (mask >> l & 1u) s += *(const float *)(slots + l * SW_SIMD_SLOT_BYTES);
+        acc += s;
+        x = s * 0.0f + (float)lane;
+    }
+    ((float *)a->buffers[1])[a->ids->thread_index_in_threadgroup] = acc;
+}
+
+TEST(sw_perf_simd_collective) {
+    uint32_t loops = 4000;
+    float out[128];
+    sw_dispatch d;
+    memset(&d, 0, sizeof d);
+    d.kernel = "simd_sums";
+    d.entry = k_simd_sums;
+    d.groups[0] = d.groups[1] = d.groups[2] = 1;
+    d.tg_size[0] = 128, d.tg_size[1] = d.tg_size[2] = 1;
+    d.buf[0].ptr = &loops;
+    d.buf[1].ptr = out;
+    sw_dispatch_result res;
+    CHECK(sw_exec_dispatch(&d, &res) == 0);
+    CHECK_NEAR(out[77], 496.0 * loops, 0);
+    double ns = (res.end_s - res.start_s) / ((double)loops * 128) * 1e9;
+    printf("  simd collective: %.1f ns per lane (%.2f us per simd_sum of 32 lanes)\n", ns, ns * 32 / 1000);
+    CHECK(ns < 5000);
+    sw_dispatch_result_free(&res);
 }

@@ -2,8 +2,10 @@
 // the software device's prelude (included by metal_stdlib.h).
 //
 // Simd-group collectives use the exchange pattern of sw_abi.h: each lane writes its
-// slot, sw_rt_simd_sync() returns the mask of lanes present, each lane reads what
-// it needs, and a second sync keeps the slots alive until everyone has read.
+// outgoing slot, sw_rt_simd_sync() returns the mask of lanes present, and each lane
+// reads what it needs from the slots that sync published (one sync per collective:
+// the executor alternates slot banks, so the next collective's writes cannot reach
+// a bank someone still reads).
 // Reductions and prefix scans combine lanes in ascending lane order, so every lane
 // gets bit-identical results and a run is reproducible (Apple's hardware order is
 // unspecified; float sums may differ from a GPU in the last bits).
@@ -34,45 +36,62 @@ inline void simdgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
 
 // ---- simd-group functions ----
 inline uint sw_lane() { return sw_rt_ids()->thread_index_in_simdgroup; }
-template <class T> inline T *sw_slot(uint lane) {
-    return reinterpret_cast<T *>(static_cast<char *>(sw_rt_simd_slots()) + lane * SW_SIMD_SLOT_BYTES);
-}
 
-// Writes x to this lane's slot, syncs, calls read(mask, lane) and syncs again.
+// Writes x to this lane's outgoing slot, syncs, and calls read(mask, lane, slots)
+// on the slots the sync published.
 template <class T, class R> inline auto sw_simd_exchange(const T &x, int line, R read) {
     static_assert(sizeof(T) <= SW_SIMD_SLOT_BYTES, "simd-group value larger than an exchange slot");
-    uint lane = sw_lane();
-    __builtin_memcpy(sw_slot<char>(lane), &x, sizeof(T));
-    uint32_t mask = sw_rt_simd_sync(line);
-    auto r = read(mask, lane);
-    sw_rt_simd_sync(line);
-    return r;
+    uint32_t mask, lane;
+    const char *slots = static_cast<const char *>(sw_rt_simd_exchange(&x, sizeof(T), line, &mask, &lane));
+    return read(mask, lane, slots);
 }
-template <class T> inline T sw_slot_value(uint lane) {
+template <class T> inline T sw_slot_value(const char *slots, uint lane) {
     T v;
-    __builtin_memcpy(&v, sw_slot<char>(lane), sizeof(T));
+    __builtin_memcpy(&v, slots + lane * SW_SIMD_SLOT_BYTES, sizeof(T));
     return v;
 }
 
 // Fold the values of lanes in `mask` (below `upto`, exclusive, or all when upto=32)
 // with op, starting from the lowest lane.
-template <class T, class Op> inline T sw_simd_fold(uint32_t mask, uint upto, T init, bool &any, Op op) {
+template <class T, class Op>
+inline T sw_simd_fold(const char *slots, uint32_t mask, uint upto, T init, bool &any, Op op) {
     T acc = init;
     any = false;
     for (uint l = 0; l < upto && l < 32; l++) {
         if (!(mask >> l & 1u)) continue;
-        T v = sw_slot_value<T>(l);
+        T v = sw_slot_value<T>(slots, l);
         acc = any ? op(acc, v) : v;
         any = true;
     }
     return acc;
 }
 
+// The result every lane of a sync shares, computed once: the first lane to read
+// stores it in the bank's memo (sw_abi.h) under `tag`, the others copy it.
+template <class T, class F> inline T sw_simd_memo(const char *slots, const void *tag, F compute) {
+    static_assert(sizeof(T) <= SW_SIMD_SLOT_BYTES, "simd-group value larger than the memo");
+    char *memo = const_cast<char *>(slots) + SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES;
+    const void *have;
+    __builtin_memcpy(&have, memo, sizeof have);
+    T r;
+    if (have == tag) {
+        __builtin_memcpy(&r, memo + SW_SIMD_SLOT_BYTES, sizeof(T));
+        return r;
+    }
+    r = compute();
+    __builtin_memcpy(memo + SW_SIMD_SLOT_BYTES, &r, sizeof(T));
+    __builtin_memcpy(memo, &tag, sizeof tag);
+    return r;
+}
+
 #define SW_SIMD_REDUCE(NAME, OP)                                                                                   \
     template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
-        return sw_simd_exchange(x, line, [](uint32_t mask, uint) {                                                 \
-            bool any;                                                                                              \
-            return sw_simd_fold(mask, 32, T(), any, [](T a, T b) { return OP; });                                  \
+        static const char tag = 0;                                                                                 \
+        return sw_simd_exchange(x, line, [](uint32_t mask, uint, const char *slots) {                              \
+            return sw_simd_memo<T>(slots, &tag, [&] {                                                              \
+                bool any;                                                                                          \
+                return sw_simd_fold(slots, mask, 32, T(), any, [](T a, T b) { return OP; });                       \
+            });                                                                                                    \
         });                                                                                                        \
     }
 SW_SIMD_REDUCE(simd_sum, a + b)
@@ -86,9 +105,9 @@ SW_SIMD_REDUCE(simd_xor, a ^ b)
 
 #define SW_SIMD_PREFIX(NAME, OP, INCLUSIVE, IDENTITY)                                                              \
     template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
-        return sw_simd_exchange(x, line, [](uint32_t mask, uint lane) {                                            \
+        return sw_simd_exchange(x, line, [](uint32_t mask, uint lane, const char *slots) {                         \
             bool any;                                                                                              \
-            T r = sw_simd_fold(mask, lane + (INCLUSIVE), T(), any, [](T a, T b) { return OP; });                   \
+            T r = sw_simd_fold(slots, mask, lane + (INCLUSIVE), T(), any, [](T a, T b) { return OP; });            \
             return any ? r : T(IDENTITY);                                                                          \
         });                                                                                                        \
     }
@@ -99,12 +118,12 @@ SW_SIMD_PREFIX(simd_prefix_exclusive_product, a * b, 0, 1)
 #undef SW_SIMD_PREFIX
 
 // Lane `src` if it takes part, else the caller's own value (undefined on a GPU).
-template <class T> inline T sw_simd_read(uint32_t mask, uint src, uint lane) {
-    return (src < 32 && (mask >> src & 1u)) ? sw_slot_value<T>(src) : sw_slot_value<T>(lane);
+template <class T> inline T sw_simd_read(const char *slots, uint32_t mask, uint src, uint lane) {
+    return sw_slot_value<T>(slots, (src < 32 && (mask >> src & 1u)) ? src : lane);
 }
 template <class T, class I> inline T simd_shuffle(T x, I src, int line = __builtin_LINE()) {
     uint s = (uint)src;
-    return sw_simd_exchange(x, line, [s](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, s, lane); });
+    return sw_simd_exchange(x, line, [s](uint32_t mask, uint lane, const char *slots) { return sw_simd_read<T>(slots, mask, s, lane); });
 }
 template <class T, class I> inline T simd_broadcast(T x, I src, int line = __builtin_LINE()) {
     return simd_shuffle(x, src, line);
@@ -112,35 +131,35 @@ template <class T, class I> inline T simd_broadcast(T x, I src, int line = __bui
 template <class T, class I> inline T simd_shuffle_xor(T x, I m, int line = __builtin_LINE()) {
     uint mm = (uint)m;
     return sw_simd_exchange(x, line,
-                            [mm](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, (lane ^ mm) & 31u, lane); });
+                            [mm](uint32_t mask, uint lane, const char *slots) { return sw_simd_read<T>(slots, mask, (lane ^ mm) & 31u, lane); });
 }
 // The upper `delta` lanes keep their own value (MSL).
 template <class T, class I> inline T simd_shuffle_down(T x, I delta, int line = __builtin_LINE()) {
     uint d = (uint)delta;
-    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane) {
-        return lane + d < 32 ? sw_simd_read<T>(mask, lane + d, lane) : sw_slot_value<T>(lane);
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane, const char *slots) {
+        return lane + d < 32 ? sw_simd_read<T>(slots, mask, lane + d, lane) : sw_slot_value<T>(slots, lane);
     });
 }
 // The lower `delta` lanes keep their own value.
 template <class T, class I> inline T simd_shuffle_up(T x, I delta, int line = __builtin_LINE()) {
     uint d = (uint)delta;
-    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane) {
-        return lane >= d ? sw_simd_read<T>(mask, lane - d, lane) : sw_slot_value<T>(lane);
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane, const char *slots) {
+        return lane >= d ? sw_simd_read<T>(slots, mask, lane - d, lane) : sw_slot_value<T>(slots, lane);
     });
 }
 template <class T, class I> inline T simd_shuffle_rotate_down(T x, I delta, int line = __builtin_LINE()) {
     uint d = (uint)delta;
     return sw_simd_exchange(x, line,
-                            [d](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, (lane + d) & 31u, lane); });
+                            [d](uint32_t mask, uint lane, const char *slots) { return sw_simd_read<T>(slots, mask, (lane + d) & 31u, lane); });
 }
 template <class T, class I> inline T simd_shuffle_rotate_up(T x, I delta, int line = __builtin_LINE()) {
     uint d = (uint)delta;
     return sw_simd_exchange(x, line,
-                            [d](uint32_t mask, uint lane) { return sw_simd_read<T>(mask, (lane - d) & 31u, lane); });
+                            [d](uint32_t mask, uint lane, const char *slots) { return sw_simd_read<T>(slots, mask, (lane - d) & 31u, lane); });
 }
 template <class T> inline T simd_broadcast_first(T x, int line = __builtin_LINE()) {
-    return sw_simd_exchange(x, line, [](uint32_t mask, uint lane) {
-        return sw_simd_read<T>(mask, mask ? (uint)__builtin_ctz(mask) : lane, lane);
+    return sw_simd_exchange(x, line, [](uint32_t mask, uint lane, const char *slots) {
+        return sw_simd_read<T>(slots, mask, mask ? (uint)__builtin_ctz(mask) : lane, lane);
     });
 }
 
@@ -154,10 +173,10 @@ struct simd_vote {
     bool any() const { return v != 0; }
 };
 inline simd_vote simd_ballot(bool pred, int line = __builtin_LINE()) {
-    return sw_simd_exchange(pred, line, [](uint32_t mask, uint) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint, const char *slots) {
         uint64_t bits = 0;
         for (uint l = 0; l < 32; l++)
-            if ((mask >> l & 1u) && sw_slot_value<bool>(l)) bits |= 1ull << l;
+            if ((mask >> l & 1u) && sw_slot_value<bool>(slots, l)) bits |= 1ull << l;
         return simd_vote(bits);
     });
 }
@@ -166,24 +185,22 @@ inline simd_vote simd_active_threads_mask(int line = __builtin_LINE()) {
     return simd_vote(mask);
 }
 inline bool simd_all(bool pred, int line = __builtin_LINE()) {
-    return sw_simd_exchange(pred, line, [](uint32_t mask, uint) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint, const char *slots) {
         for (uint l = 0; l < 32; l++)
-            if ((mask >> l & 1u) && !sw_slot_value<bool>(l)) return false;
+            if ((mask >> l & 1u) && !sw_slot_value<bool>(slots, l)) return false;
         return true;
     });
 }
 inline bool simd_any(bool pred, int line = __builtin_LINE()) {
-    return sw_simd_exchange(pred, line, [](uint32_t mask, uint) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint, const char *slots) {
         for (uint l = 0; l < 32; l++)
-            if ((mask >> l & 1u) && sw_slot_value<bool>(l)) return true;
+            if ((mask >> l & 1u) && sw_slot_value<bool>(slots, l)) return true;
         return false;
     });
 }
 inline bool simd_is_first(int line = __builtin_LINE()) {
     uint32_t mask = sw_rt_simd_sync(line);
-    bool first = mask && (uint)__builtin_ctz(mask) == sw_lane();
-    sw_rt_simd_sync(line);
-    return first;
+    return mask && (uint)__builtin_ctz(mask) == sw_lane();
 }
 
 // ---- atomics ----
@@ -318,33 +335,43 @@ inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong el
     }
 }
 
-// Each lane publishes its elements of a and b (as float); every lane then computes
-// its own two elements of a*b (+ c), accumulating k = 0..7 in order, in float.
+// The lane holding element (row, col) of an 8x8 matrix (col even; the inverse of
+// sw_mat_row / sw_mat_col): lane bits are r2 c2 r1 r0 c1.
+inline uint sw_mat_lane(uint row, uint col) {
+    return ((row & 4u) << 2) | ((col & 4u) << 1) | ((row & 2u) << 1) | ((row & 1u) << 1) | ((col >> 1) & 1u);
+}
+
+// Each lane publishes its elements of a and b (as float); every lane then reads the
+// row of a and the two columns of b it needs and computes its own two elements of
+// a*b (+ c), accumulating k = 0..7 in order, in float.
 template <class TD, class TA, class TB, class TC>
 inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
                              const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
                              int line) {
     float mine[4] = {(float)a.sw_elems[0], (float)a.sw_elems[1], (float)b.sw_elems[0], (float)b.sw_elems[1]};
-    uint l = sw_lane();
-    __builtin_memcpy(sw_slot<char>(l), mine, sizeof mine);
-    sw_rt_simd_sync(line);
-    float A[8][8], B[8][8];
-    for (uint s = 0; s < 32; s++) {
-        const float *v = sw_slot<float>(s);
-        uint r = sw_mat_row(s), col = sw_mat_col(s);
-        A[r][col] = v[0];
-        A[r][col + 1] = v[1];
-        B[r][col] = v[2];
-        B[r][col + 1] = v[3];
-    }
-    sw_rt_simd_sync(line);
+    uint32_t mask, l;
+    const char *slots = static_cast<const char *>(sw_rt_simd_exchange(mine, sizeof mine, line, &mask, &l));
     uint r = sw_mat_row(l), col = sw_mat_col(l);
-    vec<TD, 2> out;
-    for (uint k = 0; k < 2; k++) {
-        float acc = c ? (float)c->sw_elems[k] : 0.0f;
-        for (uint j = 0; j < 8; j++) acc += A[r][j] * B[j][col + k];
-        out[k] = static_cast<TD>(acc);
+    float arow[8], bcol0[8], bcol1[8];
+    for (uint j = 0; j < 8; j += 2) {
+        const float *v = reinterpret_cast<const float *>(slots + sw_mat_lane(r, j) * SW_SIMD_SLOT_BYTES);
+        arow[j] = v[0];
+        arow[j + 1] = v[1];
     }
+    for (uint j = 0; j < 8; j++) {
+        const float *v = reinterpret_cast<const float *>(slots + sw_mat_lane(j, col) * SW_SIMD_SLOT_BYTES);
+        bcol0[j] = v[2];
+        bcol1[j] = v[3];
+    }
+    vec<TD, 2> out;
+    float acc0 = c ? (float)c->sw_elems[0] : 0.0f;
+    float acc1 = c ? (float)c->sw_elems[1] : 0.0f;
+    for (uint j = 0; j < 8; j++) {
+        acc0 += arow[j] * bcol0[j];
+        acc1 += arow[j] * bcol1[j];
+    }
+    out[0] = static_cast<TD>(acc0);
+    out[1] = static_cast<TD>(acc1);
     d.sw_elems = out;
 }
 template <class TD, class TA, class TB, class TC>
