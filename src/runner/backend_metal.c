@@ -300,11 +300,14 @@ static void metal_fill_kernel(backend *b, run_record *rec) {
     str_copy(rec->kernel.source, sizeof rec->kernel.source, e ? e->display : path);
     snprintf(rec->kernel.sha256, sizeof rec->kernel.sha256, "%s", e ? e->sha256 : "");
     str_copy(rec->kernel.function, sizeof rec->kernel.function, s->stage_function[0]);
+    /* The constants the first stage's pipeline was built with: the launch's own,
+     * overridden or extended by --constant. */
+    mtl_constant consts[RUN_MAX_CONSTANTS];
+    int n = launch_constants(s, &s->launch[0], consts);
     rec->kernel.nconstants = 0;
-    for (int i = 0; i < s->opts->nconstants && i < REC_MAX_CONSTANTS; i++) {
-        rec->kernel.constants[i].index = s->opts->constants[i].index;
-        snprintf(rec->kernel.constants[i].value, sizeof rec->kernel.constants[i].value, "%s",
-                 s->opts->constants[i].value);
+    for (int i = 0; i < n && i < REC_MAX_CONSTANTS; i++) {
+        rec->kernel.constants[i].index = consts[i].index;
+        str_copy(rec->kernel.constants[i].value, sizeof rec->kernel.constants[i].value, consts[i].value);
         rec->kernel.nconstants++;
     }
 }

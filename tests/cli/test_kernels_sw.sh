@@ -79,3 +79,10 @@ printf 'kernel void broken(device float *x [[buffer(0)]]) { x[0] = ; }\n' >"$TMP
 expect_exit 2 "kernels via --shader: MSL that fails to compile exits 2" $G kkt --backend sw --shader "$TMPD/broken.metal" \
     --function broken --T 65 --Hg 1 --H 2 --iters 1 --warmup 0
 expect_match "kernels via --shader: compile error points at the .metal line" "$ERR" "broken.metal:1"
+
+# The report names the function constants the pipeline was built with: the op's own
+# (attention's 200/201/300/301) and those given with --constant.
+"$G" attn_fwd --backend sw --B 1 --Hq 2 --Hkv 1 --qL 33 --kL 33 --D 64 --causal 1 --iters 1 --warmup 0 \
+    --quiet --json "$TMPD/attn.json" >/dev/null 2>&1
+consts=$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["kernel"]; print(" ".join("%d=%s" % (c["index"], c["value"]) for c in k["constants"]))' "$TMPD/attn.json" 2>&1)
+expect_match "report: kernel.constants lists the launch's constants" "$consts" "^200=false 201=false 300=false 301=true$"
