@@ -19,9 +19,11 @@
 #include "ops/gdn_stages.h"
 #include "ref/gdn_ref.h"
 
+/* The whole-forward tensors first, in gdn_forward_io_setup's order; then scratch. */
 enum {
-    CF_Q, CF_K, CF_V, CF_G, CF_BETA, CF_H0, CF_O, CF_FINAL,
-    CF_GC, CF_A, CF_AI, CF_W, CF_U, CF_H, CF_VNEW, CF_QL2, CF_KL2, CF_NBUFS
+    CF_Q = GDN_FWD_Q, CF_K = GDN_FWD_K, CF_V = GDN_FWD_V, CF_G = GDN_FWD_G, CF_BETA = GDN_FWD_BETA,
+    CF_H0 = GDN_FWD_H0, CF_O = GDN_FWD_O, CF_FINAL = GDN_FWD_FINAL,
+    CF_GC = GDN_FWD_NBUFS, CF_A, CF_AI, CF_W, CF_U, CF_H, CF_VNEW, CF_QL2, CF_KL2, CF_NBUFS
 };
 
 static const op_dim chunk_fwd_dims[] = {
@@ -75,14 +77,11 @@ static int chunk_fwd_validate(const int64_t *dim, char *err, size_t errlen) {
 static int chunk_fwd_setup(op_case *c, char *err, size_t errlen) {
     gdn_shape s = gdn_shape_of(c);
     int l2 = (int)op_dimv(c, "l2norm");
+    if (gdn_forward_io_setup(c, l2, err, errlen)) return -1;
     struct {
         int buf, ndim;
         int64_t d[5];
     } shapes[] = {
-        {CF_Q, 4, {s.B, s.T, s.Hg, s.K}},    {CF_K, 4, {s.B, s.T, s.Hg, s.K}},
-        {CF_V, 4, {s.B, s.T, s.H, s.V}},     {CF_G, 3, {s.B, s.T, s.H}},
-        {CF_BETA, 3, {s.B, s.T, s.H}},       {CF_H0, 4, {s.B, s.H, s.V, s.K}},
-        {CF_O, 4, {s.B, s.T, s.H, s.V}},     {CF_FINAL, 4, {s.B, s.H, s.V, s.K}},
         {CF_GC, 3, {s.B, s.T, s.H}},         {CF_A, 4, {s.B, s.T, s.H, s.BT}},
         {CF_AI, 4, {s.B, s.T, s.H, s.BT}},   {CF_W, 4, {s.B, s.T, s.H, s.K}},
         {CF_U, 4, {s.B, s.T, s.H, s.V}},     {CF_H, 5, {s.B, s.NT, s.H, s.V, s.K}},
@@ -93,12 +92,6 @@ static int chunk_fwd_setup(op_case *c, char *err, size_t errlen) {
         const int64_t *d = shapes[i].d;
         if (gdn_alloc(c, shapes[i].buf, shapes[i].ndim, d[0], d[1], d[2], d[3], d[4], err, errlen)) return -1;
     }
-    gdn_gen_qk(c->t[CF_Q], c->seed, l2);
-    gdn_gen_qk(c->t[CF_K], c->seed, l2);
-    gdn_gen_normal(c->t[CF_V], c->seed, 1.0);
-    gdn_gen_log_decay(c->t[CF_G], c->seed);
-    gdn_gen_beta(c->t[CF_BETA], c->seed);
-    gdn_gen_h0(c->t[CF_H0], c->seed);
     return 0;
 }
 

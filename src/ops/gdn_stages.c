@@ -144,6 +144,26 @@ void gdn_gen_qk(tensor *t, uint64_t seed, int l2norm) {
         gdn_gen_unit_rows(t, seed);
 }
 
+int gdn_forward_io_setup(op_case *c, int l2norm, char *err, size_t errlen) {
+    gdn_shape s = gdn_shape_of(c);
+    if (gdn_alloc(c, GDN_FWD_Q, 4, s.B, s.T, s.Hg, s.K, 0, err, errlen) ||
+        gdn_alloc(c, GDN_FWD_K, 4, s.B, s.T, s.Hg, s.K, 0, err, errlen) ||
+        gdn_alloc(c, GDN_FWD_V, 4, s.B, s.T, s.H, s.V, 0, err, errlen) ||
+        gdn_alloc(c, GDN_FWD_G, 3, s.B, s.T, s.H, 0, 0, err, errlen) ||
+        gdn_alloc(c, GDN_FWD_BETA, 3, s.B, s.T, s.H, 0, 0, err, errlen) ||
+        gdn_alloc(c, GDN_FWD_H0, 4, s.B, s.H, s.V, s.K, 0, err, errlen) ||
+        gdn_alloc(c, GDN_FWD_O, 4, s.B, s.T, s.H, s.V, 0, err, errlen) ||
+        gdn_alloc(c, GDN_FWD_FINAL, 4, s.B, s.H, s.V, s.K, 0, err, errlen))
+        return -1;
+    gdn_gen_qk(c->t[GDN_FWD_Q], c->seed, l2norm);
+    gdn_gen_qk(c->t[GDN_FWD_K], c->seed, l2norm);
+    gdn_gen_normal(c->t[GDN_FWD_V], c->seed, 1.0);
+    gdn_gen_log_decay(c->t[GDN_FWD_G], c->seed);
+    gdn_gen_beta(c->t[GDN_FWD_BETA], c->seed);
+    gdn_gen_h0(c->t[GDN_FWD_H0], c->seed);
+    return 0;
+}
+
 void gdn_gen_h0(tensor *t, uint64_t seed) {
     gdn_stress st = gdn_current_stress();
     gdn_gen_normal(t, seed, st == GDN_STRESS_H0_LARGE ? GDN_STRESS_H0_STD : 0.1);

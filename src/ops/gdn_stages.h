@@ -56,6 +56,14 @@ void gdn_chain_free(gdn_chain *ch);
 void gdn_gen_qk(tensor *t, uint64_t seed, int l2norm);
 void gdn_gen_h0(tensor *t, uint64_t seed);
 
+/* The tensors of a whole GDN forward (chunk_fwd, recurrent), in this order at the
+ * start of the op's bufs: q, k [B,T,Hg,K] bf16; v [B,T,H,V] bf16; g, beta [B,T,H] f32;
+ * h0 [B,H,V,K] f32; then the outputs o [B,T,H,V] bf16 and final [B,H,V,K] f32.
+ * Allocates the eight and fills the six inputs.  Returns 0, or -1 with err set. */
+enum { GDN_FWD_Q, GDN_FWD_K, GDN_FWD_V, GDN_FWD_G, GDN_FWD_BETA, GDN_FWD_H0, GDN_FWD_O, GDN_FWD_FINAL,
+       GDN_FWD_NBUFS };
+int gdn_forward_io_setup(op_case *c, int l2norm, char *err, size_t errlen);
+
 /* sum over the chunks of T (full chunks of BT and the tail) of f(n). */
 double gdn_sum_over_chunks(int64_t T, int64_t BT, double (*f)(double n));
 

@@ -20,7 +20,11 @@
 #include "ops/gdn_stages.h"
 #include "ref/gdn_ref.h"
 
-enum { RC_Q, RC_K, RC_V, RC_G, RC_BETA, RC_H0, RC_O, RC_FINAL, RC_NBUFS };
+/* The whole-forward tensors first, in gdn_forward_io_setup's order. */
+enum {
+    RC_Q = GDN_FWD_Q, RC_K = GDN_FWD_K, RC_V = GDN_FWD_V, RC_G = GDN_FWD_G, RC_BETA = GDN_FWD_BETA,
+    RC_H0 = GDN_FWD_H0, RC_O = GDN_FWD_O, RC_FINAL = GDN_FWD_FINAL, RC_NBUFS = GDN_FWD_NBUFS
+};
 
 static const op_dim recurrent_dims[] = {
     GDN_DIM_B,
@@ -59,23 +63,7 @@ static int recurrent_validate(const int64_t *dim, char *err, size_t errlen) {
 }
 
 static int recurrent_setup(op_case *c, char *err, size_t errlen) {
-    gdn_shape s = gdn_shape_of(c);
-    int l2 = (int)op_dimv(c, "l2norm");
-    if (gdn_alloc(c, RC_Q, 4, s.B, s.T, s.Hg, s.K, 0, err, errlen)) return -1;
-    if (gdn_alloc(c, RC_K, 4, s.B, s.T, s.Hg, s.K, 0, err, errlen)) return -1;
-    if (gdn_alloc(c, RC_V, 4, s.B, s.T, s.H, s.V, 0, err, errlen)) return -1;
-    if (gdn_alloc(c, RC_G, 3, s.B, s.T, s.H, 0, 0, err, errlen)) return -1;
-    if (gdn_alloc(c, RC_BETA, 3, s.B, s.T, s.H, 0, 0, err, errlen)) return -1;
-    if (gdn_alloc(c, RC_H0, 4, s.B, s.H, s.V, s.K, 0, err, errlen)) return -1;
-    if (gdn_alloc(c, RC_O, 4, s.B, s.T, s.H, s.V, 0, err, errlen)) return -1;
-    if (gdn_alloc(c, RC_FINAL, 4, s.B, s.H, s.V, s.K, 0, err, errlen)) return -1;
-    gdn_gen_qk(c->t[RC_Q], c->seed, l2);
-    gdn_gen_qk(c->t[RC_K], c->seed, l2);
-    gdn_gen_normal(c->t[RC_V], c->seed, 1.0);
-    gdn_gen_log_decay(c->t[RC_G], c->seed);
-    gdn_gen_beta(c->t[RC_BETA], c->seed);
-    gdn_gen_h0(c->t[RC_H0], c->seed);
-    return 0;
+    return gdn_forward_io_setup(c, (int)op_dimv(c, "l2norm"), err, errlen);
 }
 
 static int recurrent_reference(const op_case *c, ref_kind kind, double **out) {
