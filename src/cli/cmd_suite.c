@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -165,12 +165,6 @@ static int case_dims(const op_desc *op, const suite_case *sc, int emulated, int6
     return 0;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int cmd_suite(int argc, char **argv) {
     char err[512] = "";
     const char *json_dir = NULL, *name = NULL;
@@ -254,12 +248,12 @@ int cmd_suite(int argc, char **argv) {
         run_cases[n++] = &s->cases[k];
     }
     int progress = !o.quiet && isatty(2);
-    double t0 = now_s();
+    double t0 = (clock_now_us() * 1e-6);
     for (int k = 0; k < n; k++) {
         const op_desc *op = op_find(run_cases[k]->op);
         char shape[256];
         table_shape_str(op, dims[k], shape, sizeof shape);
-        if (progress) fprintf(stderr, "\r[%d/%d] %s %s (%.0f s elapsed)   ", k + 1, n, op->name, shape, now_s() - t0);
+        if (progress) fprintf(stderr, "\r[%d/%d] %s %s (%.0f s elapsed)   ", k + 1, n, op->name, shape, (clock_now_us() * 1e-6) - t0);
         run_record *r = &recs[nrec];
         ptrs[nrec++] = r;
         op_case *c = op_case_new(op, dims[k], o.seed, err, sizeof err);

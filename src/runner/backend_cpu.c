@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "runner/backend.h"
 #include "runner/check.h"
 #include "runner/host.h"
@@ -15,12 +15,6 @@
 typedef struct cpu_state {
     double *out[OP_MAX_BUFS];
 } cpu_state;
-
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
 
 static void cpu_release_case(backend *b) {
     cpu_state *s = b->state;
@@ -50,7 +44,7 @@ static int cpu_run_once(backend *b, op_case *c, backend_timing *t, char *err, si
     cpu_state *s = b->state;
     for (int i = 0; i < c->op->nbufs; i++)
         if (c->op->bufs[i].role == BUF_OUT) poison_tensor(c->t[i]);
-    double t0 = now_us();
+    double t0 = clock_now_us();
     if (c->op->reference(c, REF_PARITY, s->out) != 0) {
         snprintf(err, errlen, "%s: the CPU reference failed", c->op->name);
         return -1;
@@ -60,7 +54,7 @@ static int cpu_run_once(backend *b, op_case *c, backend_timing *t, char *err, si
         int64_t n = tensor_numel(c->t[i]);
         for (int64_t j = 0; j < n; j++) tensor_set(c->t[i], j, s->out[i][j]);
     }
-    double t1 = now_us();
+    double t1 = clock_now_us();
     t->wall_us = t1 - t0;
     t->gpu_us = -1;
     t->nstages = 1;

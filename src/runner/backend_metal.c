@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/embedded.h"
 #include "core/sha256.h"
 #include "core/strutil.h"
@@ -57,12 +57,6 @@ typedef struct metal_state {
     char stage_function[OP_MAX_STAGES][128];
     tensor *poison[OP_MAX_BUFS];
 } metal_state;
-
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
 
 static lib_entry *find_library(metal_state *s, const char *path) {
     for (int i = 0; i < s->nlibs; i++)
@@ -264,9 +258,9 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
     }
     mtl_dispatch ds[OP_MAX_STAGES];
     for (int st = 0; st < s->nstages; st++) fill_dispatch(s, st, &ds[st]);
-    double w0 = now_us();
+    double w0 = clock_now_us();
     if (mtl_run(s->dev, ds, s->nstages, &t->gpu_us, err, errlen) != 0) return -1;
-    t->wall_us = now_us() - w0;
+    t->wall_us = clock_now_us() - w0;
     t->nstages = s->nstages;
     if (s->nstages == 1) {
         t->stage_us[0] = t->gpu_us;

@@ -3,18 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/chips.h"
+#include "core/clock.h"
 #include "core/stats.h"
 #include "runner/check.h"
 #include "runner/runner.h"
-
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
 static uint64_t outputs_hash(const op_case *c) {
@@ -62,9 +56,9 @@ static int run_checks(op_case *c, const run_opts *o, run_record *rec, tensor *co
         tensor *result[OP_MAX_BUFS] = {0};
         for (int i = 0; i < op->nbufs; i++)
             if (inout_in[i]) result[i] = c->t[i], c->t[i] = inout_in[i];
-        double t0 = now_us();
+        double t0 = clock_now_us();
         int ref_rc = ok ? op->reference(c, refs[k].kind, out) : -1;
-        rec->ref_us[refs[k].kind] = now_us() - t0;
+        rec->ref_us[refs[k].kind] = clock_now_us() - t0;
         for (int i = 0; i < op->nbufs; i++)
             if (result[i]) c->t[i] = result[i];
         if (ref_rc != 0) {

@@ -16,19 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/strutil.h"
 #include "runner/check.h"
 #include "runner/shader_source.h"
 #include "runner/validate.h"
 #include "swmetal/swmtl.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {
     memset(cfg, 0, sizeof(validate_run_cfg) * VALIDATE_NRUNS);
@@ -172,7 +166,7 @@ static void fault_finding(validate_result *res, const validate_run_cfg *cfg, con
 void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, validate_result *res) {
     const op_desc *op = ctx->op;
     char err[1024] = "";
-    double t0 = now_s();
+    double t0 = (clock_now_us() * 1e-6);
     memset(res, 0, sizeof *res);
     validate_run_configs(ctx->seed, res->runs);
     if (op->validate && op->validate(spec->dim, err, sizeof err) != 0) {
@@ -251,5 +245,5 @@ free_case:
     op_case_free(c);
     if (is_sw) apply_run_cfg(&res->runs[0]);
 out:
-    res->seconds = now_s() - t0;
+    res->seconds = (clock_now_us() * 1e-6) - t0;
 }
