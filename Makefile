@@ -14,7 +14,8 @@ SAN     ?=
 
 ifeq ($(UNAME_S),Darwin)
   OBJC_CFLAGS :=
-  OBJC_LIBS   := -lobjc -framework Metal -framework Foundation
+  # IOKit and CoreFoundation: the machine state (power source, GPU core count).
+  OBJC_LIBS   := -lobjc -framework Metal -framework Foundation -framework IOKit -framework CoreFoundation
 else
 
   OBJC_CFLAGS :=

@@ -7,6 +7,9 @@
  * what it is.  Rows are shapes (plus the kernel function when an op has several),
  * columns are devices, cells are "median · GB/s · % of the chip's peak bandwidth".
  * Duplicate records for one cell (repeated runs) show the best median, marked.
+ * A cell whose record's machine state is marked (thermal state not nominal, Low
+ * Power Mode, battery: the JSON environment) carries a dagger, explained under
+ * its table: its time may be throttled and is not the chip's.
  *
  * Charts: one SVG bar chart (GB/s) per table, written next to the Markdown file as
  * STEM-OP-CLASS.svg and linked relatively — GitHub renders linked SVG files but
@@ -123,8 +126,11 @@ static void cell_text(const cJSON *rec, int count, char *out, size_t n) {
         if (strcmp(status, "pass") != 0 && len > 0 && (size_t)len < n)
             len += snprintf(out + len, n - (size_t)len, " (%s)", status);
     }
-    if (count > 1 && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " (best of %d)", count);
+    if (count > 1 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " (best of %d)", count);
+    char marks[240];
+    if (rj_marked(rec, marks, sizeof marks) && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " †");
 }
+
 
 /* One table: an op's records of one device class. */
 typedef struct rtable {
@@ -224,6 +230,31 @@ static void html_escape(FILE *f, const char *s) {
         else
             fputc(*s, f);
     }
+}
+
+/* One line per marked cell under a table: which cell and why. */
+static void write_marks(FILE *f, const rtable *t, int html) {
+    int any = 0;
+    for (int r = 0; r < t->rows.n; r++) {
+        for (int c = 0; c < t->cols.n; c++) {
+            const cJSON *rec = t->best[r * t->cols.n + c];
+            char marks[240];
+            if (!rec || !rj_marked(rec, marks, sizeof marks)) continue;
+            if (!any) fputs(html ? "<p class=\"note\">" : "\n", f);
+            any = 1;
+            char line[1200];
+            snprintf(line, sizeof line, "† %s on %s: machine state marked (%s); timings may be throttled", t->rows.v[r],
+                     t->col_headers[c], marks);
+            if (html) {
+                html_escape(f, line);
+                fputs("<br>\n", f);
+            } else {
+                md_escape(f, line);
+                fputs("  \n", f);
+            }
+        }
+    }
+    if (any && html) fputs("</p>\n", f);
 }
 
 static void write_md_table(FILE *f, const rtable *t) {
@@ -439,9 +470,11 @@ int cmd_report(int argc, char **argv) {
             }
             fprintf(md, "\n### %s\n\n", class_title[cls]);
             write_md_table(md, &t);
+            write_marks(md, &t, 0);
             if (html) {
                 fprintf(html, "<h3>%s</h3>\n", class_title[cls]);
                 write_html_table(html, &t);
+                write_marks(html, &t, 1);
             }
             if (out_md || html) {
                 char *doc = render_chart(&t, ops.v[o], cls);

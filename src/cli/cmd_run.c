@@ -3,9 +3,11 @@
  * Parses the op's dimension flags (lists and ranges expand to every combination)
  * and the measurement flags, validates every shape before running anything, then
  * runs each case on the chosen backend, prints the table and writes the JSON. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -17,6 +19,7 @@
 #include "io/fixture.h"
 #include "runner/dump.h"
 #include "runner/fixture_bind.h"
+#include "runner/machine.h"
 #include "runner/runner.h"
 
 #define MAX_CASES 4096
@@ -29,6 +32,7 @@ typedef struct run_cli {
     const char *format;        /* json (default) | gbench: what --json writes */
     const char *fixture_path;  /* --fixture PATH */
     const char *dump_dir;      /* --dump DIR */
+    const char *capture_dir;   /* --capture DIR */
 } run_cli;
 
 static void print_op_help(const op_desc *op) {
@@ -65,6 +69,8 @@ static void print_op_help(const op_desc *op) {
            "  --fixture PATH           inputs (and expected outputs) from a safetensors/npy file or an\n"
            "                           mlx-native *_meta.json set; shapes come from it\n"
            "  --dump DIR               save inputs, outputs and references as safetensors\n"
+           "  --capture DIR            (--backend metal) record the first timed iteration of each shape\n"
+           "                           as DIR/OP-SHAPE.gputrace for Xcode's GPU tools\n"
            "  --quiet                  no table on stdout\n",
            backend_default_name());
 }
@@ -135,6 +141,8 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
             rc->fixture_path = val;
         } else if (strcmp(name, "dump") == 0) {
             rc->dump_dir = val;
+        } else if (strcmp(name, "capture") == 0) {
+            rc->capture_dir = val;
         } else if (strcmp(name, "format") == 0) {
             if (strcmp(val, "json") && strcmp(val, "gbench")) {
                 snprintf(err, errlen, "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
@@ -178,11 +186,24 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         if (!iters_given) o->iters = 5;
     }
     if (cli_check_kernel_options(o, err, errlen)) return -1;
+    if (rc->capture_dir && strcmp(o->backend, "metal") != 0) {
+        snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
+                              "uses --backend %s", o->backend);
+        return -1;
+    }
     if (o->shader && strcmp(o->backend, "cpu") == 0) {
         snprintf(err, errlen, "--shader needs a Metal backend (--backend sw or metal), not cpu");
         return -1;
     }
     return 0;
+}
+
+/* DIR/OP-B1_T4096_....gputrace: where --capture records a case. */
+static void capture_path(const char *dir, const op_desc *op, const int64_t *dim, char *out, size_t n) {
+    size_t off = (size_t)snprintf(out, n, "%s/%s-", dir, op->name);
+    for (int i = 0; i < op->ndims && off < n; i++)
+        off += (size_t)snprintf(out + off, n - off, "%s%s%lld", i ? "_" : "", op->dims[i].name, (long long)dim[i]);
+    if (off < n) snprintf(out + off, n - off, ".gputrace");
 }
 
 /* Expands the dimension lists into every combination (last dimension fastest). */
@@ -259,17 +280,40 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
         }
         if (op->validate && op->validate(shapes[k], err, sizeof err)) goto bad;
     }
+    /* Metal reads this when the device is created. */
+    if (rc->capture_dir) setenv("MTL_CAPTURE_ENABLED", "1", 1);
     b = backend_open(rc->opts.backend, &rc->opts, err, sizeof err);
     if (!b) goto bad;
+    if (rc->capture_dir) {
+        if (mkdir(rc->capture_dir, 0777) != 0 && errno != EEXIST) {
+            snprintf(err, sizeof err, "--capture %s: cannot create the directory: %s", rc->capture_dir, strerror(errno));
+            goto bad;
+        }
+        /* Metal refuses to overwrite a trace: say so before anything runs. */
+        for (int k = 0; k < ncases; k++) {
+            char path[4096];
+            struct stat st;
+            capture_path(rc->capture_dir, op, shapes[k], path, sizeof path);
+            if (stat(path, &st) == 0) {
+                snprintf(err, sizeof err, "--capture: %.300s already exists: remove it or capture into another "
+                                          "directory", path);
+                goto bad;
+            }
+        }
+    }
     recs = calloc((size_t)ncases, sizeof *recs);
     rec_ptrs = calloc((size_t)ncases, sizeof *rec_ptrs);
     if (!recs || !rec_ptrs) {
         snprintf(err, sizeof err, "out of memory");
         goto bad;
     }
-    if (!rc->opts.quiet)
+    if (!rc->opts.quiet) {
         table_print_header(stdout, op, b->name, b->device_name, b->emulated, rc->opts.warmup, rc->opts.iters,
                            (unsigned long long)rc->opts.seed);
+        rec_machine now;
+        machine_sample(&now, b);
+        table_print_machine(stdout, &now);
+    }
     int any_fail = 0, any_error = 0;
     for (int k = 0; k < ncases; k++) {
         op_case *c = op_case_new(op, shapes[k], rc->opts.seed, err, sizeof err);
@@ -288,7 +332,16 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
             snprintf(r->device.backend, sizeof r->device.backend, "%s", b->name);
             any_error = 1;
         } else {
+            char trace[4096];
+            if (rc->capture_dir) {
+                capture_path(rc->capture_dir, op, shapes[k], trace, sizeof trace);
+                rc->opts.capture_path = trace;
+            }
             if (runner_run_case(b, c, &rc->opts, r) != 0) any_error = 1;
+            rc->opts.capture_path = NULL;
+            if (rc->capture_dir && strcmp(r->status, "error") != 0 && !rc->opts.quiet)
+                printf("GPU capture of the first timed iteration: %s (open it in Xcode; that iteration's time "
+                       "includes the capture)\n", trace);
             if (fx && strcmp(r->status, "error") != 0 &&
                 !fixture_check_outputs(fx, c, rc->opts.has_atol, rc->opts.atol, rc->opts.has_rtol, rc->opts.rtol, r))
                 snprintf(r->status, sizeof r->status, "fail");

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "io/report_json.h"
+#include "runner/machine.h"
 #include "runner/runner.h"
 
 typedef struct suite_case {
@@ -238,6 +239,11 @@ int cmd_suite(int argc, char **argv) {
     }
     b = backend_open(o.backend, &o, err, sizeof err);
     if (!b) goto out;
+    if (!o.quiet) {
+        rec_machine now;
+        machine_sample(&now, b);
+        table_print_machine(stdout, &now);
+    }
     /* Sizes depend on the device: the software device gets the cases' sw_dims. */
     for (int k = 0; k < ncases; k++) {
         if (b->emulated && s->cases[k].gpu_only) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/table.h"
+#include "runner/machine.h"
 
 void table_fmt_us(double us, char *buf, size_t n) {
     if (us < 1) snprintf(buf, n, "%.0f ns", us * 1e3);
@@ -26,6 +27,12 @@ void table_print_header(FILE *f, const op_desc *op, const char *backend, const c
             emulated ? " (EMULATED: timings are of the software device, not of a GPU)"
                      : (strcmp(backend, "cpu") == 0 ? " (timing the bf16-parity CPU reference, not a kernel)" : ""),
             warmup, iters, seed);
+}
+
+void table_print_machine(FILE *f, const rec_machine *m) {
+    char line[512];
+    machine_describe(m, line, sizeof line);
+    fprintf(f, "machine: %s\n", line);
 }
 
 void table_print_record(FILE *f, const run_record *r) {
@@ -57,6 +64,13 @@ void table_print_record(FILE *f, const run_record *r) {
         }
         fprintf(f, "; %lld dispatch%s in %lld command buffer%s\n", (long long)r->dispatches,
                 r->dispatches == 1 ? "" : "es", (long long)r->command_buffers, r->command_buffers == 1 ? "" : "s");
+    }
+    if (r->nstages > 1 && r->stage_timing[0]) {
+        if (strcmp(r->stage_timing, "counters") == 0)
+            fprintf(f, "  stages timed by GPU timestamp counters at stage boundaries, in the same submission\n");
+        else
+            fprintf(f, "  stages timed by running each again in command buffers of its own%s%s\n",
+                    r->stage_timing_why[0] ? ": " : "", r->stage_timing_why);
     }
     if (r->nstages > 1) {
         for (int i = 0; i < r->nstages; i++) {
@@ -93,6 +107,13 @@ void table_print_record(FILE *f, const run_record *r) {
         table_fmt_us(r->ref_us[REF_PARITY], par, sizeof par);
         fprintf(f, "  CPU references computed in: f64 %s, bf16-parity %s (host wall clock, all cores)\n",
                 r->ref_us[REF_F64] > 0 ? f64 : "-", r->ref_us[REF_PARITY] > 0 ? par : "-");
+    }
+    char marks[4][80];
+    int nmarks = machine_marks(&r->machine, marks, 4);
+    if (nmarks > 0) {
+        fprintf(f, "  MARKED (timings may be throttled):");
+        for (int i = 0; i < nmarks && i < 4; i++) fprintf(f, "%s %s", i ? ";" : "", marks[i]);
+        fprintf(f, "\n");
     }
     if (r->determinism_runs > 1 && !r->bitwise_identical)
         fprintf(f, "  NONDETERMINISTIC: outputs differ across %d runs with the same inputs\n", r->determinism_runs);

@@ -18,6 +18,7 @@
 #include "core/sha256.h"
 #include "core/version.h"
 #include "io/report_json.h"
+#include "runner/machine.h"
 
 typedef struct builder {
     int ok;
@@ -188,6 +189,48 @@ static void add_device(builder *b, cJSON *root, const run_record *r) {
     add_num_or_null(b, d, "fp16_tflops", r->device.fp16_tflops, r->device.fp16_tflops > 0);
 }
 
+static void add_bool_or_null(builder *b, cJSON *obj, const char *key, int v) {
+    add_item(b, obj, key, v < 0 ? cJSON_CreateNull() : cJSON_CreateBool(v != 0));
+}
+
+/* The machine's state (machine.h): unknown fields null; marked when a condition
+ * that throttles timings held (marks says which). */
+static void add_environment(builder *b, cJSON *root, const run_record *r) {
+    cJSON *e = add_obj(b, root, "environment");
+    if (!e) return;
+    rec_machine unknown = {0};
+    const rec_machine *m = r->machine.collected ? &r->machine : &unknown;
+    if (!r->machine.collected) {
+        unknown.thermal_before = unknown.thermal_after = unknown.low_power = unknown.gpu_cores = -1;
+        unknown.nfamilies = unknown.paravirtual = -1;
+        unknown.working_set = -1;
+    }
+    add_str_or_null(b, e, "macos_version", m->macos_version);
+    add_str_or_null(b, e, "thermal_state_before", machine_thermal_name(m->thermal_before));
+    add_str_or_null(b, e, "thermal_state_after", machine_thermal_name(m->thermal_after));
+    add_bool_or_null(b, e, "low_power_mode", m->low_power);
+    add_str_or_null(b, e, "power_source", m->power_source);
+    add_str_or_null(b, e, "gpu_name", m->gpu_name);
+    add_num_or_null(b, e, "gpu_cores", m->gpu_cores, m->gpu_cores > 0);
+    if (m->nfamilies < 0) {
+        add_item(b, e, "gpu_families", cJSON_CreateNull());
+    } else {
+        cJSON *fam = check(b, cJSON_CreateArray());
+        for (int i = 0; fam && i < m->nfamilies && i < REC_MAX_FAMILIES; i++)
+            if (!cJSON_AddItemToArray(fam, check(b, cJSON_CreateString(m->families[i])))) b->ok = 0;
+        add_item(b, e, "gpu_families", fam);
+    }
+    add_num_or_null(b, e, "recommended_max_working_set_bytes", (double)m->working_set, m->working_set > 0);
+    add_bool_or_null(b, e, "paravirtual", m->paravirtual);
+    char marks[4][80];
+    int nmarks = machine_marks(m, marks, 4);
+    add_bool(b, e, "marked", nmarks > 0);
+    cJSON *arr = check(b, cJSON_CreateArray());
+    for (int i = 0; arr && i < nmarks && i < 4; i++)
+        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(marks[i])))) b->ok = 0;
+    add_item(b, e, "marks", arr);
+}
+
 static void add_kernel(builder *b, cJSON *root, const run_record *r) {
     cJSON *k = add_obj(b, root, "kernel");
     if (!k) return;
@@ -264,6 +307,7 @@ static void add_timing(builder *b, cJSON *root, const run_record *r) {
     add_samples(b, t, &r->timing);
     add_stats_summary(b, t, &r->timing);
     add_str_or_null(b, t, "source", r->timing_source);
+    add_str_or_null(b, t, "stage_timing", r->stage_timing);
     if (r->wall.n <= 0) {
         add_item(b, t, "wall", cJSON_CreateNull());
         return;
@@ -349,6 +393,7 @@ cJSON *report_record_json(const run_record *r) {
     }
     add_host(&b, root);
     add_device(&b, root, r);
+    add_environment(&b, root, r);
     add_str_or_null(&b, root, "op", r->op ? r->op->name : NULL);
     add_kernel(&b, root, r);
     add_num(&b, root, "seed", (double)r->seed);

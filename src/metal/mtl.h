@@ -88,4 +88,45 @@ typedef struct mtl_dispatch {
  * diagnosis) in err. */
 int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen);
 
+#define MTL_MAX_TIMED_PASSES 64
+
+/* What mtl_run_timed measured. */
+typedef struct mtl_timing {
+    double gpu_us;                 /* last GPUEndTime - first GPUStartTime */
+    double gpu_start_s, gpu_end_s; /* those two, host seconds */
+    /* Per dispatch entry, from timestamp counters sampled at the start and end of
+     * its compute pass (0 when not asked for, unavailable, or unusable this run):
+     * the pass's length, and its ends in seconds on the CPU timestamp clock of
+     * sampleTimestamps:gpuTimestamp: (on the software device, GPUStartTime's). */
+    int nstages;
+    double stage_us[MTL_MAX_TIMED_PASSES];
+    double stage_start_s[MTL_MAX_TIMED_PASSES], stage_end_s[MTL_MAX_TIMED_PASSES];
+} mtl_timing;
+
+/* mtl_run, and with stage_counters (and mtl_device_stage_counters) every dispatch
+ * entry in a compute pass of its own whose start and end are sampled into a counter
+ * sample buffer, all in the same command buffer(s): per-stage GPU times from one
+ * submission.  t->nstages == 0 afterwards means the samples could not be used (a
+ * counter error value): time the stages another way. */
+int mtl_run_timed(mtl_device *d, const mtl_dispatch *ds, int n, int stage_counters, mtl_timing *t, char *err,
+                  size_t errlen);
+
+/* 1 when the device samples the timestamp counter set at stage boundaries
+ * (supportsCounterSampling: MTLCounterSamplingPointAtStageBoundary) and the sample
+ * buffer could be made; else 0 with the reason in why. */
+int mtl_device_stage_counters(mtl_device *d, char *why, size_t whylen);
+
+/* MTLDevice.recommendedMaxWorkingSetSize in bytes; -1 when the device does not say. */
+int64_t mtl_device_recommended_working_set(mtl_device *d);
+/* The GPU families (of Apple7..Apple10, Metal3) supportsFamily: answers YES for,
+ * into names[0..max); returns how many, or -1 when the device does not answer
+ * supportsFamily: (the software device). */
+int mtl_device_gpu_families(mtl_device *d, const char **names, int max);
+
+/* Starts an MTLCaptureManager capture of the device into a .gputrace document at
+ * path (MTL_CAPTURE_ENABLED=1 must be in the environment before the device was
+ * created).  Returns 0, or -1 with err set (always on the software device). */
+int mtl_capture_start(mtl_device *d, const char *path, char *err, size_t errlen);
+void mtl_capture_stop(mtl_device *d);
+
 #endif

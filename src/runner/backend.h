@@ -14,12 +14,21 @@
 
 typedef struct run_opts run_opts;
 
+/* How backend_timing.stage_us was measured. */
+enum {
+    STAGE_TIMING_NONE = 0,     /* one stage (its time is the total), or no GPU */
+    STAGE_TIMING_COUNTERS,     /* timestamps sampled at stage boundaries, one submission */
+    STAGE_TIMING_SEPARATE      /* each stage run again in command buffers of its own */
+};
+
 /* Timing of one iteration.  gpu_us < 0 when the backend has no GPU clock. */
 typedef struct backend_timing {
     double wall_us;
     double gpu_us;
     int nstages;
     double stage_us[OP_MAX_STAGES]; /* GPU time per dispatch (or wall per stage) */
+    int stage_method;               /* STAGE_TIMING_* */
+    const char *stage_why;          /* why not counters (owned by the backend), or NULL */
 } backend_timing;
 
 typedef struct backend {
@@ -38,6 +47,14 @@ typedef struct backend {
     /* Fills rec->kernel (source path, function, sha256 of the source, constants) of
      * the case just prepared; may be NULL (cpu: no kernel). */
     void (*fill_kernel)(struct backend *b, run_record *rec);
+    /* Fills the facts of the GPU the numbers come from into m (name, core count,
+     * Metal GPU families, working set, paravirtual); NULL when there is no GPU. */
+    void (*device_facts)(struct backend *b, rec_machine *m);
+    /* Records the work of the next run_once into a GPU trace at path (the metal
+     * backend: MTLCaptureManager); NULL when the backend cannot.  Returns 0, or -1
+     * with err set. */
+    int (*capture_begin)(struct backend *b, const char *path, char *err, size_t errlen);
+    void (*capture_end)(struct backend *b);
     /* Frees per-case state (called after each case); the backend stays usable. */
     void (*release_case)(struct backend *b);
     void (*destroy)(struct backend *b);

@@ -4,8 +4,12 @@
  * software Metal device.  Per case: every tensor of the op gets a shared buffer,
  * inputs are uploaded once, outputs and scratch buffers are poisoned before every
  * run, all stages go into one command buffer (total time from GPUStartTime/
- * GPUEndTime); multi-stage ops then run each stage in its own command buffer for the
- * per-stage times (Metal gives timestamps per command buffer, not per dispatch).
+ * GPUEndTime).  A multi-stage op's per-stage times come from the same submission:
+ * each stage is a compute pass whose start and end sample the device's timestamp
+ * counters (mtl_run_timed) — on Apple GPUs and on the software device.  A device
+ * without counter sampling at stage boundaries, or a run whose samples are
+ * unusable, falls back to running each stage again in a command buffer of its own
+ * (GPUStartTime/GPUEndTime per stage), and the report says which it was.
  * A stage may ask for several dispatches (op_launch.repeat), each in a command buffer
  * of its own if it says so, and a buffer may ask for private storage
  * (op_case.private_bufs): it is then filled and read back through blits. */
@@ -22,6 +26,7 @@
 #include "metal/mtl.h"
 #include "runner/backend.h"
 #include "runner/check.h"
+#include "runner/machine.h"
 #include "runner/runner.h"
 #include "runner/shader_source.h"
 
@@ -56,6 +61,9 @@ typedef struct metal_state {
     mtl_pipeline *stage_pipe[OP_MAX_STAGES];
     char stage_function[OP_MAX_STAGES][128];
     tensor *poison[OP_MAX_BUFS];
+    int counters_failed;          /* this case's counter samples were unusable once */
+    char counters_why[200];       /* why stage times are not from counters */
+    int gpu_cores;                /* IORegistry, real GPUs only; -1 unknown */
 } metal_state;
 
 static lib_entry *find_library(metal_state *s, const char *path) {
@@ -150,6 +158,7 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
     const op_desc *op = c->op;
     metal_release_case(b);
     s->opts = o;
+    s->counters_failed = 0;
     if (!op->launch || !op->nstages) {
         snprintf(err, errlen, "%s has no Metal kernel; use --backend cpu", op->name);
         return -1;
@@ -245,8 +254,9 @@ static void fill_dispatch(metal_state *s, int st, mtl_dispatch *d) {
     d->own_command_buffers = l->own_command_buffers;
 }
 
-static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, size_t errlen) {
-    metal_state *s = b->state;
+/* Fills the device buffers a run starts from: poison in outputs and scratch, the
+ * original input in in-place (BUF_INOUT) tensors. */
+static int reset_buffers(metal_state *s, op_case *c, char *err, size_t errlen) {
     const op_desc *op = c->op;
     for (int i = 0; i < op->nbufs; i++) {
         if (s->poison[i] &&
@@ -256,20 +266,33 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
             mtl_buffer_write(s->dev, s->bufs[i], c->t[i]->data, tensor_nbytes(c->t[i]), err, errlen))
             return -1;
     }
+    return 0;
+}
+
+static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, size_t errlen) {
+    metal_state *s = b->state;
+    const op_desc *op = c->op;
+    if (reset_buffers(s, c, err, errlen)) return -1;
     mtl_dispatch ds[OP_MAX_STAGES];
     for (int st = 0; st < s->nstages; st++) fill_dispatch(s, st, &ds[st]);
+    int counters = s->nstages > 1 && !s->counters_failed &&
+                   mtl_device_stage_counters(s->dev, s->counters_why, sizeof s->counters_why);
+    mtl_timing mt;
     double w0 = clock_now_us();
-    if (mtl_run(s->dev, ds, s->nstages, &t->gpu_us, err, errlen) != 0) return -1;
+    if (mtl_run_timed(s->dev, ds, s->nstages, counters, &mt, err, errlen) != 0) return -1;
     t->wall_us = clock_now_us() - w0;
+    t->gpu_us = mt.gpu_us;
     t->nstages = s->nstages;
-    if (s->nstages == 1) {
-        t->stage_us[0] = t->gpu_us;
-    } else {
-        /* Reset outputs first: accumulators must start from zero again. */
-        for (int i = 0; i < op->nbufs; i++)
-            if (s->poison[i]) memcpy(mtl_buffer_contents(s->bufs[i]), s->poison[i]->data, tensor_nbytes(s->poison[i]));
-        for (int st = 0; st < s->nstages; st++)
-            if (mtl_run(s->dev, &ds[st], 1, &t->stage_us[st], err, errlen) != 0) return -1;
+    t->stage_method = STAGE_TIMING_NONE;
+    t->stage_why = NULL;
+    if (s->nstages == 1) t->stage_us[0] = t->gpu_us;
+    if (counters && mt.nstages == s->nstages) {
+        for (int st = 0; st < s->nstages; st++) t->stage_us[st] = mt.stage_us[st];
+        t->stage_method = STAGE_TIMING_COUNTERS;
+    } else if (counters) {
+        s->counters_failed = 1;
+        snprintf(s->counters_why, sizeof s->counters_why,
+                 "a run's counter samples were unusable (an error value, or outside the run)");
     }
     for (int i = 0; i < op->nbufs; i++) {
         buf_role r = op->bufs[i].role;
@@ -277,8 +300,38 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
             mtl_buffer_read(s->dev, s->bufs[i], c->t[i]->data, tensor_nbytes(c->t[i]), err, errlen))
             return -1;
     }
+    if (s->nstages > 1 && t->stage_method != STAGE_TIMING_COUNTERS) {
+        /* Each stage again in a command buffer of its own, from the state the real
+         * run started in (accumulators from zero); the outputs above stay those of
+         * the one-submission run. */
+        if (reset_buffers(s, c, err, errlen)) return -1;
+        for (int st = 0; st < s->nstages; st++)
+            if (mtl_run(s->dev, &ds[st], 1, &t->stage_us[st], err, errlen) != 0) return -1;
+        t->stage_method = STAGE_TIMING_SEPARATE;
+        t->stage_why = s->counters_why;
+    }
     return 0;
 }
+
+static void metal_device_facts(backend *b, rec_machine *m) {
+    metal_state *s = b->state;
+    /* The software device is no GPU: nothing to say about one. */
+    if (mtl_device_is_software(s->dev)) return;
+    const char *name = mtl_device_name(s->dev);
+    snprintf(m->gpu_name, sizeof m->gpu_name, "%s", name);
+    m->gpu_cores = s->gpu_cores;
+    const char *families[REC_MAX_FAMILIES];
+    m->nfamilies = mtl_device_gpu_families(s->dev, families, REC_MAX_FAMILIES);
+    for (int i = 0; i < m->nfamilies; i++) snprintf(m->families[i], sizeof m->families[i], "%s", families[i]);
+    m->working_set = mtl_device_recommended_working_set(s->dev);
+    m->paravirtual = machine_is_paravirtual(name);
+}
+
+static int metal_capture_begin(backend *b, const char *path, char *err, size_t errlen) {
+    return mtl_capture_start(((metal_state *)b->state)->dev, path, err, errlen);
+}
+
+static void metal_capture_end(backend *b) { mtl_capture_stop(((metal_state *)b->state)->dev); }
 
 static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
     metal_state *s = b->state;
@@ -332,11 +385,15 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
     b->name = mtl_device_is_software(dev) ? "sw" : "metal";
     b->emulated = mtl_device_is_software(dev);
     snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
-    b->gpu_cores = -1;
+    s->gpu_cores = mtl_device_is_software(dev) ? -1 : machine_gpu_core_count();
+    b->gpu_cores = s->gpu_cores;
     b->prepare = metal_prepare;
     b->run_once = metal_run_once;
     b->describe = metal_describe;
     b->fill_kernel = metal_fill_kernel;
+    b->device_facts = metal_device_facts;
+    b->capture_begin = metal_capture_begin;
+    b->capture_end = metal_capture_end;
     b->release_case = metal_release_case;
     b->destroy = metal_destroy;
     b->state = s;

@@ -45,6 +45,26 @@ typedef struct rec_stage {
     rec_stats timing;
 } rec_stage;
 
+/* The machine's state during the run (JSON `environment`): what moves timings by
+ * tens of percent, and what identifies the GPU.  Unknown fields are < 0 or "" and
+ * written as null; collected == 0 (a record built without the runner) writes every
+ * field as null. */
+#define REC_MAX_FAMILIES 8
+typedef struct rec_machine {
+    int collected;
+    int thermal_before, thermal_after; /* NSProcessInfoThermalState 0..3 (nominal..critical) */
+    int low_power;                     /* Low Power Mode on at either sample: 1/0 */
+    char power_source[12];             /* "ac" | "battery" | "ups" (battery if either sample was) */
+    char macos_version[32];            /* "14.5"; "" off macOS */
+    /* the Metal GPU the numbers come from ("" / < 0 for the sw and cpu backends) */
+    char gpu_name[96];
+    int gpu_cores;                     /* IORegistry gpu-core-count */
+    int nfamilies;                     /* < 0: the device does not answer supportsFamily: */
+    char families[REC_MAX_FAMILIES][12];
+    int64_t working_set;               /* recommendedMaxWorkingSetSize, bytes */
+    int paravirtual;                   /* the device is a VM's paravirtual GPU */
+} rec_machine;
+
 typedef struct run_record {
     /* tool/host are filled by the report writer itself */
     struct {
@@ -79,6 +99,11 @@ typedef struct run_record {
 
     int warmup, iterations;
     char timing_source[8];     /* "gpu" | "wall" */
+    /* how stages[].timing was measured when the op has several stages: "counters"
+     * (timestamps at stage boundaries in the one command buffer) or "separate command
+     * buffers" (each stage again on its own); "" for one stage or no GPU */
+    char stage_timing[32];
+    char stage_timing_why[200]; /* why not counters (table only) */
     rec_stats timing;          /* total per iteration (sum of stages for pipelines) */
     rec_stats wall;            /* host wall clock per iteration; n = 0 when not measured */
 
@@ -87,6 +112,8 @@ typedef struct run_record {
     int nchecks;
     rec_check checks[REC_MAX_CHECKS];
     double ref_us[2];          /* wall time of the CPU references (REF_F64, REF_PARITY); 0 = not run */
+
+    rec_machine machine;
 
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;

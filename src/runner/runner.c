@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/stats.h"
 #include "runner/check.h"
+#include "runner/machine.h"
 #include "runner/runner.h"
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
@@ -156,12 +157,23 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         if (!inout_in[i]) goto oom;
     }
     uint64_t first_hash = 0;
-    int identical = 1, runs = 0, gpu_clock = 1, rc = -1;
+    int identical = 1, runs = 0, gpu_clock = 1, rc = -1, stage_method = STAGE_TIMING_NONE;
+    machine_sample(&rec->machine, b);
     for (int it = 0; it < o->warmup + o->iters; it++) {
         backend_timing t = {0};
         for (int i = 0; i < c->op->nbufs; i++)
             if (inout_in[i]) memcpy(c->t[i]->data, inout_in[i]->data, tensor_nbytes(c->t[i]));
-        if (b->run_once(b, c, &t, err, sizeof err) != 0) {
+        /* The state the timed runs start in (the warmup may have heated the chip). */
+        if (it == o->warmup) machine_sample(&rec->machine, b);
+        int capture = it == o->warmup && o->capture_path;
+        if (capture && (!b->capture_begin || b->capture_begin(b, o->capture_path, err, sizeof err) != 0)) {
+            if (!b->capture_begin) snprintf(err, sizeof err, "a GPU capture needs --backend metal");
+            fail(rec, err);
+            goto done;
+        }
+        int run_rc = b->run_once(b, c, &t, err, sizeof err);
+        if (capture) b->capture_end(b);
+        if (run_rc != 0) {
             fail(rec, err);
             goto done;
         }
@@ -173,10 +185,22 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         if (t.gpu_us < 0) gpu_clock = 0;
         rec->timing.samples[rec->timing.n++] = t.gpu_us >= 0 ? t.gpu_us : t.wall_us;
         rec->wall.samples[rec->wall.n++] = t.wall_us;
+        /* Every stage sample of a record comes from one method: when the backend had
+         * to change (counter samples unusable), the samples so far are dropped. */
+        if (t.stage_method != stage_method) {
+            for (int s = 0; s < nst; s++) rec->stages[s].timing.n = 0;
+            stage_method = t.stage_method;
+            snprintf(rec->stage_timing_why, sizeof rec->stage_timing_why, "%s", t.stage_why ? t.stage_why : "");
+        }
         for (int s = 0; s < nst && s < t.nstages; s++)
             rec->stages[s].timing.samples[rec->stages[s].timing.n++] = t.stage_us[s];
     }
+    machine_resample_after(&rec->machine);
     snprintf(rec->timing_source, sizeof rec->timing_source, "%s", gpu_clock ? "gpu" : "wall");
+    snprintf(rec->stage_timing, sizeof rec->stage_timing, "%s",
+             nst > 1 && stage_method == STAGE_TIMING_COUNTERS   ? "counters"
+             : nst > 1 && stage_method == STAGE_TIMING_SEPARATE ? "separate command buffers"
+                                                                 : "");
     stats_compute(&rec->timing);
     stats_compute(&rec->wall);
     for (int s = 0; s < nst; s++) stats_compute(&rec->stages[s].timing);

@@ -32,6 +32,8 @@ struct run_opts {
     } constants[RUN_MAX_CONSTANTS];
     const char *sw_checks;     /* none|fast|full, NULL = default */
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
+    /* GPU trace of the first timed iteration (--capture; set per case by the CLI) */
+    const char *capture_path;
     int quiet;
 };
 

@@ -130,10 +130,6 @@ static void constants_set(id self, SEL cmd, const void *value, NSUInteger type, 
         snprintf(c->bad, sizeof c->bad, "more than %d function constants", SW_MAX_FC_VALUES);
 }
 
-typedef struct NSRange {
-    NSUInteger location, length;
-} NSRange;
-
 static void constants_set_range(id self, SEL cmd, const void *values, NSUInteger type, NSRange range) {
     size_t size = type == MTLDataTypeBool ? 1 : (type == MTLDataTypeHalf || type == MTLDataTypeShort || type == MTLDataTypeUShort) ? 2 : 4;
     for (NSUInteger i = 0; i < range.length; i++)
@@ -404,6 +400,7 @@ static void device_methods(Class cls) {
     sw_method_add(cls, "maxThreadsPerThreadgroup", SW_IMP(device_max_threads), "{MTLSize=QQQ}@:");
     sw_method_add(cls, "maxThreadgroupMemoryLength", SW_IMP(device_max_tg_memory), "Q@:");
     sw_method_add(cls, "dealloc", SW_IMP(device_dealloc), "v@:");
+    sw_counters_device_methods(cls);
 }
 
 /* ---- registration and C entry points ---- */
@@ -420,6 +417,7 @@ void sw_objc_register_metal(void) {
     function_class = sw_class_register("SWMTLFunction", root, sizeof(sw_mtl_function), function_methods);
     pipeline_class = sw_class_register("SWMTLComputePipelineState", root, sizeof(sw_mtl_pipeline), pipeline_methods);
     buffer_class = sw_class_register("SWMTLBuffer", root, sizeof(sw_mtl_buffer), buffer_methods);
+    sw_objc_register_counters();
     sw_objc_register_commands();
 }
 
@@ -429,6 +427,11 @@ id swmtl_create_system_default_device(void) {
     if (!d) return nil;
     d->name = sw_string_new("gdnbench software device");
     return (id)d;
+}
+
+Class swmtl_class(const char *metal_name) {
+    sw_objc_init();
+    return metal_name ? sw_counters_class(metal_name) : Nil;
 }
 
 id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {

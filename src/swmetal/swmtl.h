@@ -15,6 +15,23 @@
 /* A new reference to a software device (+1; release it). */
 id swmtl_create_system_default_device(void);
 
+/* The software device's class for a Metal class the host instantiates itself
+ * ("MTLCounterSampleBufferDescriptor", "MTLComputePassDescriptor",
+ * "MTLComputePassSampleBufferAttachmentDescriptor"): the device only takes its own,
+ * and on a Mac objc_getClass() of those names is Metal.framework's.  Nil for any
+ * other name. */
+Class swmtl_class(const char *metal_name);
+
+/* 0: the device answers supportsCounterSampling: NO for every sampling point, as a
+ * GPU without stage-boundary counters does (tests of the hosts' fallback); 1 (the
+ * default): YES for MTLCounterSamplingPointAtStageBoundary. */
+void swmtl_set_counter_sampling(int enabled);
+
+/* Work the device has done since the process started: dispatches run and command
+ * buffers executed (what a test counts to know how often an op ran). */
+uint64_t swmtl_dispatches_executed(void);
+uint64_t swmtl_command_buffers_executed(void);
+
 /* Checks: "none", "fast" (default) or "full".  Returns 0, or -1 for another value
  * (the mode is left unchanged).  Overrides GDNBENCH_SW_CHECKS.  Buffers keep the
  * layout of the mode they were created in; set the mode before creating them. */

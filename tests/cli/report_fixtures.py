@@ -9,7 +9,10 @@ Each SPEC is comma-separated key=value pairs describing one record:
   op, fn (kernel function), sha (one hex digit, repeated to 64), T (shape dim),
   dev (device name), backend, emulated (0/1), bw (peak GB/s or 'null'),
   median (us), spread (us: samples are median + spread * z for fixed z), n
-  (samples), status, schema.
+  (samples), status, schema; the machine state (`environment`, written only when
+  one of these is given, as a report from before it existed has none): thermal
+  (before and after the runs), thermal_after, power (ac/battery/null), lowpower
+  (0/1/null).
 Samples are deterministic: z are the n evenly spaced normal quantiles, so the
 sample median is exactly `median` (n odd) and the spread is controlled.
 One SPEC writes an object, several write an array."""
@@ -42,7 +45,7 @@ def record(spec):
     def s(f):
         return f(samples) if samples else None
 
-    return {
+    rec = {
         "schema": int(p["schema"]),
         "tool": {"name": "gdnbench", "version": "0.1.0", "git_sha": None},
         "host": {"os": "Linux", "kernel": "6", "arch": "x86_64", "cpu": "test", "cores": 2,
@@ -70,6 +73,33 @@ def record(spec):
         "status": p["status"],
         "error": None if p["status"] == "pass" else "A: 3 elements outside tolerance",
     }
+    if any(k in p for k in ("thermal", "thermal_after", "power", "lowpower")):
+        rec["environment"] = environment(p)
+    return rec
+
+
+def environment(p):
+    def val(key):
+        v = p.get(key, "null")
+        return None if v == "null" else v
+    before = val("thermal")
+    after = p["thermal_after"] if "thermal_after" in p else before
+    after = None if after == "null" else after
+    low = val("lowpower")
+    low = None if low is None else low == "1"
+    power = val("power")
+    marks = []
+    if (before and before != "nominal") or (after and after != "nominal"):
+        marks.append("thermal state %s before, %s after the runs" % (before or "unknown", after or "unknown"))
+    if low:
+        marks.append("Low Power Mode on")
+    if power == "battery":
+        marks.append("on battery power")
+    return {"macos_version": "15.1", "thermal_state_before": before, "thermal_state_after": after,
+            "low_power_mode": low, "power_source": power, "gpu_name": p["dev"], "gpu_cores": 40,
+            "gpu_families": ["Apple7", "Apple8", "Apple9", "Metal3"],
+            "recommended_max_working_set_bytes": 40000000000, "paravirtual": False,
+            "marked": bool(marks), "marks": marks}
 
 
 def write(out, specs):

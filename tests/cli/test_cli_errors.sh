@@ -49,3 +49,7 @@ expect_exit 1 "cli: impossible tolerance fails the check with exit 1" $G cumsum 
 expect_match "cli: failing check prints FAIL and the first bad coordinate" "$OUT" "FAIL.*first at \["
 bad "shape too big for memory" "reduce the shape" kkt --quiet --backend cpu --T 16777216 --H 4096 --Hg 4096
 GDNBENCH_MEM_LIMIT_MB=1 expect_exit 2 "cli: a memory budget refuses a shape that does not fit" $G chunk_fwd --backend cpu --T 4096 --quiet
+# --capture records a real GPU's work: other backends refuse it before anything runs.
+bad "--capture on the software device" "--capture needs --backend metal.*--backend sw" cumsum --backend sw --capture "$TMPD/cap" --T 64 --H 1
+bad "--capture on the cpu backend" "--capture needs --backend metal.*--backend cpu" cumsum --backend cpu --capture "$TMPD/cap" --T 64 --H 1
+if [ -e "$TMPD/cap" ]; then echo "FAIL cli: a refused --capture created its directory"; else echo "PASS cli: a refused --capture creates nothing"; fi

@@ -29,6 +29,13 @@ $D/dirB/r1.json|T=4096,median=101|T=8192,median=230
 $D/schema2.json|schema=2
 $D/other_op.json|op=kkt,fn=kkt_kernel
 $D/sw.json|dev=gdnbench software device,backend=sw,emulated=1,bw=null
+$D/env_cool.json|thermal=nominal,power=ac,lowpower=0
+$D/env_cool_slow.json|median=110,thermal=nominal,power=ac,lowpower=0
+$D/env_hot_slow.json|median=110,thermal=nominal,thermal_after=serious,power=ac,lowpower=0
+$D/env_battery.json|median=100.5,thermal=nominal,power=battery,lowpower=0
+$D/env_lowpower.json|thermal=nominal,power=ac,lowpower=1
+$D/env_unknown.json|thermal=null,power=null,lowpower=null
+$D/env_linux.json|thermal=null,power=ac,lowpower=null
 EOF_FX
 
 # 10% slower with 1% noise, 21 samples each: a clear regression.
@@ -64,6 +71,38 @@ expect_match "compare: kernel source change noted" "$OUT" "kernel source changed
 expect_exit 1 "compare: directories of reports" "$GDNBENCH" compare "$D/dirA" "$D/dirB"
 expect_match "compare: 2 pairs" "$OUT" "^2 pairs: 1 regression"
 expect_match "compare: the sw record is unpaired, not compared with metal" "$OUT" "unpaired in BASE: cumsum .*backend differs \(sw here, metal in NEW\): records are never compared across backends"
+
+# Machine state (environment): the same state compares as before.
+expect_exit 1 "compare: same machine state -> compared, regression found" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_cool_slow.json"
+expect_match "compare: same machine state, regression verdict" "$OUT" "regression: slower by 10\.0%"
+# A run that got hot: not a regression to report but a refusal, exit 2, naming the difference.
+expect_exit 2 "compare: thermal state differs -> exit 2" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_hot_slow.json"
+expect_match "compare: refusal names the thermal difference and the override" "$ERR" "machine state differs .*thermal state after the runs nominal in BASE, serious in NEW.*--ignore-machine-state"
+[ -z "$OUT" ] && echo "PASS compare: refusal prints no verdicts" || echo "FAIL compare: refusal printed verdicts: $OUT"
+expect_exit 1 "compare: --ignore-machine-state compares anyway" "$GDNBENCH" compare --ignore-machine-state "$D/env_cool.json" "$D/env_hot_slow.json"
+expect_match "compare: the note says the machine state differs" "$OUT" "regression: slower by 10\.0%.*machine state differs \(--ignore-machine-state\): thermal state after the runs nominal in BASE, serious in NEW"
+expect_exit 2 "compare: battery vs AC -> exit 2" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_battery.json"
+expect_match "compare: names the power source" "$ERR" "power source ac in BASE, battery in NEW"
+expect_exit 2 "compare: Low Power Mode differs -> exit 2" "$GDNBENCH" compare "$D/env_lowpower.json" "$D/env_cool.json"
+expect_match "compare: names Low Power Mode" "$ERR" "Low Power Mode on in BASE, off in NEW"
+# Unknown (null) or unrecorded states are not a difference: compared, and said.
+expect_exit 0 "compare: null machine state vs known -> compared" "$GDNBENCH" compare "$D/env_unknown.json" "$D/env_cool.json"
+expect_match "compare: notes the state is not recorded on one side" "$OUT" "same: .*machine state not recorded on one side"
+expect_exit 0 "compare: both null -> compared" "$GDNBENCH" compare "$D/env_unknown.json" "$D/env_unknown.json"
+expect_exit 0 "compare: report without environment vs with -> compared" "$GDNBENCH" compare "$D/base.json" "$D/env_cool.json"
+expect_exit 0 "compare: partly known states that agree -> compared" "$GDNBENCH" compare "$D/env_linux.json" "$D/env_cool.json"
+# Both on battery: the same state, compared, and the marks named.
+expect_exit 0 "compare: both marked the same -> compared" "$GDNBENCH" compare "$D/env_battery.json" "$D/env_battery.json"
+expect_match "compare: marked sides named in the note" "$OUT" "BASE marked: on battery power; NEW marked: on battery power"
+expect_exit 1 "compare: --format json with --ignore-machine-state" "$GDNBENCH" compare --format json --ignore-machine-state "$D/env_cool.json" "$D/env_hot_slow.json"
+printf '%s' "$OUT" > "$D/cmp_env.json"
+if python3 - "$D/cmp_env.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["pairs"][0]
+assert p["machine_state_differs"] is True, p
+assert "serious in NEW" in p["note"], p
+PY
+then echo "PASS compare: json says machine_state_differs"; else echo "FAIL compare: json machine_state_differs"; fi
 
 # Markdown and JSON formats.
 expect_exit 1 "compare: --format markdown" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --format markdown

@@ -55,6 +55,18 @@ html=$(cat "$D/out/r.html" 2>/dev/null)
 expect_match "report: html has inline charts" "$html" '<div><svg xmlns="http://www.w3.org/2000/svg"'
 expect_match "report: html escapes names" "$html" 'Odd &lt;GPU&gt; &amp; &quot;co&quot;'
 
+# Machine state: a marked record's cell carries a dagger explained under its table;
+# unmarked and unrecorded (null) states do not.
+mkdir -p "$D/env"
+fx "$D/env/m.json" "T=4096,median=100,thermal=nominal,power=ac,lowpower=0" \
+    "T=4096,median=120,dev=Apple M1 Max,bw=400,thermal=nominal,thermal_after=serious,power=battery,lowpower=0" \
+    "T=8192,median=200,thermal=null,power=null,lowpower=null"
+expect_exit 0 "report: renders marked records" "$GDNBENCH" report "$D/env/m.json" --html "$D/out/env.html"
+expect_match "report: marked cell carries a dagger" "$OUT" '\| B=1 T=4096 H=32 BT=64 \| 100\.0 us · 10\.5 GB/s · 1\.9% \| 120\.0 us · 8\.7 GB/s · 2\.2% † \|'
+expect_match "report: the mark is explained under the table" "$OUT" '† B=1 T=4096 H=32 BT=64 on Apple M1 Max .*machine state marked \(thermal state nominal before, serious after the runs; on battery power\); timings may be throttled'
+if printf '%s\n' "$OUT" | grep -q '^| B=1 T=8192.*†'; then echo "FAIL report: a null machine state was marked"; else echo "PASS report: null machine state not marked"; fi
+expect_match "report: html explains the mark" "$(cat "$D/out/env.html" 2>/dev/null)" 'machine state marked \(thermal state nominal before, serious after the runs; on battery power\)'
+
 expect_exit 0 "report: markdown to stdout without --out" "$GDNBENCH" report "$D/in/a.json"
 expect_match "report: stdout markdown" "$OUT" '^# gdnbench report'
 expect_exit 2 "report: missing input -> exit 2" "$GDNBENCH" report "$D/nope"
