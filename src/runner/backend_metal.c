@@ -61,6 +61,7 @@ typedef struct metal_state {
     mtl_pipeline *stage_pipe[OP_MAX_STAGES];
     char stage_function[OP_MAX_STAGES][128];
     tensor *poison[OP_MAX_BUFS];
+    tensor *inout_start[OP_MAX_BUFS]; /* a BUF_INOUT tensor's original input */
     int counters_failed;          /* this case's counter samples were unusable once */
     char counters_why[200];       /* why stage times are not from counters */
     int gpu_cores;                /* IORegistry, real GPUs only; -1 unknown */
@@ -149,6 +150,8 @@ static void metal_release_case(backend *b) {
         s->bufs[i] = NULL;
         tensor_free(s->poison[i]);
         s->poison[i] = NULL;
+        tensor_free(s->inout_start[i]);
+        s->inout_start[i] = NULL;
     }
     s->nstages = 0;
 }
@@ -208,6 +211,13 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
             }
             /* accumulators (atomic adds) start from the zeros tensor_new gave */
             if (!(op->zero_init_bufs & (1u << i))) poison_tensor(s->poison[i]);
+        } else if (r == BUF_INOUT) {
+            /* Every run, the re-runs that time stages included, starts from it. */
+            s->inout_start[i] = tensor_clone(c->t[i]);
+            if (!s->inout_start[i]) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
         }
     }
     /* A repeated dispatch must stay inside its buffers at its last repeat. */
@@ -257,13 +267,12 @@ static void fill_dispatch(metal_state *s, int st, mtl_dispatch *d) {
 /* Fills the device buffers a run starts from: poison in outputs and scratch, the
  * original input in in-place (BUF_INOUT) tensors. */
 static int reset_buffers(metal_state *s, op_case *c, char *err, size_t errlen) {
-    const op_desc *op = c->op;
-    for (int i = 0; i < op->nbufs; i++) {
+    for (int i = 0; i < c->op->nbufs; i++) {
         if (s->poison[i] &&
             mtl_buffer_write(s->dev, s->bufs[i], s->poison[i]->data, tensor_nbytes(s->poison[i]), err, errlen))
             return -1;
-        if (op->bufs[i].role == BUF_INOUT &&
-            mtl_buffer_write(s->dev, s->bufs[i], c->t[i]->data, tensor_nbytes(c->t[i]), err, errlen))
+        if (s->inout_start[i] && mtl_buffer_write(s->dev, s->bufs[i], s->inout_start[i]->data,
+                                                  tensor_nbytes(s->inout_start[i]), err, errlen))
             return -1;
     }
     return 0;
