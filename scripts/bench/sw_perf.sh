@@ -8,7 +8,7 @@
 # (build/gdnbench-tests sw_perf), reads the numbers they print, and sets them against
 # the targets; then it times our kkt at B=1 T=4096 Hg=16 H=32 K=128 on the software
 # device and on the cpu backend (target: sw within 10x of the CPU reference).
-# --no-kkt leaves the kkt comparison out (it takes a minute on 2 cores).
+# --no-kkt leaves the kkt comparison out (about half a minute on 2 cores).
 #
 # Exit 0: every number within its target; 1: some number over its target;
 # 2: could not run (missing build, a unit test failed, unparsable output).
