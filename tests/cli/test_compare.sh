@@ -4,8 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP compare: python3 is needed to generate the report fixtures"
-    exit 0
+    skip_all "compare: python3 is needed to generate the report fixtures"
 fi
 D=$TMPD/work # lib.sh owns $TMPD/out and $TMPD/err
 mkdir -p "$D"
@@ -78,7 +77,7 @@ expect_match "compare: same machine state, regression verdict" "$OUT" "regressio
 # A run that got hot: not a regression to report but a refusal, exit 2, naming the difference.
 expect_exit 2 "compare: thermal state differs -> exit 2" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_hot_slow.json"
 expect_match "compare: refusal names the thermal difference and the override" "$ERR" "machine state differs .*thermal state after the runs nominal in BASE, serious in NEW.*--ignore-machine-state"
-[ -z "$OUT" ] && echo "PASS compare: refusal prints no verdicts" || echo "FAIL compare: refusal printed verdicts: $OUT"
+if [ -z "$OUT" ]; then pass "compare: refusal prints no verdicts"; else fail "compare: refusal printed verdicts: $OUT"; fi
 expect_exit 1 "compare: --ignore-machine-state compares anyway" "$GDNBENCH" compare --ignore-machine-state "$D/env_cool.json" "$D/env_hot_slow.json"
 expect_match "compare: the note says the machine state differs" "$OUT" "regression: slower by 10\.0%.*machine state differs \(--ignore-machine-state\): thermal state after the runs nominal in BASE, serious in NEW"
 expect_exit 2 "compare: battery vs AC -> exit 2" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_battery.json"
@@ -102,7 +101,7 @@ p = json.load(open(sys.argv[1]))["pairs"][0]
 assert p["machine_state_differs"] is True, p
 assert "serious in NEW" in p["note"], p
 PY
-then echo "PASS compare: json says machine_state_differs"; else echo "FAIL compare: json machine_state_differs"; fi
+then pass "compare: json says machine_state_differs"; else fail "compare: json machine_state_differs"; fi
 
 # Markdown and JSON formats.
 expect_exit 1 "compare: --format markdown" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --format markdown
@@ -119,7 +118,7 @@ assert p["base_samples"] == 21 and p["new_samples"] == 21
 assert p["p_value"] < 1e-6
 assert d["summary"]["regressions"] == 1
 PY
-then echo "PASS compare: json output has verdict, change, p"; else echo "FAIL compare: json output content"; fi
+then pass "compare: json output has verdict, change, p"; else fail "compare: json output content"; fi
 
 # --threshold / --alpha change the decision.
 expect_exit 0 "compare: --threshold 15 makes 10% slower 'same'" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --threshold 15
@@ -141,3 +140,5 @@ expect_match "compare: says the backend differs" "$ERR" "backend differs"
 expect_exit 2 "compare: one path only" "$GDNBENCH" compare "$D/base.json"
 expect_exit 2 "compare: empty directory" "$GDNBENCH" compare "$D/base.json" "$(mktemp -d "$D/emptyXXXX")"
 expect_exit 0 "compare: --help" "$GDNBENCH" compare --help
+
+finish
