@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/kernel_opts.h"
+#include "cli/stage_opts.h"
 #include "cli/table.h"
 #include "io/report_gbench.h"
 #include "io/report_json.h"
@@ -58,8 +59,11 @@ static void print_op_help(const op_desc *op) {
            "  --atol X --rtol X        override every output's tolerance\n"
            "  --json FILE|-            write the JSON report (schema 1)\n"
            "  --format json|gbench     what --json writes: our schema 1 or Google Benchmark JSON\n"
-           "  --shader FILE --function NAME  run a third-party kernel with the same ABI\n"
-           "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
+           "  --shader FILE --function NAME  run a third-party kernel with the same ABI as the main stage;\n"
+           "                           the other stages take FILE's kernels of their default names, else ours\n"
+           "  --shader FILE            every stage FILE defines under its default name, the rest ours\n"
+           "  --stage NAME=FILE[:FUNCTION]  one stage's kernel from FILE (repeatable; wins over --shader)\n"
+           "  --constant ID=VALUE      function constant for the kernels from FILE (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
            "  --fixture PATH           inputs (and expected outputs) from a safetensors/npy file or an\n"
@@ -67,6 +71,7 @@ static void print_op_help(const op_desc *op) {
            "  --dump DIR               save inputs, outputs and references as safetensors\n"
            "  --quiet                  no table on stdout\n",
            backend_default_name());
+    cli_print_stage_help(stdout, op);
 }
 
 static int parse_check(const char *s, int *out) {
@@ -178,8 +183,8 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         if (!iters_given) o->iters = 5;
     }
     if (cli_check_kernel_options(o, err, errlen)) return -1;
-    if (o->shader && strcmp(o->backend, "cpu") == 0) {
-        snprintf(err, errlen, "--shader needs a Metal backend (--backend sw or metal), not cpu");
+    if (cli_has_kernel_choice(o) && strcmp(o->backend, "cpu") == 0) {
+        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu", o->shader ? "shader" : "stage");
         return -1;
     }
     return 0;
@@ -261,6 +266,19 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
     }
     b = backend_open(rc->opts.backend, &rc->opts, err, sizeof err);
     if (!b) goto bad;
+    /* The kernel choice of every shape is checked before anything runs. */
+    if (cli_has_kernel_choice(&rc->opts)) {
+        const op_desc **ops = malloc(sizeof *ops * (size_t)ncases);
+        if (!ops) {
+            snprintf(err, sizeof err, "out of memory");
+            goto bad;
+        }
+        for (int k = 0; k < ncases; k++) ops[k] = op;
+        int bad_choice = cli_check_kernel_choice(b, ops, (const int64_t(*)[OP_MAX_DIMS])shapes, ncases, &rc->opts, 1,
+                                                 err, sizeof err);
+        free(ops);
+        if (bad_choice) goto bad;
+    }
     recs = calloc((size_t)ncases, sizeof *recs);
     rec_ptrs = calloc((size_t)ncases, sizeof *rec_ptrs);
     if (!recs || !rec_ptrs) {

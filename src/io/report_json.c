@@ -194,6 +194,8 @@ static void add_kernel(builder *b, cJSON *root, const run_record *r) {
     add_str_or_null(b, k, "source", r->kernel.source);
     add_str_or_null(b, k, "function", r->kernel.function);
     add_str_or_null(b, k, "sha256", r->kernel.sha256);
+    /* Optional (absent in older reports and for the cpu backend): whose kernel ran. */
+    if (r->kernel.source[0]) add_str(b, k, "origin", r->kernel.theirs ? "theirs" : "ours");
     cJSON *consts = check(b, cJSON_CreateArray());
     add_item(b, k, "constants", consts);
     for (int i = 0; b->ok && i < r->kernel.nconstants && i < REC_MAX_CONSTANTS; i++) {
@@ -245,6 +247,11 @@ static void add_launch(builder *b, cJSON *root, const run_record *r) {
         }
         add_str(b, o, "name", st->name);
         add_str_or_null(b, o, "function", st->function);
+        if (st->source[0]) { /* optional: which file, ours or the user's */
+            add_str(b, o, "source", st->source);
+            add_str_or_null(b, o, "sha256", st->sha256);
+            add_str(b, o, "origin", st->theirs ? "theirs" : "ours");
+        }
         add_u32x3(b, o, "grid", st->grid);
         add_u32x3(b, o, "threadgroup", st->tg);
         add_num(b, o, "threadgroup_memory_bytes", st->tgmem_bytes);

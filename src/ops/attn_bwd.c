@@ -141,6 +141,7 @@ static int attn_bwd_launch(const op_case *c, int stage, op_launch *l) {
         .params_index = 2,
         .params = {(uint32_t)n},
         .nparams = 1,
+        .role = "cast",
     };
     return 0;
 }
@@ -170,6 +171,7 @@ const op_desc op_attn_bwd = {
     .reference = attn_bwd_reference,
     .nstages = attn_bwd_nstages,
     .launch = attn_bwd_launch,
+    .main_stage = "attn_bwd",
     .bytes = attn_bwd_bytes,
     .flops = attn_bwd_flops,
     .nondeterministic = 1,

@@ -224,7 +224,7 @@ static int decode_seq_steps_launch(const op_case *c, int stage, op_launch *l) {
     static const char *const names[] = {"token0", "token1", "token2", "token3", "token4", "token5", "token6",
                                         "token7", "token8", "token9", "token10+"};
     prep_shape s = prep_shape_of(c);
-    *l = (op_launch){.stage = names[stage < 10 ? stage : 10], .function = "mt_gated_delta_prep_step"};
+    *l = (op_launch){.stage = names[stage < 10 ? stage : 10], .function = "mt_gated_delta_prep_step", .role = "prep_step"};
     prep_launch_common(&s, stage, l);
     if (stage > 0) l->binds[PS_SIN].buf = PS_SOUT; /* the state carries over in place */
     return 0;
@@ -293,6 +293,7 @@ const op_desc op_decode_seq_steps = {
     .reference = prep_reference,
     .nstages = prep_steps_nstages,
     .launch = decode_seq_steps_launch,
+    .main_stage = "prep_step",
     .bytes = decode_seq_bytes,
     .flops = decode_seq_flops,
 };

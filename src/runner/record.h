@@ -38,6 +38,9 @@ typedef struct rec_check {
 typedef struct rec_stage {
     char name[32];
     char function[96];
+    char source[256];          /* file the function came from; "" when unknown (cpu) */
+    char sha256[65];           /* of that file's text */
+    int theirs;                /* 1: from the user's --shader/--stage file, 0: ours */
     uint32_t grid[3], tg[3];
     uint32_t tgmem_bytes;
     uint32_t repeat;           /* dispatches of this stage per iteration (>= 1) */
@@ -57,10 +60,13 @@ typedef struct run_record {
     } device;
 
     const op_desc *op;
+    /* The main stage's kernel (op_desc.main_stage; the first stage when the op has
+     * none); every stage's own is in stages[]. */
     struct {
         char source[256];      /* path of the .metal source, "" for cpu */
         char function[96];
         char sha256[65];       /* of the source text, "" for cpu */
+        int theirs;            /* 1: the user's kernel (--shader/--stage), 0: ours */
         int nconstants;
         struct {
             int index;
