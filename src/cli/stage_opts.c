@@ -102,8 +102,11 @@ int cli_check_kernel_choice(backend *b, const op_desc *const *ops, const int64_t
         const run_stage_choice *ch = &o->stage_choices[i];
         int one_op = 1;
         for (int k = 1; k < n; k++) one_op &= ops[k] == ops[0];
-        snprintf(err, errlen, "--stage %s=%s: %s has no stage '%s' (stages: %s): use one of those names", ch->stage,
-                 ch->file, one_op && n > 0 ? ops[0]->name : "no op of the suite", ch->stage, known);
+        char who[96];
+        if (one_op && n > 0) snprintf(who, sizeof who, "%s has no", ops[0]->name);
+        else snprintf(who, sizeof who, "no op of the suite has a");
+        snprintf(err, errlen, "--stage %s=%s: %s stage '%s' (stages: %s): use one of those names", ch->stage, ch->file,
+                 who, ch->stage, known);
         goto out;
     }
     /* Then every shape's choice against the files themselves. */

@@ -48,6 +48,19 @@ typedef struct rec_stage {
     rec_stats timing;
 } rec_stage;
 
+/* Where a case's inputs came from when they were not generated (--fixture). */
+typedef struct rec_fixture {
+    char path[256];            /* "" when the inputs were generated */
+    char format[16];           /* "safetensors", "npz", ... */
+    int nconverted;
+    struct {
+        char tensor[48], buffer[48];
+        char from[8], to[8];   /* dtype names: f32 -> bf16 rounds to nearest even */
+    } converted[OP_MAX_BUFS];
+    char ignored[512];         /* tensors of the file bound to no buffer, "a, b" */
+    char unfixed[256];         /* dimensions nothing in the file fixed: "BT=64, causal=1" */
+} rec_fixture;
+
 typedef struct run_record {
     /* tool/host are filled by the report writer itself */
     struct {
@@ -96,6 +109,8 @@ typedef struct run_record {
 
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;
+
+    rec_fixture fixture;       /* --fixture notes; fixture.path "" when none */
 
     char status[8];            /* "pass" | "fail" | "error" */
     char error[512];
