@@ -217,7 +217,8 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
 int cmd_validate(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: gdnbench validate <op> [--shader FILE --function NAME] [dimension lists] [--json FILE]\n"
+        fprintf(f, "usage: gdnbench validate <op> [--shader FILE [--function NAME]] [--stage NAME=FILE[:FUNCTION]]\n"
+                   "                                [dimension lists] [--json FILE]\n"
                    "       gdnbench validate <op> --help   the sweep, profiles and options\n");
         return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
     }

@@ -32,6 +32,13 @@ expect_match "stages: judged on the final outputs" "$OUT" "final +bf16-parity .*
 origins=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(" ".join(s["name"]+"="+s["origin"] for s in r["launch"]["stages"]))' "$TMPD/cf.json" 2>&1)
 expect_match "stages: the JSON says per stage whose kernel ran" "$origins" \
     "^cumsum=ours kkt=theirs solve_tril=ours wy=ours chunk_h=ours chunk_o=ours$"
+# compare: a run with their kkt is not the same kernel as one with ours
+$G chunk_fwd --backend sw $CF --quiet --json "$TMPD/cf_ours.json" >/dev/null 2>&1
+"$G" compare "$TMPD/cf_ours.json" "$TMPD/cf.json" >"$TMPD/cmp.txt" 2>&1
+expect_match "stages: compare marks their kkt stage as a changed kernel" "$(cat "$TMPD/cmp.txt")" "kernel source changed"
+"$G" compare "$TMPD/cf_ours.json" "$TMPD/cf_ours.json" >"$TMPD/cmp2.txt" 2>&1
+if grep -q "kernel source changed" "$TMPD/cmp2.txt"; then echo "FAIL stages: compare calls ours vs ours changed"
+else echo "PASS stages: compare pairs ours with ours unchanged"; fi
 expect_exit 1 "stages: a broken kkt stage fails chunk_fwd's outputs" $G chunk_fwd --backend sw \
     --stage kkt="$TMPD/bad_kkt.metal:their_kkt" $CF
 expect_match "stages: ... the failure is in o" "$OUT" "o +bf16-parity .*FAIL"
