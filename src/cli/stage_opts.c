@@ -169,9 +169,10 @@ void cli_print_stage_help(FILE *f, const op_desc *op) {
     int m = kernel_choice_main(op, ls, n);
     fprintf(f, "\nstages (at the default shape): %s\n", names);
     if (m >= 0)
-        fprintf(f, "main stage: %s (our kernel %s in %s): what --shader FILE --function NAME replaces;\n"
-                   "  the other stages run FILE's kernel of their default name when FILE defines it, else ours\n",
-                ls[m].role ? ls[m].role : ls[m].stage, ls[m].function, ls[m].shader);
+        fprintf(f, "main stage: %s (our kernel %s in %s): what --shader FILE --function NAME replaces%s\n",
+                ls[m].role ? ls[m].role : ls[m].stage, ls[m].function, ls[m].shader,
+                n > 1 ? ";\n  the other stages run FILE's kernel of their default name when FILE defines it, else ours"
+                      : "");
     else
         fprintf(f, "main stage: none (%d stages of equal standing): choose kernels with --stage NAME=FILE[:FUNCTION]\n"
                    "  or --shader FILE (every stage FILE defines under its default name)\n", n);
