@@ -12,8 +12,7 @@ G=$GDNBENCH
 TS="$here/torch_style.py"
 
 if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP own data: python3 (standard library only) is needed to write the torch-style files"
-    exit 0
+    skip_all "own data: python3 (standard library only) is needed to write the torch-style files"
 fi
 BE=sw
 "$G" info 2>/dev/null | grep -q '^  sw .*available:' || BE=cpu
@@ -25,8 +24,8 @@ dump=$(ls "$TMPD"/d/attn_bwd_*.safetensors 2>/dev/null | head -1)
 python3 "$TS" "$dump" "$TMPD/bwd.safetensors" Q=Q:f32 K=K V=V lse=L dO=dO Dvec=D_vec \
     dq=dQ.ref_f64:f32 dk=dK.ref_f64:f32 dv=dV.ref_f64:f32 kv_cache=K
 hdr=$(head -c 200 "$TMPD/bwd.safetensors" 2>/dev/null | tr -d '\0')
-case "$hdr" in *__metadata__*) echo "FAIL own data: the torch-style file carries metadata" ;;
-               *) echo "PASS own data: the torch-style file has no metadata" ;; esac
+case "$hdr" in *__metadata__*) fail "own data: the torch-style file carries metadata" ;;
+               *) pass "own data: the torch-style file has no metadata" ;; esac
 
 expect_exit 0 "own data: attn_bwd from a torch-style file with --map Dvec=D_vec" $G attn_bwd --backend $BE \
     --fixture "$TMPD/bwd.safetensors" --map Dvec=D_vec --iters 1 --warmup 0 --json "$TMPD/bwd.json"
@@ -76,8 +75,8 @@ bad() { # bad "description" regex-for-stderr args...
     expect_match "own data: $desc message" "$ERR" "$re"
     local lines
     lines=$(printf '%s\n' "$ERR" | grep -c .)
-    if [ "$lines" -eq 1 ] && [ -z "$OUT" ]; then echo "PASS own data: $desc is one line, nothing run"
-    else echo "FAIL own data: $desc printed $lines lines on stderr and ${#OUT} bytes on stdout"; fi
+    if [ "$lines" -eq 1 ] && [ -z "$OUT" ]; then pass "own data: $desc is one line, nothing run"
+    else fail "own data: $desc printed $lines lines on stderr and ${#OUT} bytes on stdout"; fi
 }
 python3 "$TS" "$kdump" "$TMPD/kkt_bad.safetensors" k=k beta=beta@1,99,2 g_cum=g
 bad "tensors that contradict each other" "tensors 'k' \[1,100,1,64\] and 'beta' \[1,99,2\] disagree on T \(100 vs 99\)" \
@@ -87,3 +86,5 @@ bad "a --map target that is no buffer" "--map g_cum=gc: kkt has no buffer 'gc' \
 bad "a --map source that is no tensor" "--map gcum=g: .*has no tensor 'gcum'" \
     kkt --backend $BE --fixture "$TMPD/kkt.safetensors" --map gcum=g
 bad "--map without --fixture" "--map g_cum=g .*--fixture" kkt --backend $BE --map g_cum=g
+
+finish

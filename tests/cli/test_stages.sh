@@ -10,14 +10,13 @@ G=$GDNBENCH
 R=$GDNBENCH_ROOT
 
 if ! "$G" info 2>/dev/null | grep -q '^  sw .*available:'; then
-    echo "SKIP stages: the software device is not available here"
-    exit 0
+    skip_all "stages: the software device is not available here"
 fi
 
 sed 's/gated_delta_net_kkt_bf16/their_kkt/' "$R/shaders/gdn_kkt.metal" >"$TMPD/their_kkt.metal"
 # a broken one: the gate's sign flipped (what tests/mutants calls kkt_gate_sign)
 sed 's/exp(gc_s\[i\] - gc_s\[j\])/exp(gc_s[j] - gc_s[i])/' "$TMPD/their_kkt.metal" >"$TMPD/bad_kkt.metal"
-cmp -s "$TMPD/their_kkt.metal" "$TMPD/bad_kkt.metal" && echo "FAIL stages: the broken kkt is not broken (sed matched nothing)"
+cmp -s "$TMPD/their_kkt.metal" "$TMPD/bad_kkt.metal" && fail "stages: the broken kkt is not broken (sed matched nothing)"
 sed 's/"flash_attn_train_bwd_bf16_d64"/"their_bwd_d64"/' "$R/shaders/flash_attn.metal" >"$TMPD/their_bwd.metal"
 cp "$R/shaders/gdn_kkt.metal" "$TMPD/same_names.metal"
 CF="--T 65 --Hg 1 --H 2 --K 64 --V 64 --iters 1 --warmup 0"
@@ -37,8 +36,8 @@ $G chunk_fwd --backend sw $CF --quiet --json "$TMPD/cf_ours.json" >/dev/null 2>&
 "$G" compare "$TMPD/cf_ours.json" "$TMPD/cf.json" >"$TMPD/cmp.txt" 2>&1
 expect_match "stages: compare marks their kkt stage as a changed kernel" "$(cat "$TMPD/cmp.txt")" "kernel source changed"
 "$G" compare "$TMPD/cf_ours.json" "$TMPD/cf_ours.json" >"$TMPD/cmp2.txt" 2>&1
-if grep -q "kernel source changed" "$TMPD/cmp2.txt"; then echo "FAIL stages: compare calls ours vs ours changed"
-else echo "PASS stages: compare pairs ours with ours unchanged"; fi
+if grep -q "kernel source changed" "$TMPD/cmp2.txt"; then fail "stages: compare calls ours vs ours changed"
+else pass "stages: compare pairs ours with ours unchanged"; fi
 expect_exit 1 "stages: a broken kkt stage fails chunk_fwd's outputs" $G chunk_fwd --backend sw \
     --stage kkt="$TMPD/bad_kkt.metal:their_kkt" $CF
 expect_match "stages: ... the failure is in o" "$OUT" "o +bf16-parity .*FAIL"
@@ -93,8 +92,8 @@ bad() { # bad "description" regex-for-stderr args...
     expect_match "stages: $desc message" "$ERR" "$re"
     local lines
     lines=$(printf '%s\n' "$ERR" | grep -c .)
-    if [ "$lines" -eq 1 ] && [ -z "$OUT" ]; then echo "PASS stages: $desc is one line, nothing run"
-    else echo "FAIL stages: $desc printed $lines lines on stderr and ${#OUT} bytes on stdout"; fi
+    if [ "$lines" -eq 1 ] && [ -z "$OUT" ]; then pass "stages: $desc is one line, nothing run"
+    else fail "stages: $desc printed $lines lines on stderr and ${#OUT} bytes on stdout"; fi
 }
 bad "an unknown stage name" \
     "--stage kkz=.*: chunk_fwd has no stage 'kkz' \(stages: cumsum, kkt, solve_tril, wy, chunk_h, chunk_o\)" \
@@ -112,3 +111,5 @@ bad "a --function missing from a list of shapes' file" "--function nope: .*defin
     kkt --backend sw --shader "$TMPD/their_kkt.metal" --function nope --T 65,129 --Hg 1 --H 2 --K 64
 bad "an unknown stage in a suite" "--stage kkz=.*no op of the suite has a stage 'kkz'" \
     suite smoke --backend sw --stage kkz="$TMPD/their_kkt.metal:their_kkt"
+
+finish
