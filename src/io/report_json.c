@@ -75,12 +75,15 @@ static void add_u32x3(builder *b, cJSON *obj, const char *key, const uint32_t v[
 
 /* ---- host ---------------------------------------------------------------- */
 
+#ifndef __APPLE__
+/* Strips surrounding blanks from a /proc/cpuinfo key or value in place. */
 static void trim(char *s) {
     size_t n = strlen(s);
     while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
     size_t lead = strspn(s, " \t");
     if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
 }
+#endif
 
 /* CPU model: "model name" on x86 Linux, "Model"/"Hardware" on some Arm boards,
  * machdep.cpu.brand_string on macOS; the machine name (uname -m) otherwise. */
