@@ -6,13 +6,17 @@
 set -u
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
-export GDNBENCH="$root/$build/gdnbench"
+case $build in
+/*) bdir=$build ;; # make test BUILD=/abs/dir
+*) bdir=$root/$build ;;
+esac
+export GDNBENCH="$bdir/gdnbench"
 export GDNBENCH_ROOT="$root"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-if [ -x "$root/$build/gdnbench-tests" ]; then
-    "$root/$build/gdnbench-tests" "${@:2}" 2>&1 | tee -a "$log"
+if [ -x "$bdir/gdnbench-tests" ]; then
+    "$bdir/gdnbench-tests" "${@:2}" 2>&1 | tee -a "$log"
 else
     echo "FAIL build: $build/gdnbench-tests is missing (did make fail?)" | tee -a "$log"
 fi

@@ -347,8 +347,8 @@ cJSON *report_record_json(const run_record *r) {
     cJSON *tool = add_obj(&b, root, "tool");
     if (tool) {
         add_str(&b, tool, "name", "gdnbench");
-        add_str(&b, tool, "version", GDNBENCH_VERSION);
-        add_str_or_null(&b, tool, "git_sha", GDNBENCH_GIT_SHA);
+        add_str(&b, tool, "version", gdnbench_version);
+        add_str_or_null(&b, tool, "git_sha", gdnbench_git_sha);
     }
     add_host(&b, root);
     add_device(&b, root, r);
