@@ -81,9 +81,13 @@ install_macos() {
         exit 2
     fi
     local todo=() f
-    for f in cjson pkg-config; do
-        if [ -z "$brew" ] || ! "$brew" list "$f" >/dev/null 2>&1; then todo+=("$f"); fi
-    done
+    if [ -n "$brew" ]; then
+        for f in cjson pkg-config; do
+            "$brew" list "$f" >/dev/null 2>&1 || todo+=("$f")
+        done
+    elif ! pkg-config --exists libcjson 2>/dev/null; then
+        todo+=(cjson pkg-config) # (installed some other way, pkg-config finding it is enough)
+    fi
     mac_has_clang || todo+=(llvm)
     [ ${#todo[@]} -eq 0 ] && return 0
     if [ -n "$brew" ]; then
