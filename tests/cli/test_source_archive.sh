@@ -14,19 +14,18 @@
 . "$(dirname "$0")/build_lib.sh"
 
 if ! command -v git >/dev/null 2>&1 || ! git -C "$ROOT" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-    echo "SKIP source archive: $ROOT is not a git checkout (or git is missing), so there is no HEAD to export"
-    exit 0
+    skip_all "source archive: $ROOT is not a git checkout (or git is missing), so there is no HEAD to export"
 fi
 S=$TMPD/gdnbench-src
 O=$TMPD/out-of-tree-build
 mkdir -p "$S"
 if ! git -C "$ROOT" archive --format=tar HEAD | tar -x -C "$S"; then
-    echo "FAIL source archive: git archive HEAD | tar -x failed"
-    exit 0
+    fail "source archive: git archive HEAD | tar -x failed"
+    finish
 fi
 if [ -e "$S/.git" ] || git -C "$S" rev-parse --git-dir >/dev/null 2>&1; then
-    echo "FAIL source archive: the unpacked tree is inside a git repository ($S); the test needs a temporary directory outside any"
-    exit 0
+    fail "source archive: the unpacked tree is inside a git repository ($S); the test needs a temporary directory outside any"
+    finish
 fi
 
 for goal in all run test; do
@@ -38,13 +37,13 @@ expect_exit 0 "source archive: gdnbench builds without .git into an out-of-tree 
     mk -C "$S" -j"$JOBS" --no-print-directory BUILD="$O" CFLAGS=-O0 "$O/gdnbench"
 echo "note: source archive: gdnbench built in $(($(date +%s) - start)) s"
 if [ ! -x "$O/gdnbench" ]; then
-    echo "FAIL source archive: no $O/gdnbench to run"
-    exit 0
+    fail "source archive: no $O/gdnbench to run"
+    finish
 fi
 if [ -e "$S/build" ]; then
-    echo "FAIL source archive: BUILD=$O still wrote into the source tree ($S/build)"
+    fail "source archive: BUILD=$O still wrote into the source tree ($S/build)"
 else
-    echo "PASS source archive: BUILD=DIR leaves the source tree alone"
+    pass "source archive: BUILD=DIR leaves the source tree alone"
 fi
 expect_exit 0 "source archive: gdnbench --version" "$O/gdnbench" --version
 expect_match "source archive: --version says the commit is unknown" "$OUT" '^gdnbench [0-9][^ ]* \(commit unknown\)$'
@@ -59,3 +58,4 @@ compiled=$(printf '%s\n' "$OUT" | grep -c -- ' -c ')
 expect_match "source archive: ... rebuild version.o alone" "$compiled $OUT" '^1 .* -c src/core/version\.c '
 expect_exit 0 "source archive: gdnbench --version after the override" "$O/gdnbench" --version
 expect_match "source archive: --version says the packager's version and sha" "$OUT" '^gdnbench 9\.8\.7-pkg \(git 0123abc\)$'
+finish
