@@ -256,11 +256,6 @@ int cmd_suite(int argc, char **argv) {
     }
     b = backend_open(o.backend, &o, err, sizeof err);
     if (!b) goto out;
-    if (!o.quiet) {
-        rec_machine now;
-        machine_sample(&now, b);
-        table_print_machine(stdout, &now);
-    }
     /* Sizes depend on the device: the software device gets the cases' sw_dims. */
     for (int k = 0; k < ncases; k++) {
         if (b->emulated && s->cases[k].gpu_only) {
@@ -280,6 +275,12 @@ int cmd_suite(int argc, char **argv) {
         int bad_choice = cli_check_kernel_choice(b, ops, (const int64_t(*)[OP_MAX_DIMS])dims, n, &o, 0, err, sizeof err);
         free(ops);
         if (bad_choice) goto out;
+    }
+    /* Printed once nothing can be refused any more: a refusal prints nothing on stdout. */
+    if (!o.quiet) {
+        rec_machine now;
+        machine_sample(&now, b);
+        table_print_machine(stdout, &now);
     }
     int progress = !o.quiet && isatty(2);
     double t0 = (clock_now_us() * 1e-6);
