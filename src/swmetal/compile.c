@@ -44,6 +44,7 @@ struct sw_library {
     pthread_mutex_t mu;
     sw_variant *variants;
     int nvariants;
+    int sync_free;               /* msl_text_sync_free of the preprocessed source */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -544,6 +545,7 @@ sw_library *sw_library_create(const char *source, const char *filename, char **e
         return NULL;
     }
     pthread_mutex_init(&lib->mu, NULL);
+    lib->sync_free = msl_text_sync_free(pp, filename);
     int rc = msl_front_parse(pp, filename, &lib->unit, err);
     free(pp);
     if (rc != 0) {
@@ -604,7 +606,7 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
     const sw_kernel_info *k = dlsym(dl, "sw_kernels");
     for (; k && k->name; k++) {
         if (strcmp(k->name, name) == 0) {
-            *out = (sw_kernel){k, dl, instr};
+            *out = (sw_kernel){k, dl, instr, lib->sync_free};
             return 0;
         }
     }
