@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# test_arm64_qemu.sh — the arm64 code paths, executed on an x86-64 Linux host.
+#
+# Cross-builds gdnbench-tests for aarch64 Linux with Debian's cross gcc into
+# build/arm64 (incrementally) and runs, under qemu-user, the unit tests of the fiber
+# switch, the executor (barriers, simd exchanges, schedules, faults), the CPU
+# references, the IO layer and the reports; and, with the host's clang++ building the
+# kernels for aarch64 (clang runs natively: qemu-user hands an exec of a host binary to
+# the host), the software Metal device end to end.  A few of them run a second time
+# with 16 KiB pages (qemu -p 16384), the page size of Apple arm64.
+#
+# Prints "PASS arm64: <test>" (or FAIL/SKIP) per unit test; "arm64 16k-pages:" for the
+# second run.  Without the toolchain (scripts/install-deps.sh installs it on Debian):
+# SKIP, or FAIL when CI is set.  Not on other hosts: macOS and arm64 Linux run the
+# unit tests natively.
+set -u
+root=${GDNBENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+bdir=$root/build/arm64
+t0=$(date +%s)
+
+# The unit tests that run (substrings of test names, as gdnbench-tests takes them).
+core_tests=(fiber_ sw_exec_ sw_front_ ref_hand_ ref_fixture_ ref_solve_tril_inverts ref_chunk_fwd_launch_stages
+    ref_op_descriptors attn_params attn_ops attn_ref_causal attn_ref_gqa prep_step_ decode_seq bf16_ f16_ sha256_
+    io_fixture io_match io_mlx io_nan io_npy io_safetensors io_fuzz_ report_json report_stats report_mann
+    report_chips report_gbench report_write validate_ runner_inout)
+# These compile MSL with clang++ (for aarch64) and run it on the software device.
+kernel_tests=(sw_msl_ sw_objc_ sw_checks_ mtl_ sw_compile_char_is_signed sw_compile_simd_barrier_matrix
+    sw_compile_bf16_half)
+# Again with 16 KiB pages: what sizes stacks, guard pages and the threadgroup arena.
+page16k_tests=(fiber_ sw_exec_ sw_checks_guarded sw_checks_fast sw_msl_oob sw_objc_oob)
+
+unavailable() {
+    if [ -n "${CI:-}" ]; then
+        echo "FAIL arm64: $1"
+    else
+        echo "SKIP arm64: $1"
+    fi
+    exit 0
+}
+
+case "$(uname -s)/$(uname -m)" in
+Linux/x86_64) ;;
+Linux/aarch64) echo "SKIP arm64: the host is arm64 Linux: the unit tests already run natively"; exit 0 ;;
+*) echo "SKIP arm64: not an x86-64 Linux host (arm64 hosts run the unit tests natively)"; exit 0 ;;
+esac
+
+fix="scripts/install-deps.sh installs it on Debian (make test does)"
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || unavailable "no aarch64-linux-gnu-gcc (Debian's cross gcc): $fix"
+command -v qemu-aarch64 >/dev/null 2>&1 || unavailable "no qemu-aarch64 (qemu-user): $fix"
+for lib in /lib/ld-linux-aarch64.so.1 /usr/lib/aarch64-linux-gnu/libcjson.so /usr/lib/aarch64-linux-gnu/libobjc.so.4; do
+    [ -e "$lib" ] || unavailable "no $lib (the arm64 libc6, libcjson-dev and libobjc4 packages): $fix"
+done
+
+# ---- cross-build (only what changed since the last run) ----
+mkdir -p "$bdir"
+log=$bdir/build.log
+# A make that runs this script must not lend us its jobserver or its variables.
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES PKG_CONFIG_PATH= \
+    PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
+    make -C "$root" --no-print-directory -j"$(nproc)" CC=aarch64-linux-gnu-gcc BUILD=build/arm64 \
+    build/arm64/gdnbench-tests >"$log" 2>&1; then
+    echo "FAIL arm64: cross-build for aarch64 Linux failed ($log): $(grep -m3 -E 'error:|Error [0-9]' "$log" | tr '\n' ' ' | head -c 600)"
+    exit 0
+fi
+t_build=$(($(date +%s) - t0))
+# ELF e_machine (bytes 18-19) is 0xb7 for aarch64.
+if [ "$(od -An -tx1 -j18 -N2 "$bdir/gdnbench-tests" 2>/dev/null | tr -d ' ')" != b700 ]; then
+    echo "FAIL arm64: $bdir/gdnbench-tests is not an aarch64 executable"
+    exit 0
+fi
+
+# ---- the kernels' compiler: the host's clang++, told to build for aarch64 ----
+cxx=
+for c in clang++-19 clang++-18 clang++-17 clang++; do
+    v=$("$c" --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n1)
+    if [ -n "$v" ] && [ "$v" -ge 17 ]; then
+        cxx=$(command -v "$c")
+        break
+    fi
+done
+wrapper=$bdir/clang++-aarch64
+if [ -n "$cxx" ]; then
+    printf '#!/bin/sh\nexec %s --target=aarch64-linux-gnu "$@"\n' "$cxx" >"$wrapper.tmp" && chmod +x "$wrapper.tmp" &&
+        mv -f "$wrapper.tmp" "$wrapper"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# run_under_qemu LABEL QEMU_ARGS... -- FILTERS...: runs the selected unit tests into
+# $work/LABEL, their result lines prefixed with LABEL; fails when a filter selects
+# nothing or the runner dies.
+run_under_qemu() {
+    local label=$1 qemu_args=() f n
+    shift
+    while [ "$1" != -- ]; do qemu_args+=("$1"); shift; done
+    shift
+    local res="$work/${label// /-}"
+    local out="$res.out"
+    : >"$res"
+    for f in "$@"; do
+        n=$(qemu-aarch64 "${qemu_args[@]}" "$bdir/gdnbench-tests" -l "$f" 2>/dev/null | wc -l)
+        [ "$n" -gt 0 ] || echo "FAIL $label: no unit test matches '$f' (renamed?)" >>"$res"
+    done
+    # QEMU_LD_PREFIX is not for us: the multiarch libc is the one the loader belongs to.
+    env -u QEMU_LD_PREFIX GDNBENCH_ROOT="$root" GDNBENCH_CACHE_DIR="$res.cache" GDN_TEST_TIMEOUT=240 \
+        GDN_FUZZ_ITERS=10000 GDNBENCH_CXX="${cxx:+$wrapper}" GDNBENCH_TEST_EMULATOR="qemu-aarch64 ${qemu_args[*]}" \
+        timeout 900 qemu-aarch64 "${qemu_args[@]}" "$bdir/gdnbench-tests" "$@" >"$out" 2>&1
+    sed -e "s/^PASS /PASS $label: /" -e "s/^FAIL /FAIL $label: /" -e "s/^SKIP /SKIP $label: /" \
+        -e "s/^unit: /$label unit totals: /" "$out" >>"$res"
+    grep -q '^unit: ' "$out" ||
+        echo "FAIL $label: gdnbench-tests under qemu did not finish (the runner exited or crashed)" >>"$res"
+}
+
+# Two runs side by side (most tests use one core), then the 16 KiB-page run.
+t1=$(date +%s)
+run_under_qemu arm64 -- "${core_tests[@]}" &
+if [ -n "$cxx" ]; then
+    run_under_qemu "arm64 kernels" -- "${kernel_tests[@]}" &
+fi
+wait
+cat "$work/arm64"
+if [ -n "$cxx" ]; then
+    cat "$work/arm64-kernels"
+    run_under_qemu "arm64 16k-pages" -p 16384 -- "${page16k_tests[@]}"
+else
+    echo "SKIP arm64: kernels on the software device (${kernel_tests[*]}): no clang++ >= 17 on the host"
+    run_under_qemu "arm64 16k-pages" -p 16384 -- fiber_ sw_exec_ sw_checks_guarded
+fi
+cat "$work/arm64-16k-pages"
+echo "arm64: cross-build ${t_build} s, tests under qemu $(($(date +%s) - t1)) s"
