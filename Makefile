@@ -108,4 +108,4 @@ clean:
 # script with the other CLI tests).
 .PHONY: check-arm64
 check-arm64: deps
-	@bash tests/cli/test_arm64_qemu.sh
+	@GDNBENCH=$(abspath $(BIN)) GDNBENCH_ROOT=$(CURDIR) bash tests/cli/test_arm64_qemu.sh

@@ -9,11 +9,12 @@
 # the host), the software Metal device end to end.  A few of them run a second time
 # with 16 KiB pages (qemu -p 16384), the page size of Apple arm64.
 #
-# Prints "PASS arm64: <test>" (or FAIL/SKIP) per unit test; "arm64 16k-pages:" for the
-# second run.  Without the toolchain (scripts/install-deps.sh installs it on Debian):
-# SKIP, or FAIL when CI is set.  Not on other hosts: macOS and arm64 Linux run the
-# unit tests natively.
+# Prints "PASS arm64: <test>" (or FAIL/SKIP) per unit test ("arm64 kernels:" for those
+# that compile MSL, "arm64 16k-pages:" for the second run).  Without the toolchain
+# (scripts/install-deps.sh installs it on Debian): SKIP, or FAIL when CI is set.  Not
+# on other hosts: macOS and arm64 Linux run the unit tests natively.
 set -u
+source "$(dirname "$0")/lib.sh"
 root=${GDNBENCH_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 bdir=$root/build/arm64
 t0=$(date +%s)
@@ -31,17 +32,16 @@ page16k_tests=(fiber_ sw_exec_ sw_checks_guarded sw_checks_fast sw_msl_oob sw_ob
 
 unavailable() {
     if [ -n "${CI:-}" ]; then
-        echo "FAIL arm64: $1"
-    else
-        echo "SKIP arm64: $1"
+        fail "arm64: $1"
+        finish
     fi
-    exit 0
+    skip_all "arm64: $1"
 }
 
 case "$(uname -s)/$(uname -m)" in
 Linux/x86_64) ;;
-Linux/aarch64) echo "SKIP arm64: the host is arm64 Linux: the unit tests already run natively"; exit 0 ;;
-*) echo "SKIP arm64: not an x86-64 Linux host (arm64 hosts run the unit tests natively)"; exit 0 ;;
+Linux/aarch64) skip_all "arm64: the host is arm64 Linux: the unit tests already run natively" ;;
+*) skip_all "arm64: not an x86-64 Linux host (arm64 hosts run the unit tests natively)" ;;
 esac
 
 fix="scripts/install-deps.sh installs it on Debian (make test does)"
@@ -59,14 +59,14 @@ if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES PKG_CONFIG_PATH= \
     PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
     make -C "$root" --no-print-directory -j"$(nproc)" CC=aarch64-linux-gnu-gcc BUILD=build/arm64 \
     build/arm64/gdnbench-tests >"$log" 2>&1; then
-    echo "FAIL arm64: cross-build for aarch64 Linux failed ($log): $(grep -m3 -E 'error:|Error [0-9]' "$log" | tr '\n' ' ' | head -c 600)"
-    exit 0
+    fail "arm64: cross-build for aarch64 Linux failed ($log): $(grep -m3 -E 'error:|Error [0-9]' "$log" | tr '\n' ' ' | head -c 600)"
+    finish
 fi
 t_build=$(($(date +%s) - t0))
 # ELF e_machine (bytes 18-19) is 0xb7 for aarch64.
 if [ "$(od -An -tx1 -j18 -N2 "$bdir/gdnbench-tests" 2>/dev/null | tr -d ' ')" != b700 ]; then
-    echo "FAIL arm64: $bdir/gdnbench-tests is not an aarch64 executable"
-    exit 0
+    fail "arm64: $bdir/gdnbench-tests is not an aarch64 executable"
+    finish
 fi
 
 # ---- the kernels' compiler: the host's clang++, told to build for aarch64 ----
@@ -84,48 +84,56 @@ if [ -n "$cxx" ]; then
         mv -f "$wrapper.tmp" "$wrapper"
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=$TMPD
 
-# run_under_qemu LABEL QEMU_ARGS... -- FILTERS...: runs the selected unit tests into
-# $work/LABEL, their result lines prefixed with LABEL; fails when a filter selects
-# nothing or the runner dies.
+# run_under_qemu LABEL QEMU_ARGS... -- FILTERS...: runs the selected unit tests, their
+# output into $work/LABEL.out, and notes there too a filter that selects nothing.
 run_under_qemu() {
     local label=$1 qemu_args=() f n
     shift
     while [ "$1" != -- ]; do qemu_args+=("$1"); shift; done
     shift
     local res="$work/${label// /-}"
-    local out="$res.out"
-    : >"$res"
+    : >"$res.missing"
     for f in "$@"; do
         n=$(qemu-aarch64 "${qemu_args[@]}" "$bdir/gdnbench-tests" -l "$f" 2>/dev/null | wc -l)
-        [ "$n" -gt 0 ] || echo "FAIL $label: no unit test matches '$f' (renamed?)" >>"$res"
+        [ "$n" -gt 0 ] || echo "$f" >>"$res.missing"
     done
     # QEMU_LD_PREFIX is not for us: the multiarch libc is the one the loader belongs to.
     env -u QEMU_LD_PREFIX GDNBENCH_ROOT="$root" GDNBENCH_CACHE_DIR="$res.cache" GDN_TEST_TIMEOUT=240 \
         GDN_FUZZ_ITERS=10000 GDNBENCH_CXX="${cxx:+$wrapper}" GDNBENCH_TEST_EMULATOR="qemu-aarch64 ${qemu_args[*]}" \
-        timeout 900 qemu-aarch64 "${qemu_args[@]}" "$bdir/gdnbench-tests" "$@" >"$out" 2>&1
-    sed -e "s/^PASS /PASS $label: /" -e "s/^FAIL /FAIL $label: /" -e "s/^SKIP /SKIP $label: /" \
-        -e "s/^unit: /$label unit totals: /" "$out" >>"$res"
-    grep -q '^unit: ' "$out" ||
-        echo "FAIL $label: gdnbench-tests under qemu did not finish (the runner exited or crashed)" >>"$res"
+        timeout 900 qemu-aarch64 "${qemu_args[@]}" "$bdir/gdnbench-tests" "$@" </dev/null >"$res.out" 2>&1
+}
+
+# report_run LABEL: its results as this script's, each line prefixed with LABEL.
+report_run() {
+    local label=$1 res="$work/${1// /-}" line f
+    while IFS= read -r f; do fail "$label: no unit test matches '$f' (renamed?)"; done <"$res.missing"
+    while IFS= read -r line; do
+        case $line in
+        "PASS "*) pass "$label: ${line#PASS }" ;;
+        "FAIL "*) fail "$label: ${line#FAIL }" ;;
+        "SKIP "*) skip "$label: ${line#SKIP }" ;;
+        "unit: "*) echo "$label: unit totals ${line#unit: }" ;;
+        *) printf '%s\n' "$line" ;;
+        esac
+    done <"$res.out"
+    grep -q '^unit: ' "$res.out" || fail "$label: gdnbench-tests under qemu did not finish (the runner exited or crashed)"
 }
 
 # Two runs side by side (most tests use one core), then the 16 KiB-page run.
 t1=$(date +%s)
 run_under_qemu arm64 -- "${core_tests[@]}" &
-if [ -n "$cxx" ]; then
-    run_under_qemu "arm64 kernels" -- "${kernel_tests[@]}" &
-fi
+[ -n "$cxx" ] && run_under_qemu "arm64 kernels" -- "${kernel_tests[@]}" &
 wait
-cat "$work/arm64"
+report_run arm64
 if [ -n "$cxx" ]; then
-    cat "$work/arm64-kernels"
+    report_run "arm64 kernels"
     run_under_qemu "arm64 16k-pages" -p 16384 -- "${page16k_tests[@]}"
 else
-    echo "SKIP arm64: kernels on the software device (${kernel_tests[*]}): no clang++ >= 17 on the host"
+    skip "arm64 kernels: the software device's kernels (${kernel_tests[*]}): no clang++ >= 17 on the host"
     run_under_qemu "arm64 16k-pages" -p 16384 -- fiber_ sw_exec_ sw_checks_guarded
 fi
-cat "$work/arm64-16k-pages"
+report_run "arm64 16k-pages"
 echo "arm64: cross-build ${t_build} s, tests under qemu $(($(date +%s) - t1)) s"
+finish
