@@ -108,4 +108,5 @@ clean:
 # script with the other CLI tests).
 .PHONY: check-arm64
 check-arm64: deps
+	@$(MAKE) --no-print-directory all
 	@GDNBENCH=$(abspath $(BIN)) GDNBENCH_ROOT=$(CURDIR) bash tests/cli/test_arm64_qemu.sh

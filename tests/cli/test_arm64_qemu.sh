@@ -7,7 +7,12 @@
 # references, the IO layer and the reports; and, with the host's clang++ building the
 # kernels for aarch64 (clang runs natively: qemu-user hands an exec of a host binary to
 # the host), the software Metal device end to end.  A few of them run a second time
-# with 16 KiB pages (qemu -p 16384), the page size of Apple arm64.
+# with 16 KiB pages (qemu -p 16384), the page size of Apple arm64.  Last, the arm64
+# gdnbench runs the whole chunked GDN forward on the software device (all six
+# kernels, references checked) and its --dump must equal the x86-64 build's bit for
+# bit: inputs, every kernel output and the bf16-parity references.  (Not the f64
+# references: x86-64 computes those with AVX2 fused multiply-adds; both are checked
+# against the kernels within tolerance.)
 #
 # Prints "PASS arm64: <test>" (or FAIL/SKIP) per unit test ("arm64 kernels:" for those
 # that compile MSL, "arm64 16k-pages:" for the second run).  Without the toolchain
@@ -58,7 +63,7 @@ log=$bdir/build.log
 if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES PKG_CONFIG_PATH= \
     PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
     make -C "$root" --no-print-directory -j"$(nproc)" CC=aarch64-linux-gnu-gcc BUILD=build/arm64 \
-    build/arm64/gdnbench-tests >"$log" 2>&1; then
+    build/arm64/gdnbench-tests build/arm64/gdnbench >"$log" 2>&1; then
     fail "arm64: cross-build for aarch64 Linux failed ($log): $(grep -m3 -E 'error:|Error [0-9]' "$log" | tr '\n' ' ' | head -c 600)"
     finish
 fi
@@ -121,19 +126,94 @@ report_run() {
     grep -q '^unit: ' "$res.out" || fail "$label: gdnbench-tests under qemu did not finish (the runner exited or crashed)"
 }
 
-# Two runs side by side (most tests use one core), then the 16 KiB-page run.
+# e2e_arm64: the arm64 gdnbench runs the GDN forward on the software device.
+e2e_args=(chunk_fwd --T 128 --H 2 --Hg 1 --iters 1 --warmup 0)
+e2e_arm64() {
+    mkdir -p "$work/dump-arm64"
+    env -u QEMU_LD_PREFIX GDNBENCH_ROOT="$root" GDNBENCH_CACHE_DIR="$work/e2e.cache" GDNBENCH_CXX="$wrapper" \
+        timeout 600 qemu-aarch64 "$bdir/gdnbench" "${e2e_args[@]}" --dump "$work/dump-arm64" </dev/null \
+        >"$work/e2e.out" 2>&1
+    echo $? >"$work/e2e.rc"
+}
+
+# st_tensors FILE: "name start end" per tensor of a safetensors file (offsets into
+# the data, which starts at byte 8 + the header length printed first as "@header N").
+st_tensors() {
+    local n
+    n=$(od -An -tu8 -N8 "$1" | tr -d ' ')
+    echo "@header $n"
+    head -c $((8 + n)) "$1" | tail -c "$n" |
+        grep -oE '"[^"]+":\{"dtype":"[A-Z0-9]+","shape":\[[0-9,]*\],"data_offsets":\[[0-9]+,[0-9]+\]\}' |
+        sed -E 's/^"([^"]+)".*"data_offsets":\[([0-9]+),([0-9]+)\].*/\1 \2 \3/'
+}
+
+# same_tensors A B: every tensor but the f64 references byte-identical in both files.
+same_tensors() {
+    local a=$1 b=$2 hn name start end same=0 differ=
+    st_tensors "$a" >"$work/ta"
+    st_tensors "$b" >"$work/tb"
+    if ! cmp -s "$work/ta" "$work/tb"; then
+        fail "arm64 vs x86-64: the dumps' tensor lists differ ($(basename "$a"))"
+        return
+    fi
+    hn=$(sed -n 's/^@header //p' "$work/ta")
+    while read -r name start end; do
+        [ "$name" = @header ] && continue
+        case $name in *.ref_f64) continue ;; esac
+        if cmp -s -n $((end - start)) -i $((8 + hn + start)):$((8 + hn + start)) "$a" "$b"; then
+            same=$((same + 1))
+        else
+            differ="$differ $name"
+        fi
+    done <"$work/ta"
+    if [ -z "$differ" ] && [ "$same" -gt 0 ]; then
+        pass "arm64 vs x86-64: ${e2e_args[*]}: inputs, kernel outputs and bf16-parity references bit-identical ($same tensors)"
+    else
+        fail "arm64 vs x86-64: ${e2e_args[*]}: tensors differ:${differ:- (none compared)}"
+    fi
+}
+
+# Two lanes side by side (most tests use one core), then the 16 KiB-page run.
 t1=$(date +%s)
 run_under_qemu arm64 -- "${core_tests[@]}" &
-[ -n "$cxx" ] && run_under_qemu "arm64 kernels" -- "${kernel_tests[@]}" &
+if [ -n "$cxx" ]; then
+    { run_under_qemu "arm64 kernels" -- "${kernel_tests[@]}"; e2e_arm64; } &
+fi
 wait
 report_run arm64
-if [ -n "$cxx" ]; then
-    report_run "arm64 kernels"
-    run_under_qemu "arm64 16k-pages" -p 16384 -- "${page16k_tests[@]}"
-else
-    skip "arm64 kernels: the software device's kernels (${kernel_tests[*]}): no clang++ >= 17 on the host"
+if [ -z "$cxx" ]; then
+    skip "arm64 kernels: the software device's kernels (${kernel_tests[*]}) and gdnbench ${e2e_args[*]}: no clang++ >= 17 on the host"
     run_under_qemu "arm64 16k-pages" -p 16384 -- fiber_ sw_exec_ sw_checks_guarded
+    report_run "arm64 16k-pages"
+    echo "arm64: cross-build ${t_build} s, tests under qemu $(($(date +%s) - t1)) s"
+    finish
 fi
+report_run "arm64 kernels"
+run_under_qemu "arm64 16k-pages" -p 16384 -- "${page16k_tests[@]}" &
+
+rc=$(cat "$work/e2e.rc" 2>/dev/null || echo missing)
+if [ "$rc" = 0 ] && [ "$(grep -cE '^ +(o|final) +(f64|bf16-parity) .* PASS$' "$work/e2e.out")" -eq 4 ]; then
+    pass "arm64 gdnbench: ${e2e_args[*]} on the software device passes its f64 and bf16-parity checks"
+else
+    fail "arm64 gdnbench: ${e2e_args[*]}: exit $rc: $(tail -n 5 "$work/e2e.out" | tr '\n' ' ' | head -c 600)"
+fi
+# The same case on this host's own build, for the bit-for-bit comparison.
+if [ -x "${GDNBENCH:-}" ] && [ "$rc" = 0 ]; then
+    mkdir -p "$work/dump-x86"
+    if "$GDNBENCH" "${e2e_args[@]}" --dump "$work/dump-x86" </dev/null >"$work/e2e-x86.out" 2>&1; then
+        f=$(cd "$work/dump-arm64" && ls -- *.safetensors 2>/dev/null | head -n 1)
+        if [ -n "$f" ] && [ -f "$work/dump-x86/$f" ]; then
+            same_tensors "$work/dump-arm64/$f" "$work/dump-x86/$f"
+        else
+            fail "arm64 vs x86-64: no matching --dump files (arm64: '${f:-none}')"
+        fi
+    else
+        fail "arm64 vs x86-64: the x86-64 run failed: $(tail -n 3 "$work/e2e-x86.out" | tr '\n' ' ' | head -c 400)"
+    fi
+elif [ "$rc" = 0 ]; then
+    skip "arm64 vs x86-64: no x86-64 gdnbench to compare with (GDNBENCH=${GDNBENCH:-unset})"
+fi
+wait
 report_run "arm64 16k-pages"
 echo "arm64: cross-build ${t_build} s, tests under qemu $(($(date +%s) - t1)) s"
 finish
