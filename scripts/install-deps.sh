@@ -69,7 +69,7 @@ Linux)
     if [ -n "$arm64_todo" ]; then
         arm64_enable_architecture
         echo "install-deps: installing (test-only, arm64 under qemu) $arm64_todo"
-        todo="$todo $arm64_todo"
+        todo="${todo:+$todo }$arm64_todo"
     fi
     echo "install-deps: installing $todo"
     export DEBIAN_FRONTEND=noninteractive
