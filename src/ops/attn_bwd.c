@@ -141,6 +141,7 @@ static int attn_bwd_launch(const op_case *c, int stage, op_launch *l) {
         .params_index = 2,
         .params = {(uint32_t)n},
         .nparams = 1,
+        .role = "cast",
     };
     return 0;
 }
@@ -157,6 +158,21 @@ static double attn_bwd_flops(const int64_t *dim) {
     return 10.0 * (double)dim[0] * (double)dim[1] * (double)dim[5] * attn_visible_pairs(dim);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const attn_bwd_shapes[AB_NBUFS] = {
+    [AB_Q] = "B,Hq,qL,D",
+    [AB_K] = "B,Hkv,kL,D",
+    [AB_V] = "B,Hkv,kL,D",
+    [AB_L] = "B,Hq,qL",
+    [AB_DO] = "B,Hq,qL,D",
+    [AB_DVEC] = "B,Hq,qL",
+    [AB_DQ] = "B,Hq,qL,D",
+    [AB_DK] = "B,Hkv,kL,D",
+    [AB_DV] = "B,Hkv,kL,D",
+    [AB_DK16] = "B,Hkv,kL,D",
+    [AB_DV16] = "B,Hkv,kL,D",
+};
+
 const op_desc op_attn_bwd = {
     .name = "attn_bwd",
     .group = "attn",
@@ -170,6 +186,8 @@ const op_desc op_attn_bwd = {
     .reference = attn_bwd_reference,
     .nstages = attn_bwd_nstages,
     .launch = attn_bwd_launch,
+    .shapes = attn_bwd_shapes,
+    .main_stage = "attn_bwd",
     .bytes = attn_bwd_bytes,
     .flops = attn_bwd_flops,
     .nondeterministic = 1,

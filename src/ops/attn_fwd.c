@@ -76,6 +76,15 @@ static double attn_fwd_flops(const int64_t *dim) {
     return 4.0 * (double)dim[0] * (double)dim[1] * (double)dim[5] * attn_visible_pairs(dim);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const attn_fwd_shapes[AF_NBUFS] = {
+    [AF_Q] = "B,Hq,qL,D",
+    [AF_K] = "B,Hkv,kL,D",
+    [AF_V] = "B,Hkv,kL,D",
+    [AF_O] = "B,Hq,qL,D",
+    [AF_L] = "B,Hq,qL",
+};
+
 const op_desc op_attn_fwd = {
     .name = "attn_fwd",
     .group = "attn",
@@ -89,6 +98,7 @@ const op_desc op_attn_fwd = {
     .reference = attn_fwd_reference,
     .nstages = attn_fwd_nstages,
     .launch = attn_fwd_launch,
+    .shapes = attn_fwd_shapes,
     .bytes = attn_fwd_bytes,
     .flops = attn_fwd_flops,
 };

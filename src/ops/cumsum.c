@@ -69,6 +69,12 @@ static double cumsum_bytes(const int64_t *dim) { return 8.0 * (double)dim[0] * (
 
 static double cumsum_flops(const int64_t *dim) { return (double)dim[0] * (double)dim[1] * (double)dim[2]; }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const cumsum_shapes[CS_NBUFS] = {
+    [CS_G] = "B,T,H",
+    [CS_GC] = "B,T,H",
+};
+
 const op_desc op_cumsum = {
     .name = "cumsum",
     .group = "gdn",
@@ -82,6 +88,7 @@ const op_desc op_cumsum = {
     .reference = cumsum_reference,
     .nstages = cumsum_nstages,
     .launch = cumsum_launch,
+    .shapes = cumsum_shapes,
     .bytes = cumsum_bytes,
     .flops = cumsum_flops,
 };

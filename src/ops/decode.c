@@ -132,6 +132,18 @@ static double decode_flops(const int64_t *dim) {
     return (double)s.B * s.H * (7.0 * s.K * s.V + 3.0 * s.V);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const decode_shapes[DC_NBUFS] = {
+    [DC_Q] = "B,1,Hg,K",
+    [DC_K] = "B,1,Hg,K",
+    [DC_V] = "B,1,H,V",
+    [DC_G] = "B,1,H",
+    [DC_BETA] = "B,1,H",
+    [DC_SIN] = "B,H,V,K",
+    [DC_OUT] = "B,1,H,V",
+    [DC_SOUT] = "B,H,V,K",
+};
+
 const op_desc op_decode = {
     .name = "decode",
     .group = "gdn",
@@ -145,6 +157,7 @@ const op_desc op_decode = {
     .reference = decode_reference,
     .nstages = decode_nstages,
     .launch = decode_launch,
+    .shapes = decode_shapes,
     .bytes = decode_bytes,
     .flops = decode_flops,
 };

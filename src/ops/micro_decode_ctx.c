@@ -241,6 +241,7 @@ const op_desc op_micro_decode_ctx = {
     .reference = decode_ctx_reference,
     .nstages = decode_ctx_nstages,
     .launch = decode_ctx_launch,
+    .main_stage = "gdn_decode,attn_partial",
     .bytes = decode_ctx_bytes,
     .flops = decode_ctx_flops,
 };

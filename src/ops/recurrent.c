@@ -118,6 +118,18 @@ static double recurrent_flops(const int64_t *dim) {
     return (double)s.B * s.T * (s.H * (7.0 * s.K * s.V + 3.0 * s.V) + (l2 ? 6.0 * s.Hg * s.K : 0.0));
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const recurrent_shapes[RC_NBUFS] = {
+    [RC_Q] = "B,T,Hg,K",
+    [RC_K] = "B,T,Hg,K",
+    [RC_V] = "B,T,H,V",
+    [RC_G] = "B,T,H",
+    [RC_BETA] = "B,T,H",
+    [RC_H0] = "B,H,V,K",
+    [RC_O] = "B,T,H,V",
+    [RC_FINAL] = "B,H,V,K",
+};
+
 const op_desc op_recurrent = {
     .name = "recurrent",
     .group = "gdn",
@@ -131,6 +143,7 @@ const op_desc op_recurrent = {
     .reference = recurrent_reference,
     .nstages = recurrent_nstages,
     .launch = recurrent_launch,
+    .shapes = recurrent_shapes,
     .bytes = recurrent_bytes,
     .flops = recurrent_flops,
 };
