@@ -28,7 +28,7 @@ t0=$(date +%s)
 core_tests=(fiber_ sw_exec_ sw_front_ ref_hand_ ref_fixture_ ref_solve_tril_inverts ref_chunk_fwd_launch_stages
     ref_op_descriptors attn_params attn_ops attn_ref_causal attn_ref_gqa prep_step_ decode_seq bf16_ f16_ sha256_
     io_fixture io_match io_mlx io_nan io_npy io_safetensors io_fuzz_ report_json report_stats report_mann
-    report_chips report_gbench report_write validate_ runner_inout)
+    report_chips report_gbench report_write validate_ runner_inout npz_ fixture_dims fixture_f32 kernel_choice_)
 # These compile MSL with clang++ (for aarch64) and run it on the software device.
 kernel_tests=(sw_msl_ sw_objc_ sw_checks_ mtl_ sw_compile_char_is_signed sw_compile_simd_barrier_matrix
     sw_compile_bf16_half)
