@@ -75,12 +75,15 @@ static void add_u32x3(builder *b, cJSON *obj, const char *key, const uint32_t v[
 
 /* ---- host ---------------------------------------------------------------- */
 
+#ifndef __APPLE__
+/* Strips surrounding blanks from a /proc/cpuinfo key or value in place. */
 static void trim(char *s) {
     size_t n = strlen(s);
     while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
     size_t lead = strspn(s, " \t");
     if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
 }
+#endif
 
 /* CPU model: "model name" on x86 Linux, "Model"/"Hardware" on some Arm boards,
  * machdep.cpu.brand_string on macOS; the machine name (uname -m) otherwise. */
@@ -429,8 +432,8 @@ cJSON *report_record_json(const run_record *r) {
     cJSON *tool = add_obj(&b, root, "tool");
     if (tool) {
         add_str(&b, tool, "name", "gdnbench");
-        add_str(&b, tool, "version", GDNBENCH_VERSION);
-        add_str_or_null(&b, tool, "git_sha", GDNBENCH_GIT_SHA);
+        add_str(&b, tool, "version", gdnbench_version);
+        add_str_or_null(&b, tool, "git_sha", gdnbench_git_sha);
     }
     add_host(&b, root);
     add_device(&b, root, r);

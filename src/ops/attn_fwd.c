@@ -60,7 +60,11 @@ static int attn_fwd_launch(const op_case *c, int stage, op_launch *l) {
         .function = s.D == 64 ? "flash_attn_fwd_bf16_d64" : s.D == 128 ? "flash_attn_fwd_bf16_d128"
                                                                         : "flash_attn_fwd_bf16_d256",
         .nbinds = 5,
-        .binds = {{0, AF_Q, 0}, {1, AF_K, 0}, {2, AF_V, 0}, {3, AF_O, 0}, {4, AF_L, 0}},
+        .binds = {{.index = 0, .buf = AF_Q},
+                  {.index = 1, .buf = AF_K},
+                  {.index = 2, .buf = AF_V},
+                  {.index = 3, .buf = AF_O},
+                  {.index = 4, .buf = AF_L}},
     };
     attn_launch_common(&s, l);
     return 0;

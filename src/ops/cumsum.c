@@ -57,7 +57,7 @@ static int cumsum_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {1, (uint32_t)s.H, (uint32_t)(s.B * s.NT)},
         .tg = {64, 1, 1},
         .nbinds = 2,
-        .binds = {{0, CS_G}, {1, CS_GC}},
+        .binds = {{.index = 0, .buf = CS_G}, {.index = 1, .buf = CS_GC}},
         .params_index = 2,
         .params = {(uint32_t)s.B, (uint32_t)s.T, (uint32_t)s.H, (uint32_t)s.BT, (uint32_t)s.NT},
         .nparams = 5,
