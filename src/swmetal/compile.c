@@ -407,6 +407,8 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     argv[a++] = "-w";
     /* no fused multiply-add unless the kernel asks (fma()): identical results on x86-64 and arm64 */
     argv[a++] = "-ffp-contract=off";
+    /* MSL's char is signed, and so is C++'s on x86-64 and Apple arm64, but not on arm64 Linux */
+    argv[a++] = "-fsigned-char";
     /* half and bfloat arithmetic rounds after every operation, as on the GPU */
     argv[a++] = "-Xclang";
     argv[a++] = "-ffloat16-excess-precision=none";

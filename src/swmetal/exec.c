@@ -822,6 +822,12 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
 static int worker_setup(sw_worker *w) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     w->altstack_size = SW_ALTSTACK_BYTES;
+#ifdef _SC_MINSIGSTKSZ
+    /* The kernel's signal frame grows with the vector state (arm64 SVE/SME, x86 AVX-512):
+     * glibc reports what this machine needs (AT_MINSIGSTKSZ); the handler adds little. */
+    long min_sig = sysconf(_SC_MINSIGSTKSZ);
+    if (min_sig > 0 && (size_t)min_sig + 16384 > w->altstack_size) w->altstack_size = (size_t)min_sig + 16384;
+#endif
     w->altstack = malloc(w->altstack_size);
     w->threads = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->threads);
     w->run = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->run);

@@ -150,7 +150,11 @@ typedef struct full_lib {
     void *dl;
 } full_lib;
 
+/* GDNBENCH_CXX first, as the software device itself does (a cross compiler when the
+ * tests run under an emulator). */
 static const char *find_clang(void) {
+    const char *env = getenv("GDNBENCH_CXX");
+    if (env && *env) return env;
     static const char *candidates[] = {"clang++-19", "clang++-18", "clang++-17", "clang++"};
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
         char cmd[128];
