@@ -16,6 +16,11 @@ missing_debian() {
     echo "${out[@]:-}"
 }
 
+# Source lines in the software device's findings (issue 16): llvm-symbolizer reads the
+# line tables of the compiled kernels.  Debian's clang-19 does not pull it in; llvm-19
+# has /usr/bin/llvm-symbolizer-19.
+need_debian+=(llvm-19)
+
 case "$(uname -s)" in
 Linux)
     if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -35,6 +35,10 @@ typedef struct sw_guarded {
     uint8_t *data;       /* `length` bytes, zero-filled, 16-byte aligned */
     size_t length;
     int mode;            /* the mode it was laid out for */
+    /* Full checks: the buffer's device-memory shadow, kept between dispatches (its
+     * layout is checks.c's; NULL until a full-check dispatch uses the buffer). */
+    void *shadow;
+    size_t shadow_bytes;
 } sw_guarded;
 
 /* Returns 0, or -1 (length 0 or out of memory; errno set). */
