@@ -145,6 +145,35 @@ static void tg_place(const sw_worker *w, size_t off, size_t n, sw_raw_finding *f
     f->length = SW_TG_MEM_LIMIT;
 }
 
+/* An access of arena bytes no declared region holds (past the last one): named by
+ * the region just before it. */
+static void report_tg_oob(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, int is_write, int atomic,
+                          const void *pc) {
+    sw_raw_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = DEV_FIND_OOB;
+    f.memory = SW_MEM_THREADGROUP;
+    f.buffer = -1;
+    f.has_range = 1;
+    f.offset_lo = (int64_t)off;
+    f.offset_hi = (int64_t)(off + n);
+    f.length = w->tg_declared_end;
+    const sw_tg_var *below = NULL;
+    for (int i = 0; i < w->nvars; i++)
+        if (w->vars[i].offset <= off && (!below || w->vars[i].offset > below->offset)) below = &w->vars[i];
+    if (below) {
+        f.variable = below->name;
+        f.variable_line = below->name ? below->line : 0;
+        f.buffer = below->name ? -1 : below->index;
+        f.offset_lo = (int64_t)(off - below->offset);
+        f.offset_hi = f.offset_lo + (int64_t)n;
+        f.length = below->size;
+    }
+    f.nsides = 1;
+    f.side[0] = sw_access_of(t, w, pc, atomic ? SW_ACC_ATOMIC : is_write ? SW_ACC_WRITE : SW_ACC_READ, n, 0);
+    sw_findings_add(w->job, w, &f);
+}
+
 static void report_uninit(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, const void *pc) {
     sw_raw_finding f;
     memset(&f, 0, sizeof f);
@@ -196,6 +225,7 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
     uint32_t tid = t->index, sg = tid / SW_SIMD_WIDTH, gen = w->tg_gen, epoch = w->epoch;
     uint32_t simd = w->simd_epoch[sg];
     uint32_t at = code_at(w->job, pc);
+    if (off + n > w->tg_declared_end) report_tg_oob(w, t, off, n, is_write, atomic, pc);
     int uninit_reported = 0, race_reported = 0;
     for (size_t i = 0; i < n; i++) {
         sw_tg_shadow *sh = &w->shadow[off + i];

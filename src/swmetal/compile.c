@@ -369,7 +369,7 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     uint8_t d[32];
     sha256_init(&c);
     char hdr[128];
-    snprintf(hdr, sizeof hdr, "variant2-lines abi=%d instr=%d", SW_ABI_VERSION, instr);
+    snprintf(hdr, sizeof hdr, "variant2 abi=%d instr=%d", SW_ABI_VERSION, instr);
     sha256_update(&c, hdr, strlen(hdr) + 1);
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
@@ -450,6 +450,10 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     if (instr == SW_INSTR_FULL) {
         /* every memory access calls __tsan_*; the executor implements those hooks */
         argv[a++] = "-fsanitize=thread";
+        /* the read of a read-modify-write too (x += y): uninitialised reads and the
+         * read side of races are seen there as well */
+        argv[a++] = "-mllvm";
+        argv[a++] = "-tsan-instrument-read-before-write";
     }
     argv[a++] = incl;
     argv[a++] = "-o";

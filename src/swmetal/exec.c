@@ -258,6 +258,7 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
         sw_exec_abandon_current();
     }
     t->tg_bump = off + size;
+    if (t->tg_bump > w->tg_declared_end) w->tg_declared_end = t->tg_bump;
     /* Every thread allocates the same regions in the same order; the first to reach
      * allocation k names it for diagnostics. */
     if (t->tg_allocs == w->nallocs_named && w->nvars < SW_MAX_TG_VARS) {
@@ -601,6 +602,7 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     w->npending = 0;
     w->nvars = 0;
     w->nallocs_named = 0;
+    w->tg_declared_end = job->tg_static_end;
     w->tg_abandon = 0;
     if (d->instrumented && !w->shadow) {
         w->shadow = calloc(SW_TG_MEM_LIMIT, sizeof *w->shadow);

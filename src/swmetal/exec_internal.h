@@ -174,6 +174,7 @@ typedef struct sw_worker {
     sw_tg_var vars[SW_MAX_TG_VARS];
     int nvars;
     int nallocs_named;           /* sw_rt_tg_alloc regions named so far */
+    size_t tg_declared_end;      /* arena bytes past this belong to no declared region (full checks) */
 
     /* Clocks for the full checks: every threadgroup, barrier release and simd sync
      * takes a fresh value, so shadow entries never need clearing. */

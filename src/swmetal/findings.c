@@ -277,6 +277,7 @@ static sw_srcloc site_loc(const pc_table *t, const void *pc, const void *caller)
     if (a && a->line > 0 && !a->in_prelude) return *a;
     if (b && b->line > 0 && !b->in_prelude) return *b;
     if (a && a->line > 0) return *a;
+    if (a && a->file[0]) return *a; /* the file without a line (merged code) */
     return none;
 }
 
@@ -302,6 +303,13 @@ static void fill_site(const sw_job *job, const pc_table *t, const sw_access *a, 
     if (a->line > 0 && a->line != s->line) {
         s->line = a->line;
         s->column = 0;
+        /* No file from the address (a tail call returns into the executor): the
+         * kernel's own source file. */
+        if (!s->file[0]) {
+            const void *entry;
+            memcpy(&entry, &job->d->entry, sizeof entry);
+            sw_symbolize_main_file(entry, s->file, sizeof s->file);
+        }
         sw_source_line(NULL, s->file, s->line, s->text, sizeof s->text);
     }
     str_copy(s->access, sizeof s->access, access_name(a->kind));
@@ -342,6 +350,18 @@ static void to_finding(const sw_job *job, const pc_table *t, const group *g, dev
     str_copy(out->detail, sizeof out->detail, g->detail);
     out->nsites = f->nsides;
     for (int i = 0; i < f->nsides && i < 2; i++) fill_site(job, t, &f->side[i], &out->site[i]);
+    /* Metal orders nothing between threadgroups, so which of two conflicting device
+     * accesses came first here says nothing: list the write first (of two writes,
+     * the one earlier in the source), so both orders make one finding. */
+    if (f->nsides == 2 && ((f->kind == DEV_FIND_DEVICE_READ_WRITE && strcmp(out->site[0].access, "read") == 0) ||
+                           (f->kind == DEV_FIND_DEVICE_WRITE_WRITE &&
+                            (strcmp(out->site[0].file, out->site[1].file) > 0 ||
+                             (strcmp(out->site[0].file, out->site[1].file) == 0 &&
+                              out->site[0].line > out->site[1].line))))) {
+        dev_site tmp = out->site[0];
+        out->site[0] = out->site[1];
+        out->site[1] = tmp;
+    }
     out->has_interval = f->has_interval;
     if (f->has_interval) {
         fill_barrier(t, f->interval_pc, &out->barrier[0]);

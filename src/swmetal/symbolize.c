@@ -281,6 +281,20 @@ void sw_source_line(const char *so_path, const char *file, int line, char *buf, 
     pthread_mutex_unlock(&sym.mu);
 }
 
+void sw_symbolize_main_file(const void *pc, char *buf, size_t n) {
+    if (n) buf[0] = 0;
+    Dl_info info;
+    if (!pc || !dladdr(pc, &info) || !info.dli_fname) return;
+    pthread_mutex_lock(&sym.mu);
+    for (int i = 0; i < sym.nsources; i++) {
+        if (sym.sources[i].object && strcmp(sym.sources[i].object, info.dli_fname) == 0) {
+            snprintf(buf, n, "%s", sym.sources[i].file);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sym.mu);
+}
+
 /* ---- the address cache ---- */
 
 static cached_loc *cache_find(const char *object, uintptr_t off) {
@@ -313,9 +327,14 @@ typedef struct frame {
 } frame;
 
 static void choose_frame(const frame *fr, int n, sw_srcloc *out) {
-    int pick = -1, any = -1;
+    int pick = -1, any = -1, file_only = -1;
     for (int i = 0; i < n; i++) {
-        if (!fr[i].file || !fr[i].file[0] || fr[i].line <= 0) continue;
+        if (!fr[i].file || !fr[i].file[0]) continue;
+        if (fr[i].line <= 0) {
+            /* Code the compiler merged from several lines has line 0: keep its file. */
+            if (file_only < 0 && !is_prelude_file(fr[i].file)) file_only = i;
+            continue;
+        }
         if (any < 0) any = i;
         if (!is_prelude_file(fr[i].file)) {
             pick = i;
@@ -323,7 +342,10 @@ static void choose_frame(const frame *fr, int n, sw_srcloc *out) {
         }
     }
     memset(out, 0, sizeof *out);
-    if (pick < 0 && any < 0) return;
+    if (pick < 0 && any < 0) {
+        if (file_only >= 0) snprintf(out->file, sizeof out->file, "%s", strip_dot(fr[file_only].file));
+        return;
+    }
     int k = pick >= 0 ? pick : any;
     snprintf(out->file, sizeof out->file, "%s", strip_dot(fr[k].file));
     out->line = fr[k].line;

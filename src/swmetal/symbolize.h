@@ -43,6 +43,10 @@ void sw_symbolize_unregister(const char *so_path);
  * unknown. */
 void sw_source_line(const char *so_path, const char *file, int line, char *buf, size_t n);
 
+/* The source file the library holding code address pc was compiled from (as
+ * registered), "" when unknown. */
+void sw_symbolize_main_file(const void *pc, char *buf, size_t n);
+
 /* The symbolizer command in use ("llvm-symbolizer-19", ...), or NULL when none. */
 const char *sw_symbolizer_name(void);
 
