@@ -360,10 +360,13 @@ static void report_conflict(sw_worker *w, sw_gpu_thread *t, const sw_range *r, s
     sw_findings_add(w->job, w, &f);
 }
 
-/* Marks the granules of bytes [off, off+n) as used in this dispatch. */
-static void touch(sw_dev_shadow *ds, size_t off, size_t n) {
+/* Marks the granules of bytes [off, off+n) as used in this dispatch: what is one of
+ * DEV_TOUCHED_R (r, rsite) or DEV_TOUCHED_W (w, wblk). */
+#define DEV_TOUCHED_R 1
+#define DEV_TOUCHED_W 2
+static void touch(sw_dev_shadow *ds, size_t off, size_t n, uint8_t what) {
     for (size_t g = off >> DEV_GRANULE_SHIFT; g <= (off + n - 1) >> DEV_GRANULE_SHIFT; g++)
-        if (!ds->touched[g]) ds->touched[g] = 1;
+        if ((ds->touched[g] & what) != what) ds->touched[g] |= what;
 }
 
 static void device_read(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_dev_shadow *ds, size_t off, size_t n,
@@ -385,7 +388,7 @@ static void device_read(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_de
     if (unmarked) {
         uint32_t mine = tg1 << DEV_R_TG_SHIFT | t->index;
         uint16_t site = (uint16_t)sw_site_of(job, w, pc);
-        touch(ds, off, n);
+        touch(ds, off, n, DEV_TOUCHED_R);
         for (size_t i = 0; i < n; i++) {
             uint32_t rv = rc[i];
             if (rv == 0) {
@@ -417,7 +420,7 @@ static void device_write(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_d
                     sw_site_of(job, w, pc);
     uint64_t *wc = ds->w + off;
     const uint32_t *rc = ds->r + off;
-    touch(ds, off, n);
+    touch(ds, off, n, DEV_TOUCHED_W);
     for (size_t b = off >> DEV_BLK_SHIFT; b <= (off + n - 1) >> DEV_BLK_SHIFT; b++) {
         uint32_t wb = __atomic_load_n(&ds->wblk[b], __ATOMIC_RELAXED);
         if (wb == tg1 || wb == DEV_BLK_MANY) continue;
@@ -533,7 +536,9 @@ static size_t shadow_layout(size_t length, size_t *r_at, size_t *rsite_at, size_
     *r_at = align64(length * sizeof(uint64_t));
     *rsite_at = *r_at + align64(length * sizeof(uint32_t));
     *wblk_at = *rsite_at + align64(length * sizeof(uint16_t));
-    return *wblk_at + align64(((length >> DEV_BLK_SHIFT) + 1) * sizeof(uint32_t));
+    /* whole granules of blocks, as the clearing after a dispatch goes by granule */
+    return *wblk_at + align64(((length >> DEV_GRANULE_SHIFT) + 1) * ((size_t)1 << (DEV_GRANULE_SHIFT - DEV_BLK_SHIFT)) *
+                              sizeof(uint32_t));
 }
 
 /* The shadow of range r: the buffer's own (kept), or a fresh one. */
@@ -578,7 +583,6 @@ void sw_checks_dispatch_begin(sw_job *job) {
     const void *entry;
     memcpy(&entry, &d->entry, sizeof entry);
     job->code_base = dladdr(entry, &info) && info.dli_fbase ? (uintptr_t)info.dli_fbase : 0;
-    if (getenv("DIAG_NODEV")) return;
     size_t total = 0;
     for (int i = 0; i < job->nranges; i++) total += job->ranges[i].length;
     /* 16 bytes of shadow per buffer byte, of which only the pages of bytes the kernel
@@ -617,10 +621,14 @@ void sw_checks_dispatch_end(sw_job *job) {
             for (size_t g = 0; g < ds->ngranules; g++) {
                 if (!ds->touched[g]) continue;
                 size_t lo = g * gran, len = lo + gran > ds->length ? ds->length - lo : gran;
-                memset(ds->w + lo, 0, len * sizeof *ds->w);
-                memset(ds->r + lo, 0, len * sizeof *ds->r);
-                memset(ds->rsite + lo, 0, len * sizeof *ds->rsite);
-                memset(ds->wblk + (lo >> DEV_BLK_SHIFT), 0, (gran >> DEV_BLK_SHIFT) * sizeof *ds->wblk);
+                if (ds->touched[g] & DEV_TOUCHED_W) {
+                    memset(ds->w + lo, 0, len * sizeof *ds->w);
+                    memset(ds->wblk + (lo >> DEV_BLK_SHIFT), 0, (gran >> DEV_BLK_SHIFT) * sizeof *ds->wblk);
+                }
+                if (ds->touched[g] & DEV_TOUCHED_R) {
+                    memset(ds->r + lo, 0, len * sizeof *ds->r);
+                    memset(ds->rsite + lo, 0, len * sizeof *ds->rsite);
+                }
             }
         } else {
             munmap(ds->map, ds->map_bytes);
