@@ -263,3 +263,87 @@ TEST(sw_findings_divergent_barrier) {
 out:
     env_close(&e);
 }
+
+/* A bug inside an included header is reported at the header's lines (its path as
+ * the include names it).  The header is included by absolute path, so the test
+ * does not depend on where includes are searched. */
+TEST(sw_findings_name_lines_in_included_headers) {
+    const char *path, *version;
+    char *cerr = NULL;
+    if (sw_compiler_info(&path, &version, &cerr) != 0) SKIP("%s", cerr ? cerr : "no clang++ >= 17");
+    char dir[] = "/tmp/gdn-findings-XXXXXX", hdr[128], src[1024];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(hdr, sizeof hdr, "%s/stage.h", dir);
+    FILE *f = fopen(hdr, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("// stage.h\n"
+          "inline float stage_and_peek(threadgroup float *st, uint tid) {\n"
+          "    st[tid] = float(tid);\n"
+          "    return st[(tid + 1) % 64];\n"
+          "}\n",
+          f);
+    fclose(f);
+    snprintf(src, sizeof src,
+             "#include <metal_stdlib>\nusing namespace metal;\n#include \"%s\"\n"
+             "kernel void peek(device float *out [[buffer(0)]], uint tid [[thread_index_in_threadgroup]]) {\n"
+             "    threadgroup float st[64];\n"
+             "    out[tid] = stage_and_peek(st, tid);\n"
+             "}\n",
+             hdr);
+    char cache[96];
+    snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
+    setenv("GDNBENCH_CACHE_DIR", cache, 1);
+    CHECK(swmtl_set_checks("full") == 0);
+    CHECK(swmtl_set_schedule("inorder") == 0);
+    id pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
+    id dev = swmtl_create_system_default_device();
+    swmtl_set_source_name("peek.metal");
+    id error = nil;
+    id lib = MSG3(id, dev, "newLibraryWithSource:options:error:", id, str(src), id, nil, id *, &error);
+    CHECK_MSG(lib != nil, "compile: %s",
+              error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
+    if (lib) {
+        id fn = MSG1(id, lib, "newFunctionWithName:", id, str("peek"));
+        id err = nil;
+        id pso = MSG2(id, dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
+        id queue = MSG0(id, dev, "newCommandQueue");
+        id out = MSG2(id, dev, "newBufferWithLength:options:", NSUInteger, 256, NSUInteger, 0);
+        id cb = MSG0(id, queue, "commandBuffer");
+        id enc = MSG0(id, cb, "computeCommandEncoder");
+        MSG1(void, enc, "setComputePipelineState:", id, pso);
+        MSG3(void, enc, "setBuffer:offset:atIndex:", id, out, NSUInteger, 0, NSUInteger, 0);
+        MTLSize grid = {1, 1, 1}, tg = {64, 1, 1};
+        MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
+        MSG0(void, enc, "endEncoding");
+        MSG0(void, cb, "commit");
+        MSG0(void, cb, "waitUntilCompleted");
+        int n = 0;
+        const dev_finding *x = findings(cb, &n);
+        /* Thread i reads st[i+1] before thread i+1 writes it (uninitialised, then a
+         * race with that write), and thread 63 reads st[0] that thread 0 wrote (a
+         * race): three findings, every access in the header. */
+        CHECK_MSG(n == 3, "%d findings", n);
+        for (int i = 0; i < n; i++)
+            for (int s = 0; s < x[i].nsites; s++) {
+                const dev_site *site = &x[i].site[s];
+                int want = strcmp(site->access, "write") == 0 ? 3 : 4;
+                CHECK_MSG(strcmp(site->file, hdr) == 0 && site->line == want &&
+                              strstr(site->text, want == 3 ? "st[tid] = float(tid);" : "return st[(tid + 1) % 64];"),
+                          "finding %d site %d: %s:%d `%s`", i, s, site->file, site->line, site->text);
+            }
+        MSG0(void, out, "release");
+        MSG0(void, queue, "release");
+        MSG0(void, pso, "release");
+        MSG0(void, fn, "release");
+        MSG0(void, lib, "release");
+    }
+    MSG0(void, dev, "release");
+    MSG0(void, pool, "drain");
+    swmtl_set_checks("fast");
+    unlink(hdr);
+    rmdir(dir);
+}
