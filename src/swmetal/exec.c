@@ -1022,17 +1022,18 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     pthread_mutex_init(&job.diag_mu, NULL);
     atomic_init(&job.next, 0);
     atomic_init(&job.abandoned, 0);
-    if (d->instrumented) sw_checks_dispatch_begin(&job);
 
     pthread_mutex_lock(&pool.dispatch_mu);
     if (sw_exec_workers() == 0 || pool.init_failed) {
         pthread_mutex_unlock(&pool.dispatch_mu);
         free(job.order);
-        sw_checks_dispatch_end(&job);
         sw_findings_free(job.findings);
         pthread_mutex_destroy(&job.diag_mu);
         return set_error(res, "kernel '%s': could not start the software device's worker threads", d->kernel);
     }
+    /* Buffers keep their device shadow between dispatches: one dispatch at a time
+     * sets it up, uses and clears it. */
+    if (d->instrumented) sw_checks_dispatch_begin(&job);
     res->start_s = sw_exec_now();
     pthread_mutex_lock(&pool.mu);
     pool.job = &job;
@@ -1043,10 +1044,10 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     pool.job = NULL;
     pthread_mutex_unlock(&pool.mu);
     res->end_s = sw_exec_now();
+    sw_checks_dispatch_end(&job);
     pthread_mutex_unlock(&pool.dispatch_mu);
 
     free(job.order);
-    sw_checks_dispatch_end(&job);
     /* Addresses become .metal lines here, after the workers are done. */
     sw_findings_finish(&job, res);
     sw_findings_free(job.findings);

@@ -171,11 +171,12 @@ static int group_of(sw_findings *fs, const sw_raw_finding *f, int *created) {
 
 void sw_findings_add(sw_job *job, sw_worker *w, const sw_raw_finding *f) {
     sw_findings *fs = job->findings;
+    if (!fs) return;
     pthread_mutex_lock(&job->diag_mu);
     job->res->failed = 1;
     fs->total++;
     int created;
-    int gi = fs ? group_of(fs, f, &created) : -1;
+    int gi = group_of(fs, f, &created);
     if (gi >= 0) {
         group *g = &fs->groups[gi];
         g->occurrences++;
