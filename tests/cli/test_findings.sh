@@ -81,6 +81,5 @@ expect_match "findings: ... naming the flag" "$ERR" "--sw-max-findings -1 is out
 # Without a symbolizer the findings are still there, only without source lines.
 expect_exit 1 "findings: without a symbolizer validate still fails the bug" env GDNBENCH_SYMBOLIZER=/nonexistent/llvm-symbolizer \
     "$GDNBENCH" validate cumsum --shader "$K" --B 1 --T 65 --H 2 --profile realistic --function head_collapse
-expect_match "findings: ... naming it without lines" "$OUT" \
-    "device memory write-write conflict on buffer\(1\) bytes 0\.\.515 of 520"
+expect_match "findings: ... naming it without lines" "$OUT" "device memory write-write conflict on buffer\(1\) bytes"
 expect_match "findings: ... at an unknown location" "$OUT" "^ +write +an unknown location$"
