@@ -13,6 +13,7 @@
 #include "runner/record.h"
 
 typedef struct run_opts run_opts;
+struct stage_kernel;
 
 /* Timing of one iteration.  gpu_us < 0 when the backend has no GPU clock. */
 typedef struct backend_timing {
@@ -27,6 +28,10 @@ typedef struct backend {
     int emulated;
     char device_name[96];
     int gpu_cores;           /* from the device when it says; -1 unknown */
+    /* CHECK_* mask of the references this backend's output is itself (cpu: its output
+     * is the bf16-parity reference): comparing with them checks nothing, so the runner
+     * lists them as not checked instead of reporting a PASS. */
+    int self_references;
 
     /* Compiles/loads kernels, allocates device buffers, uploads inputs. */
     int (*prepare)(struct backend *b, op_case *c, const run_opts *o, char *err, size_t errlen);
@@ -42,6 +47,15 @@ typedef struct backend {
      * for backends without checks).  Hands over a malloc'd array, returns its length
      * (0 and *out NULL when none). */
     int (*take_findings)(struct backend *b, dev_finding **out);
+    /* Resolves which kernel every dispatch of c runs under o (runner/kernel_choice.h)
+     * into out[0..nstages) without allocating buffers or running anything, so the
+     * CLI can refuse a bad choice for every shape first.  c needs only op and dim.
+     * Returns the number of dispatches, or -1 with err set.  NULL: no kernels (cpu). */
+    int (*check_kernels)(struct backend *b, const op_case *c, const run_opts *o, struct stage_kernel *out,
+                         char *err, size_t errlen);
+    /* The kernel dispatch s of the case just prepared runs (file, function, ours or
+     * theirs); NULL when the backend has none (cpu).  Valid until release_case. */
+    const struct stage_kernel *(*stage_kernel)(struct backend *b, int s);
     /* Frees per-case state (called after each case); the backend stays usable. */
     void (*release_case)(struct backend *b);
     void (*destroy)(struct backend *b);

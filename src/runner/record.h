@@ -39,12 +39,28 @@ typedef struct rec_check {
 typedef struct rec_stage {
     char name[32];
     char function[96];
+    char source[256];          /* file the function came from; "" when unknown (cpu) */
+    char sha256[65];           /* of that file's text */
+    int theirs;                /* 1: from the user's --shader/--stage file, 0: ours */
     uint32_t grid[3], tg[3];
     uint32_t tgmem_bytes;
     uint32_t repeat;           /* dispatches of this stage per iteration (>= 1) */
     int own_command_buffers;   /* 1: each in a command buffer of its own */
     rec_stats timing;
 } rec_stage;
+
+/* Where a case's inputs came from when they were not generated (--fixture). */
+typedef struct rec_fixture {
+    char path[256];            /* "" when the inputs were generated */
+    char format[16];           /* "safetensors", "npz", ... */
+    int nconverted;
+    struct {
+        char tensor[48], buffer[48];
+        char from[8], to[8];   /* dtype names: f32 -> bf16 rounds to nearest even */
+    } converted[OP_MAX_BUFS];
+    char ignored[512];         /* tensors of the file bound to no buffer, "a, b" */
+    char unfixed[256];         /* dimensions nothing in the file fixed: "BT=64, causal=1" */
+} rec_fixture;
 
 typedef struct run_record {
     /* tool/host are filled by the report writer itself */
@@ -55,13 +71,19 @@ typedef struct run_record {
         /* from the chip table; < 0 = unknown (null) */
         int gpu_cores;
         double bandwidth_gbps, fp32_tflops, fp16_tflops;
+        /* 1: the peak is an Apple-published figure; 0: derived (core/chips.h says
+         * how); -1: no peak.  FP16 peaks are never Apple-published (chips.h). */
+        int bandwidth_verified, flops_verified;
     } device;
 
     const op_desc *op;
+    /* The main stage's kernel (op_desc.main_stage; the first stage when the op has
+     * none); every stage's own is in stages[]. */
     struct {
         char source[256];      /* path of the .metal source, "" for cpu */
         char function[96];
         char sha256[65];       /* of the source text, "" for cpu */
+        int theirs;            /* 1: the user's kernel (--shader/--stage), 0: ours */
         int nconstants;
         struct {
             int index;
@@ -88,9 +110,19 @@ typedef struct run_record {
     int nchecks;
     rec_check checks[REC_MAX_CHECKS];
     double ref_us[2];          /* wall time of the CPU references (REF_F64, REF_PARITY); 0 = not run */
+    /* Outputs not checked against a reference because the backend's output is that
+     * reference itself (cpu: bf16-parity); the table and the JSON ("not_checked")
+     * say so instead of showing a PASS. */
+    int nself;
+    struct {
+        char output[48];
+        char reference[16];
+    } self_refs[REC_MAX_CHECKS];
 
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;
+
+    rec_fixture fixture;       /* --fixture notes; fixture.path "" when none */
 
     char status[8];            /* "pass" | "fail" | "error" */
     char error[512];

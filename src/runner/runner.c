@@ -7,7 +7,9 @@
 #include "core/chips.h"
 #include "core/clock.h"
 #include "core/stats.h"
+#include "core/strutil.h"
 #include "runner/check.h"
+#include "runner/kernel_choice.h"
 #include "runner/runner.h"
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
@@ -34,7 +36,20 @@ static void fail(run_record *rec, const char *msg) {
     snprintf(rec->error, sizeof rec->error, "%s", msg);
 }
 
-static int run_checks(op_case *c, const run_opts *o, run_record *rec, tensor *const *inout_in) {
+/* Lists the outputs of c as not checked against reference `name`: the backend's
+ * output is that reference. */
+static void note_self_reference(const op_case *c, const char *name, run_record *rec) {
+    for (int i = 0; i < c->op->nbufs; i++) {
+        buf_role r = c->op->bufs[i].role;
+        if (r != BUF_OUT && r != BUF_INOUT) continue;
+        if (tensor_numel(c->t[i]) == 0 || rec->nself >= REC_MAX_CHECKS) continue;
+        snprintf(rec->self_refs[rec->nself].output, sizeof rec->self_refs[0].output, "%s", c->op->bufs[i].name);
+        snprintf(rec->self_refs[rec->nself].reference, sizeof rec->self_refs[0].reference, "%s", name);
+        rec->nself++;
+    }
+}
+
+static int run_checks(op_case *c, const run_opts *o, int self_references, run_record *rec, tensor *const *inout_in) {
     const op_desc *op = c->op;
     static const struct {
         int mask;
@@ -44,6 +59,10 @@ static int run_checks(op_case *c, const run_opts *o, run_record *rec, tensor *co
     int all_pass = 1;
     for (int k = 0; k < 2; k++) {
         if (!(o->check & refs[k].mask)) continue;
+        if (self_references & refs[k].mask) {
+            note_self_reference(c, refs[k].name, rec);
+            continue;
+        }
         double *out[OP_MAX_BUFS] = {0};
         int ok = 1;
         for (int i = 0; i < op->nbufs; i++) {
@@ -114,6 +133,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     rec->device.gpu_cores = b->gpu_cores;
     rec->device_checks = b->take_findings != NULL;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
+    rec->device.bandwidth_verified = rec->device.flops_verified = -1;
     /* Peaks only for real chips: an emulated device or the host CPU has none. */
     const chip_info *chip = b->emulated ? NULL : chip_find(b->device_name, b->gpu_cores);
     if (chip) {
@@ -121,6 +141,8 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         rec->device.bandwidth_gbps = chip->bandwidth_gbps;
         rec->device.fp32_tflops = chip->fp32_tflops;
         rec->device.fp16_tflops = chip->fp16_tflops;
+        rec->device.bandwidth_verified = chip->bandwidth_verified;
+        rec->device.flops_verified = chip->flops_verified;
     }
     rec->bytes = c->op->bytes ? c->op->bytes(c->dim) : 0;
     rec->flops = c->op->flops ? c->op->flops(c->dim) : 0;
@@ -139,6 +161,12 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         rec_stage *st = &rec->stages[s];
         snprintf(st->name, sizeof st->name, "%s", l.stage ? l.stage : "");
         snprintf(st->function, sizeof st->function, "%s", l.function ? l.function : "");
+        const stage_kernel *k = b->stage_kernel ? b->stage_kernel(b, s) : NULL;
+        if (k) {
+            str_copy(st->source, sizeof st->source, k->display);
+            str_copy(st->sha256, sizeof st->sha256, k->sha256);
+            st->theirs = k->origin != KERNEL_OURS;
+        }
         memcpy(st->grid, l.grid, sizeof st->grid);
         memcpy(st->tg, l.tg, sizeof st->tg);
         for (int m = 0; m < l.ntgmem; m++) st->tgmem_bytes += l.tgmem[m].bytes;
@@ -185,7 +213,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     rec->determinism_runs = runs;
     rec->bitwise_identical = identical;
 
-    int pass = o->check ? run_checks(c, o, rec, inout_in) : 1;
+    int pass = o->check ? run_checks(c, o, b->self_references, rec, inout_in) : 1;
     if (pass < 0) goto done;
     /* Ops whose kernels add with float atomics (op->nondeterministic) differ run to run
      * by design: still reported (bitwise_identical), not a failure. */

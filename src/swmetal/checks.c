@@ -203,8 +203,12 @@ static void report_race(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, in
     f.kind = DEV_FIND_TG_RACE;
     tg_place(w, off, n, &f);
     f.nsides = 2;
-    f.side[0] = sw_access_of(&w->threads[prev_tid], w, code_pc(w->job, prev_at), prev_kind, 0, 0);
-    f.side[0].caller = NULL; /* the other thread's call stack is not the current one */
+    /* The other thread by its index: its record may not be current (plain-loop
+     * threadgroups reuse one), and its call stack is not this one. */
+    f.side[0] = sw_access_of(NULL, w, code_pc(w->job, prev_at), prev_kind, 0, 0);
+    f.side[0].has_thread = 1;
+    f.side[0].tid = prev_tid;
+    f.side[0].tg = w->tg_linear;
     f.side[1] = sw_access_of(t, w, pc, kind, n, 0);
     f.has_interval = 1;
     f.interval_pc = w->interval_pc;

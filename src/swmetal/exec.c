@@ -48,7 +48,8 @@ static struct {
     int group_order;
     uint64_t group_seed;
     int env_read;
-} settings = {PTHREAD_MUTEX_INITIALIZER, SW_ORDER_INORDER, 0, SW_ORDER_INORDER, 0, 0};
+    int fibers_only;             /* GDNBENCH_SW_FIBERS=1: sync-free kernels run as fibers too */
+} settings = {PTHREAD_MUTEX_INITIALIZER, SW_ORDER_INORDER, 0, SW_ORDER_INORDER, 0, 0, 0};
 
 static int parse_order(const char *spec, int *order, uint64_t *seed, char *err, size_t errlen) {
     if (strcmp(spec, "inorder") == 0) {
@@ -98,9 +99,16 @@ int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen) {
     return 0;
 }
 
-/* GDNBENCH_SW_SCHEDULE applies until a setter is called. */
-static void read_settings(int *fiber_order, uint64_t *fiber_seed, int *group_order, uint64_t *group_seed) {
+/* GDNBENCH_SW_SCHEDULE applies until a setter is called.  GDNBENCH_SW_FIBERS=1 (read
+ * once) keeps sync-free kernels on fibers, to compare the two ways of running them. */
+static void read_settings(int *fiber_order, uint64_t *fiber_seed, int *group_order, uint64_t *group_seed,
+                          int *fibers_only) {
     pthread_mutex_lock(&settings.mu);
+    if (!settings.fibers_only) {
+        const char *f = getenv("GDNBENCH_SW_FIBERS");
+        settings.fibers_only = f && strcmp(f, "1") == 0 ? 1 : -1;
+    }
+    *fibers_only = settings.fibers_only == 1;
     if (!settings.env_read) {
         settings.env_read = 1;
         const char *env = getenv("GDNBENCH_SW_SCHEDULE");
@@ -234,6 +242,11 @@ void sw_exec_abandon_current(void) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
     w->tg_abandon = 1;
+    if (w->looping) {
+        /* Plain-loop threadgroup: unwind the worker's own stack (what was reported stays). */
+        w->cur = NULL;
+        siglongjmp(w->fault_jmp, 2);
+    }
     sw_fiber_switch_final(&t->fiber, &w->sched);
 }
 
@@ -243,9 +256,15 @@ void sw_rt_fault(const char *msg, int line) {
     sw_exec_abandon_current();
 }
 
+static void poison_arena(sw_worker *w) {
+    memset(w->arena, 0xff, SW_TG_MEM_LIMIT);
+    w->arena_poisoned = 1;
+}
+
 void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
+    if (!w->arena_poisoned) poison_arena(w);
     if (align == 0) align = 1;
     size_t off = (t->tg_bump + align - 1) / align * align;
     if (off > SW_TG_MEM_LIMIT || size > SW_TG_MEM_LIMIT - off) {
@@ -327,9 +346,32 @@ static void run_next(sw_worker *w, sw_gpu_thread *t) {
     }
 }
 
+/* "thread_position_in_grid (x,y,z) (threadgroup (a,b,c), thread_index_in_threadgroup i)" */
+static void describe_thread(const sw_gpu_thread *t, char *buf, size_t len) {
+    const sw_ids *id = &t->ids;
+    snprintf(buf, len, "thread_position_in_grid (%u,%u,%u) (threadgroup (%u,%u,%u), thread_index_in_threadgroup %u)",
+             id->thread_position_in_grid[0], id->thread_position_in_grid[1], id->thread_position_in_grid[2],
+             id->threadgroup_position_in_grid[0], id->threadgroup_position_in_grid[1],
+             id->threadgroup_position_in_grid[2], id->thread_index_in_threadgroup);
+}
+
+/* A kernel run as a plain loop reached a synchronisation: the static test
+ * (msl_sync.c) let something through.  Report it rather than switch to a fiber that
+ * was never prepared. */
+static void loop_reached_sync(sw_worker *w, const char *what, int line) {
+    char who[200];
+    describe_thread(w->cur, who, sizeof who);
+    sw_job_report(w->job, 1,
+                  "kernel '%s' line %d: %s in a kernel judged free of synchronisation (run as a plain loop); "
+                  "this is a software-device bug: set GDNBENCH_SW_FIBERS=1 to run it on fibers; %s",
+                  w->job->d->kernel, line, what, who);
+    sw_exec_abandon_current();
+}
+
 void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
     (void)mem_flags;
     sw_worker *w = tls_worker;
+    if (w->looping) loop_reached_sync(w, "threadgroup barrier", line);
     sw_gpu_thread *t = w->cur;
     t->state = SW_T_WAIT_BARRIER;
     t->wait_line = line;
@@ -339,6 +381,7 @@ void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
 }
 
 static inline uint32_t simd_sync(sw_worker *w, sw_gpu_thread *t, int line) {
+    if (w->looping) loop_reached_sync(w, "simd-group synchronisation", line);
     uint32_t sg = t->sg;
     t->state = SW_T_WAIT_SIMD;
     t->wait_line = line;
@@ -556,7 +599,67 @@ static int resolve(sw_worker *w) {
 }
 
 static void reset_stacks_after_abandon(sw_worker *w) {
+    if (w->looping) return; /* no fiber stacks in use */
     for (uint32_t i = 0; i < w->nthreads; i++) sw_stack_reset(&w->stacks[i]);
+}
+
+/* A threadgroup of a sync-free kernel (no barrier, no simd or quad function anywhere
+ * it can reach): no thread ever waits for another, so each runs to completion in
+ * turn on the worker's own stack, in the order of the schedule's permutation (so
+ * validate's schedule comparison still reorders them).  One thread record is
+ * re-labelled for each thread instead of preparing n of them.  The checks keep
+ * working: w->cur names the running thread for fault reports and the full-check
+ * hooks, and the barrier epoch is the threadgroup's one interval.  A fault or an
+ * abandoning report leaves through siglongjmp to worker_run_job. */
+static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+    const sw_dispatch *d = job->d;
+    sw_gpu_thread *t = &w->loop_thread;
+    sw_ids *id = &t->ids;
+    uint32_t ax = w->tg_actual[0], ay = w->tg_actual[1];
+    for (int k = 0; k < 3; k++) {
+        id->threadgroup_position_in_grid[k] = pos[k];
+        id->threads_per_threadgroup[k] = w->tg_actual[k];
+        id->threadgroups_per_grid[k] = d->groups[k];
+        id->threads_per_grid[k] = job->threads_per_grid[k];
+    }
+    id->simdgroups_per_threadgroup = (n + SW_SIMD_WIDTH - 1) / SW_SIMD_WIDTH;
+    id->threads_per_simdgroup = SW_SIMD_WIDTH;
+    t->args.buffers = job->buffers;
+    t->args.tg_params = w->tg_params;
+    t->args.ids = id;
+    t->w = w;
+    t->state = SW_T_RUNNABLE;
+    t->out_bank = SW_BANK_NONE;
+    uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
+    int one_d = ay == 1 && w->tg_actual[2] == 1;
+    sw_entry_fn entry = d->entry;
+    w->looping = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = job->fiber_order == SW_ORDER_INORDER ? k : w->next[k];
+        uint32_t lx = one_d ? i : i % ax, ly = one_d ? 0 : (i / ax) % ay, lz = one_d ? 0 : i / (ax * ay);
+        id->thread_position_in_threadgroup[0] = lx;
+        id->thread_position_in_threadgroup[1] = ly;
+        id->thread_position_in_threadgroup[2] = lz;
+        id->thread_position_in_grid[0] = base[0] + lx;
+        id->thread_position_in_grid[1] = base[1] + ly;
+        id->thread_position_in_grid[2] = base[2] + lz;
+        id->thread_index_in_threadgroup = i;
+        id->simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
+        id->thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
+        t->index = i;
+        t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
+        t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
+        t->tg_bump = job->tg_static_end;
+        t->tg_allocs = 0;
+        t->ncalls = 0;
+        w->cur = t;
+        entry(&t->args);
+    }
+    w->cur = NULL;
+    w->looping = 0;
+    w->live_total = 0;
+    sw_findings_close_interval(job, w, NULL);
+    return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
 }
 
 /* Runs threadgroup `linear` of the job.  Returns 0, or -1 when the dispatch is to be
@@ -577,7 +680,7 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
         n *= size;
     }
     if (n == 0) return 0;
-    if (ensure_stacks(w, n) != 0) {
+    if (!job->loop && ensure_stacks(w, n) != 0) {
         sw_job_report(job, 1, "kernel '%s': cannot map %u fiber stacks of %d KB: %s", d->kernel, n,
                       SW_FIBER_STACK_BYTES / 1024, strerror(errno));
         return -1;
@@ -613,12 +716,21 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     }
     w->rng = job->fiber_seed ^ (linear * 0xd1b54a32d192ed03ull);
     /* Poison: 0xFF bytes read as NaN in f32/f16/bf16, so a read of memory nobody
-     * wrote shows up in the results. */
-    memset(w->arena, 0xff, SW_TG_MEM_LIMIT);
+     * wrote shows up in the results.  Only kernels that can reach the arena pay for it:
+     * here when [[threadgroup(n)]] memory is bound, else at the first sw_rt_tg_alloc. */
+    w->arena_poisoned = 0;
+    if (job->tg_static_end) poison_arena(w);
     for (int i = 0; i < SW_MAX_TG_PARAMS; i++) {
         w->tg_params[i] = d->tg_len[i] ? w->arena + job->tg_off[i] : NULL;
         if (d->tg_len[i] && w->nvars < SW_MAX_TG_VARS)
             w->vars[w->nvars++] = (sw_tg_var){job->tg_off[i], d->tg_len[i], NULL, i, 0};
+    }
+    if (job->loop) {
+        if (job->fiber_order != SW_ORDER_INORDER) {
+            for (uint32_t i = 0; i < n; i++) w->next[i] = i;
+            order_run_list(w, w->next, n);
+        }
+        return run_group_loop(w, job, pos, n);
     }
     init_threads(w, job, pos);
     for (uint32_t i = 0; i < n; i++) w->next[i] = i;
@@ -769,7 +881,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc) {
         w->fault_pc = pc;
         w->fault_write = sig == SIGSEGV || sig == SIGBUS ? write : -1;
         w->cur = NULL;
-        sw_fiber_note_jump(&w->sched);
+        if (!w->looping) sw_fiber_note_jump(&w->sched);
         siglongjmp(w->fault_jmp, 1);
     }
     /* Not kernel code: hand over to whoever handled this before us, or die. */
@@ -814,10 +926,14 @@ static struct {
 
 static void worker_run_job(sw_worker *w, sw_job *job) {
     w->job = job;
-    if (sigsetjmp(w->fault_jmp, 1) != 0) {
-        sw_fiber_note_landed();
-        report_hardware_fault(w);
+    int landed = sigsetjmp(w->fault_jmp, 1);
+    if (landed != 0) {
+        /* 1: a hardware fault in kernel code; 2: a plain-loop threadgroup abandoned
+         * after its report (sw_exec_abandon_current) */
+        if (!w->looping) sw_fiber_note_landed();
+        if (landed == 1) report_hardware_fault(w);
         reset_stacks_after_abandon(w);
+        w->looping = 0;
         return;
     }
     for (;;) {
@@ -1010,7 +1126,9 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     job.seq = atomic_fetch_add(&dispatch_seq, 1) + 1;
     int group_order;
     uint64_t group_seed;
-    read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed);
+    int fibers_only;
+    read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed, &fibers_only);
+    job.loop = d->sync_free && !fibers_only;
     if (prepare_job(d, &job, res) != 0) return -1;
     if (job.ngroups == 0) return 0;
     if (make_group_order(&job, group_order, group_seed, res) != 0) return -1;

@@ -39,6 +39,9 @@ typedef struct sw_dispatch {
     const char *kernel;          /* name used in every message */
     sw_entry_fn entry;
     int instrumented;            /* entry is the full-check (-fsanitize=thread hooked) variant */
+    int sync_free;               /* the kernel and all it can call use no barrier and no simd or
+                                    quad function (msl_sync.c): its threads may run as a plain
+                                    loop instead of fibers */
     uint32_t groups[3];          /* threadgroups per grid */
     uint32_t tg_size[3];         /* threads per threadgroup */
     uint32_t grid_threads[3];    /* dispatchThreads: threads per grid (edge groups are cut);

@@ -86,6 +86,7 @@ typedef struct sw_job {
     _Atomic int abandoned;       /* set on the first fatal error: workers stop */
     uint32_t *order;             /* threadgroup permutation, NULL = in order */
     int fiber_order;             /* sw_order of fibers between synchronisation points */
+    int loop;                    /* run each threadgroup's threads as a plain loop (sync-free kernel) */
     uint64_t fiber_seed;
     size_t tg_off[SW_MAX_TG_PARAMS];
     size_t tg_static_end;        /* first arena byte past the [[threadgroup(n)]] regions */
@@ -150,6 +151,10 @@ typedef struct sw_worker {
     volatile int fault_write;        /* 1 write, 0 read, -1 unknown */
     sw_gpu_thread *volatile fault_thread;
     int tg_abandon;              /* set by sw_rt_fault before leaving its fiber */
+    int looping;                 /* running a threadgroup as a plain loop: kernel code is on this
+                                    worker's own stack and leaves by siglongjmp to fault_jmp */
+    sw_gpu_thread loop_thread;   /* the plain loop's one thread record, re-labelled per thread */
+    int arena_poisoned;          /* the arena was poisoned for this threadgroup (done lazily) */
 
     /* The threadgroup being run. */
     uint32_t tg_pos[3], tg_actual[3];

@@ -271,6 +271,11 @@ int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instru
     return rc;
 }
 
+int sw_mtl_pipeline_sync_free(id pipeline) {
+    sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
+    return f->kernel.sync_free;
+}
+
 static NSUInteger pipeline_max_threads(id self, SEL cmd) { return SW_MAX_THREADS_PER_GROUP; }
 static NSUInteger pipeline_width(id self, SEL cmd) { return SW_SIMD_WIDTH; }
 /* Function-scope threadgroup arrays are only sized when the kernel runs. */
@@ -434,6 +439,21 @@ id swmtl_create_system_default_device(void) {
 id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {
     sw_objc_init();
     return device && kernels ? device_new_library_native(kernels) : nil;
+}
+
+int swmtl_library_function_count(id library) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l) return 0;
+    if (l->compiled) return sw_library_kernel_count(l->compiled);
+    int n = 0;
+    for (const sw_kernel_info *k = l->native; k && k->name; k++) n++;
+    return n;
+}
+
+const char *swmtl_library_function_name(id library, int i) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l || i < 0 || i >= swmtl_library_function_count(library)) return NULL;
+    return l->compiled ? sw_library_kernel_name(l->compiled, i) : l->native[i].name;
 }
 
 int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }

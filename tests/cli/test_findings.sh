@@ -10,8 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 K="$here/kernels/findings.metal"
 
 if ! "$GDNBENCH" info 2>/dev/null | grep -q '^  sw .*available:'; then
-    echo "SKIP findings: the software device is not available here ($("$GDNBENCH" info 2>&1 | grep '^  sw'))"
-    exit 0
+    skip_all "findings: the software device is not available here ($("$GDNBENCH" info 2>&1 | grep '^  sw'))"
 fi
 
 line() { grep -n -- "// @$1\$" "$K" | cut -d: -f1; }
@@ -83,3 +82,5 @@ expect_exit 1 "findings: without a symbolizer validate still fails the bug" env 
     "$GDNBENCH" validate cumsum --shader "$K" --B 1 --T 65 --H 2 --profile realistic --function head_collapse
 expect_match "findings: ... naming it without lines" "$OUT" "device memory write-write conflict on buffer\(1\) bytes"
 expect_match "findings: ... at an unknown location" "$OUT" "^ +write +an unknown location$"
+
+finish

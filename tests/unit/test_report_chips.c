@@ -43,3 +43,14 @@ TEST(report_chips_table_sane) {
                       "duplicate %s %d", t[i].name, t[i].gpu_cores);
     }
 }
+
+/* The standing of each peak: M1's bandwidth is derived (no Apple figure), the M1
+ * family's keynote FLOP/s are Apple's, later FLOP/s are derived. */
+TEST(report_chips_verified_flags) {
+    const chip_info *c = chip_find("Apple M1", 8);
+    CHECK(c && !c->bandwidth_verified && c->flops_verified);
+    c = chip_find("Apple M1 Max", 32);
+    CHECK(c && c->bandwidth_verified && c->flops_verified);
+    c = chip_find("Apple M4 Max", 40);
+    CHECK(c && c->bandwidth_verified && !c->flops_verified);
+}
