@@ -28,6 +28,11 @@ missing_debian() {
     echo "${out[@]:-}"
 }
 
+# Source lines in the software device's findings (issue 16): llvm-symbolizer reads the
+# line tables of the compiled kernels.  Debian's clang-19 does not pull it in; llvm-19
+# has /usr/bin/llvm-symbolizer-19.
+need_debian+=(llvm-19)
+
 # ---- test-only: the arm64 code paths under qemu (tests/cli/test_arm64_qemu.sh) ----
 # Debian's aarch64 cross gcc with the libc, libobjc and libstdc++ it links against
 # (libstdc++ for the host clang++ building arm64 kernels), qemu-user to run the
