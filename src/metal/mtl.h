@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/finding.h"
+
 typedef struct mtl_device mtl_device;
 typedef struct mtl_library mtl_library;
 typedef struct mtl_pipeline mtl_pipeline;
@@ -135,5 +137,10 @@ int mtl_device_gpu_families(mtl_device *d, const char **names, int max);
  * created).  Returns 0, or -1 with err set (always on the software device). */
 int mtl_capture_start(mtl_device *d, const char *path, char *err, size_t errlen);
 void mtl_capture_stop(mtl_device *d);
+
+/* What the software device's checks found in the last mtl_run that failed (every
+ * distinct finding, with source lines): hands over the array (free it) and returns
+ * its length; 0 with *out NULL when there is none (always on a real GPU). */
+int mtl_device_take_findings(mtl_device *d, dev_finding **out);
 
 #endif

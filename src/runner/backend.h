@@ -60,6 +60,10 @@ typedef struct backend {
      * with err set. */
     int (*capture_begin)(struct backend *b, const char *path, char *err, size_t errlen);
     void (*capture_end)(struct backend *b);
+    /* After run_once failed: what the device's checks found (software device; NULL
+     * for backends without checks).  Hands over a malloc'd array, returns its length
+     * (0 and *out NULL when none). */
+    int (*take_findings)(struct backend *b, dev_finding **out);
     /* Resolves which kernel every dispatch of c runs under o (runner/kernel_choice.h)
      * into out[0..nstages) without allocating buffers or running anything, so the
      * CLI can refuse a bad choice for every shape first.  c needs only op and dim.

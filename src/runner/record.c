@@ -1,4 +1,4 @@
-/* record.c — ownership of a run_record's sample arrays. */
+/* record.c — ownership of a run_record's sample arrays and findings. */
 #include <stdlib.h>
 
 #include "runner/record.h"
@@ -11,4 +11,7 @@ void run_record_free(run_record *r) {
         free(r->stages[i].timing.samples);
         r->stages[i].timing.samples = NULL;
     }
+    free(r->findings);
+    r->findings = NULL;
+    r->nfindings = 0;
 }

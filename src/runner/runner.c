@@ -132,6 +132,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     snprintf(rec->device.name, sizeof rec->device.name, "%s", b->device_name);
     rec->device.emulated = b->emulated;
     rec->device.gpu_cores = b->gpu_cores;
+    rec->device_checks = b->take_findings != NULL;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
     rec->device.bandwidth_verified = rec->device.flops_verified = -1;
     /* Peaks only for real chips: an emulated device or the host CPU has none. */
@@ -203,6 +204,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         if (capture) b->capture_end(b);
         if (run_rc != 0) {
             fail(rec, err);
+            if (b->take_findings) rec->nfindings = b->take_findings(b, &rec->findings);
             goto done;
         }
         uint64_t h = outputs_hash(c);

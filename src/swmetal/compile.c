@@ -27,6 +27,7 @@
 #include "core/sha256.h"
 #include "swmetal/msl_front.h"
 #include "swmetal/sw_compile.h"
+#include "swmetal/symbolize.h"
 
 extern char **environ;
 
@@ -36,14 +37,17 @@ extern char **environ;
 typedef struct sw_variant {
     char key[65];
     void *dl;
+    char *so_path;           /* registered with the symbolizer (symbolize.h) */
 } sw_variant;
 
 struct sw_library {
     char *filename;
+    char *source;            /* the text as given: findings quote its lines */
     msl_unit unit;
     pthread_mutex_t mu;
     sw_variant *variants;
     int nvariants;
+    int sync_free;               /* msl_text_sync_free of the preprocessed source */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -366,7 +370,7 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     uint8_t d[32];
     sha256_init(&c);
     char hdr[128];
-    snprintf(hdr, sizeof hdr, "variant1 abi=%d instr=%d", SW_ABI_VERSION, instr);
+    snprintf(hdr, sizeof hdr, "variant2 abi=%d instr=%d", SW_ABI_VERSION, instr);
     sha256_update(&c, hdr, strlen(hdr) + 1);
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
@@ -374,6 +378,31 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     sha256_update(&c, cpp, strlen(cpp) + 1);
     sha256_final(&c, d);
     sha256_to_hex(d, hex);
+}
+
+/* On macOS the driver runs dsymutil after linking with -g: the line tables land in
+ * TMP.dSYM/Contents/Resources/DWARF/<TMP's name>.  They follow the library to its
+ * final name, where the symbolizer looks for them (best effort: without them
+ * findings only lack source lines). */
+static void move_dsym(const char *tmp_so, const char *so_path) {
+#ifdef __APPLE__
+    char from[4400], to[4400], inner_from[4600], inner_to[4600];
+    const char *tb = strrchr(tmp_so, '/'), *sb = strrchr(so_path, '/');
+    tb = tb ? tb + 1 : tmp_so;
+    sb = sb ? sb + 1 : so_path;
+    pathf(from, sizeof from, "%s.dSYM", tmp_so);
+    pathf(to, sizeof to, "%s.dSYM", so_path);
+    pathf(inner_from, sizeof inner_from, "%s/Contents/Resources/DWARF/%s", from, tb);
+    pathf(inner_to, sizeof inner_to, "%s/Contents/Resources/DWARF/%s", from, sb);
+    if (access(from, F_OK) != 0) return;
+    if (rename(inner_from, inner_to) != 0 || rename(from, to) != 0) {
+        char *argv[] = {"rm", "-rf", from, NULL};
+        run_process(argv, NULL, NULL);
+    }
+#else
+    (void)tmp_so;
+    (void)so_path;
+#endif
 }
 
 /* Compiles cpp into <cache>/<key>.so unless it is already there. */
@@ -406,11 +435,17 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     argv[a++] = "-w";
     /* no fused multiply-add unless the kernel asks (fma()): identical results on x86-64 and arm64 */
     argv[a++] = "-ffp-contract=off";
+    /* MSL's char is signed, and so is C++'s on x86-64 and Apple arm64, but not on arm64 Linux */
+    argv[a++] = "-fsigned-char";
     /* half and bfloat arithmetic rounds after every operation, as on the GPU */
     argv[a++] = "-Xclang";
     argv[a++] = "-ffloat16-excess-precision=none";
     argv[a++] = "-Xclang";
     argv[a++] = "-fbfloat16-excess-precision=none";
+    /* line tables (no effect on the code): findings name the .metal line of an
+     * access; relative file names stay relative wherever the cache is used from */
+    argv[a++] = "-gline-tables-only";
+    argv[a++] = "-fdebug-compilation-dir=.";
 #ifdef __APPLE__
     argv[a++] = "-undefined";   /* sw_rt_* come from the gdnbench executable */
     argv[a++] = "dynamic_lookup";
@@ -418,6 +453,10 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     if (instr == SW_INSTR_FULL) {
         /* every memory access calls __tsan_*; the executor implements those hooks */
         argv[a++] = "-fsanitize=thread";
+        /* the read of a read-modify-write too (x += y): uninitialised reads and the
+         * read side of races are seen there as well */
+        argv[a++] = "-mllvm";
+        argv[a++] = "-tsan-instrument-read-before-write";
     }
     argv[a++] = incl;
     argv[a++] = "-o";
@@ -439,6 +478,7 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         unlink(tmp_so);
         return -1;
     }
+    move_dsym(tmp_so, so_path);
     return 0;
 }
 
@@ -518,7 +558,9 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
     lib->variants = v;
     memcpy(v[lib->nvariants].key, key, sizeof key);
     v[lib->nvariants].dl = dl;
+    v[lib->nvariants].so_path = strdup(so);
     lib->nvariants++;
+    sw_symbolize_register(so, lib->filename, lib->source);
     return dl;
 }
 
@@ -537,13 +579,15 @@ sw_library *sw_library_create(const char *source, const char *filename, char **e
     free(prepared);
     if (!pp) return NULL;
     sw_library *lib = calloc(1, sizeof *lib);
-    if (!lib || !(lib->filename = strdup(filename))) {
+    if (!lib || !(lib->filename = strdup(filename)) || !(lib->source = strdup(source))) {
+        if (lib) free(lib->filename);
         free(lib);
         free(pp);
         *err = strdup("out of memory");
         return NULL;
     }
     pthread_mutex_init(&lib->mu, NULL);
+    lib->sync_free = msl_text_sync_free(pp, filename);
     int rc = msl_front_parse(pp, filename, &lib->unit, err);
     free(pp);
     if (rc != 0) {
@@ -560,11 +604,16 @@ sw_library *sw_library_create(const char *source, const char *filename, char **e
 
 void sw_library_free(sw_library *lib) {
     if (!lib) return;
-    for (int i = 0; i < lib->nvariants; i++) dlclose(lib->variants[i].dl);
+    for (int i = 0; i < lib->nvariants; i++) {
+        sw_symbolize_unregister(lib->variants[i].so_path);
+        free(lib->variants[i].so_path);
+        dlclose(lib->variants[i].dl);
+    }
     free(lib->variants);
     msl_unit_free(&lib->unit);
     pthread_mutex_destroy(&lib->mu);
     free(lib->filename);
+    free(lib->source);
     free(lib);
 }
 
@@ -604,7 +653,7 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
     const sw_kernel_info *k = dlsym(dl, "sw_kernels");
     for (; k && k->name; k++) {
         if (strcmp(k->name, name) == 0) {
-            *out = (sw_kernel){k, dl, instr};
+            *out = (sw_kernel){k, dl, instr, lib->sync_free};
             return 0;
         }
     }
