@@ -61,6 +61,8 @@ static void print_op_help(const op_desc *op) {
            "  --shader FILE --function NAME  run a third-party kernel with the same ABI\n"
            "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
+           "  --fast-math              compile kernels with Metal's fast math (default off: it can\n"
+           "                           break the ulp bounds; no effect on the software device)\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
            "  --fixture PATH           inputs (and expected outputs) from a safetensors/npy file or an\n"
            "                           mlx-native *_meta.json set; shapes come from it\n"
@@ -102,10 +104,10 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         }
         char name[64];
         const char *val = NULL;
-        static const char *const bare[] = {"quiet", NULL};
+        static const char *const bare[] = {"quiet", "fast-math", NULL};
         if (cli_split_option(argc, argv, &i, bare, name, sizeof name, &val, err, errlen)) return -1;
         if (!val) {
-            o->quiet = 1;
+            *(strcmp(name, "quiet") == 0 ? &o->quiet : &o->fast_math) = 1;
             continue;
         }
         int kopt = cli_parse_kernel_option(name, val, o, err, errlen);

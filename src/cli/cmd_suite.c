@@ -173,11 +173,14 @@ int cmd_suite(int argc, char **argv) {
         const char *a = argv[i];
         int64_t v;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n\nsuites:\n");
+            printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--fast-math] "
+                   "[--quiet]\n\nsuites:\n");
             print_suites(stdout);
             return EXIT_OK;
         } else if (strcmp(a, "--quiet") == 0) {
             o.quiet = 1;
+        } else if (strcmp(a, "--fast-math") == 0) {
+            o.fast_math = 1;
         } else if (a[0] != '-') {
             if (name) {
                 snprintf(err, sizeof err, "suite: one suite name at a time ('%s' and '%s')", name, a);

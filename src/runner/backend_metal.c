@@ -73,7 +73,7 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     }
     shader_source src;
     if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
-    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, err, errlen);
+    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, s->opts->fast_math, err, errlen);
     lib_entry *e = &s->libs[s->nlibs];
     snprintf(e->path, sizeof e->path, "%s", path);
     str_copy(e->display, sizeof e->display, src.display_path);
@@ -294,6 +294,13 @@ static void metal_fill_kernel(backend *b, run_record *rec) {
     str_copy(rec->kernel.source, sizeof rec->kernel.source, e ? e->display : path);
     snprintf(rec->kernel.sha256, sizeof rec->kernel.sha256, "%s", e ? e->sha256 : "");
     str_copy(rec->kernel.function, sizeof rec->kernel.function, s->stage_function[0]);
+    if (e && e->lib) {
+        rec->kernel.fast_math_known = 1;
+        rec->kernel.fast_math = mtl_library_fast_math(e->lib);
+    }
+    if (s->opts->fast_math && !mtl_device_fast_math_applies(s->dev))
+        run_record_warn(rec, "--fast-math has no effect on the software device: it always computes as with fast math "
+                             "off");
     /* The constants the first stage's pipeline was built with: the launch's own,
      * overridden or extended by --constant. */
     mtl_constant consts[RUN_MAX_CONSTANTS];

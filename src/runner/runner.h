@@ -32,6 +32,7 @@ struct run_opts {
     } constants[RUN_MAX_CONSTANTS];
     const char *sw_checks;     /* none|fast|full, NULL = default */
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
+    int fast_math;             /* --fast-math: compile kernels with Metal's fast math */
     int quiet;
 };
 

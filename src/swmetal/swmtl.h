@@ -15,6 +15,16 @@
 /* A new reference to a software device (+1; release it). */
 id swmtl_create_system_default_device(void);
 
+/* The software device's class for a Metal class the host instantiates itself
+ * ("MTLCompileOptions", "MTLFunctionConstantValues"): the device only takes its
+ * own, and on a Mac objc_getClass() of those names is Metal.framework's.  Nil for
+ * any other name. */
+Class swmtl_class(const char *metal_name);
+
+/* 0: MTLCompileOptions.fastMathEnabled has no effect here; the software device
+ * always computes as with fast math off (precise:: math, no contraction). */
+int swmtl_fast_math_applies(void);
+
 /* Checks: "none", "fast" (default) or "full".  Returns 0, or -1 for another value
  * (the mode is left unchanged).  Overrides GDNBENCH_SW_CHECKS.  Buffers keep the
  * layout of the mode they were created in; set the mode before creating them. */
