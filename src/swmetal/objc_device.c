@@ -449,6 +449,14 @@ id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {
  * -ffp-contract=off: there is no fast variant to switch to. */
 int swmtl_fast_math_applies(void) { return 0; }
 
+int swmtl_can_compile(char *err, size_t errlen) {
+    char *why = NULL;
+    if (sw_compiler_info(NULL, NULL, &why) == 0) return 1;
+    snprintf(err, errlen, "%s", why ? why : "no C++ compiler for the software Metal device (clang++ >= 17)");
+    free(why);
+    return 0;
+}
+
 int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }
 int swmtl_set_schedule(const char *spec) { return sw_exec_set_schedule(spec, NULL, 0); }
 int swmtl_set_threadgroup_order(const char *spec) { return sw_exec_set_threadgroup_order(spec, NULL, 0); }

@@ -7,6 +7,7 @@
 #ifndef GDN_SWMTL_H
 #define GDN_SWMTL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "metal/objc_call.h"
@@ -20,6 +21,11 @@ id swmtl_create_system_default_device(void);
  * own, and on a Mac objc_getClass() of those names is Metal.framework's.  Nil for
  * any other name. */
 Class swmtl_class(const char *metal_name);
+
+/* 1 when newLibraryWithSource: can work here (a clang++ that builds the MSL
+ * prelude was found); 0 with err set to one line naming the fix for this platform.
+ * Found once per process. */
+int swmtl_can_compile(char *err, size_t errlen);
 
 /* 0: MTLCompileOptions.fastMathEnabled has no effect here; the software device
  * always computes as with fast math off (precise:: math, no contraction). */
