@@ -68,7 +68,7 @@ void table_print_record(FILE *f, const run_record *r) {
             fprintf(f, "    stage %-12s %-44s median %s\n", r->stages[i].name, r->stages[i].function, med);
         }
     }
-    if (r->nchecks > 0)
+    if (r->nchecks + r->nself > 0)
         fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  %s\n", "output", "reference", "max_abs", "max_rel",
                 "rel_l2", "ulp_p99", "nan", "inf", "unwritten", "result");
     for (int i = 0; i < r->nchecks; i++) {
@@ -91,6 +91,10 @@ void table_print_record(FILE *f, const run_record *r) {
         }
         fprintf(f, "\n");
     }
+    for (int i = 0; i < r->nself && i < REC_MAX_CHECKS; i++)
+        fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  self, not a check (the %s backend's output is this "
+                   "reference)\n",
+                r->self_refs[i].output, r->self_refs[i].reference, "-", "-", "-", "-", "-", "-", "-", r->device.backend);
     if (r->ref_us[REF_F64] > 0 || r->ref_us[REF_PARITY] > 0) {
         char f64[32], par[32];
         table_fmt_us(r->ref_us[REF_F64], f64, sizeof f64);

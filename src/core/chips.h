@@ -25,8 +25,9 @@ typedef struct chip_info {
     double bandwidth_gbps;   /* GB/s (1e9 bytes/s) */
     double fp32_tflops;      /* < 0: unknown */
     double fp16_tflops;      /* < 0: unknown */
-    int bandwidth_verified;  /* 1: Apple-published figure */
-    int flops_verified;      /* 1: Apple-published figure; 0: derived, see above */
+    int bandwidth_verified;  /* 1: Apple-published figure; 0: derived, see above */
+    int flops_verified;      /* 1: Apple-published FP32 figure; 0: derived, see above
+                              * (FP16 peaks are never Apple-published) */
 } chip_info;
 
 /* Looks a chip up by its Metal name and GPU core count.

@@ -187,6 +187,18 @@ static void add_device(builder *b, cJSON *root, const run_record *r) {
     add_num_or_null(b, d, "bandwidth_gbps", r->device.bandwidth_gbps, r->device.bandwidth_gbps > 0);
     add_num_or_null(b, d, "fp32_tflops", r->device.fp32_tflops, r->device.fp32_tflops > 0);
     add_num_or_null(b, d, "fp16_tflops", r->device.fp16_tflops, r->device.fp16_tflops > 0);
+    /* Per peak: true = Apple-published, false = derived (src/core/chips.c says how),
+     * null = no peak; pct_of_peak_* against a derived peak is an estimate. */
+    cJSON *v = add_obj(b, d, "peak_verified");
+    if (!v) return;
+    add_item(b, v, "bandwidth_gbps",
+             r->device.bandwidth_gbps > 0 && r->device.bandwidth_verified >= 0
+                 ? cJSON_CreateBool(r->device.bandwidth_verified)
+                 : cJSON_CreateNull());
+    add_item(b, v, "fp32_tflops",
+             r->device.fp32_tflops > 0 && r->device.flops_verified >= 0 ? cJSON_CreateBool(r->device.flops_verified)
+                                                                          : cJSON_CreateNull());
+    add_item(b, v, "fp16_tflops", r->device.fp16_tflops > 0 ? cJSON_CreateFalse() : cJSON_CreateNull());
 }
 
 static void add_kernel(builder *b, cJSON *root, const run_record *r) {
@@ -345,6 +357,28 @@ static void add_checks(builder *b, cJSON *root, const run_record *r) {
     }
 }
 
+/* Outputs not checked against a reference because they are that reference (the cpu
+ * backend's output is bf16-parity): written only when there are some, so records of
+ * other backends are unchanged. */
+static void add_not_checked(builder *b, cJSON *root, const run_record *r) {
+    if (r->nself <= 0) return;
+    cJSON *arr = check(b, cJSON_CreateArray());
+    add_item(b, root, "not_checked", arr);
+    for (int i = 0; b->ok && i < r->nself && i < REC_MAX_CHECKS; i++) {
+        cJSON *o = check(b, cJSON_CreateObject());
+        if (!o) break;
+        if (!cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            b->ok = 0;
+            break;
+        }
+        add_str(b, o, "output", r->self_refs[i].output);
+        add_str(b, o, "reference", r->self_refs[i].reference);
+        add_str(b, o, "reason", "self");
+        add_str(b, o, "note", "self, not a check: the backend's output is this reference");
+    }
+}
+
 cJSON *report_record_json(const run_record *r) {
     builder b = {1};
     cJSON *root = cJSON_CreateObject();
@@ -367,6 +401,7 @@ cJSON *report_record_json(const run_record *r) {
     add_timing(&b, root, r);
     add_throughput(&b, root, r);
     add_checks(&b, root, r);
+    add_not_checked(&b, root, r);
     if (r->determinism_runs > 0) {
         cJSON *d = add_obj(&b, root, "determinism");
         if (d) {

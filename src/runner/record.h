@@ -58,6 +58,9 @@ typedef struct run_record {
         /* from the chip table; < 0 = unknown (null) */
         int gpu_cores;
         double bandwidth_gbps, fp32_tflops, fp16_tflops;
+        /* 1: the peak is an Apple-published figure; 0: derived (core/chips.h says
+         * how); -1: no peak.  FP16 peaks are never Apple-published (chips.h). */
+        int bandwidth_verified, flops_verified;
     } device;
 
     const op_desc *op;
@@ -93,6 +96,14 @@ typedef struct run_record {
     int nchecks;
     rec_check checks[REC_MAX_CHECKS];
     double ref_us[2];          /* wall time of the CPU references (REF_F64, REF_PARITY); 0 = not run */
+    /* Outputs not checked against a reference because the backend's output is that
+     * reference itself (cpu: bf16-parity); the table and the JSON ("not_checked")
+     * say so instead of showing a PASS. */
+    int nself;
+    struct {
+        char output[48];
+        char reference[16];
+    } self_refs[REC_MAX_CHECKS];
 
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;

@@ -20,7 +20,7 @@ bad() { # bad "description" regex-for-stderr args...
     expect_match "cli: $desc message" "$ERR" "$re"
     local lines
     lines=$(printf '%s\n' "$ERR" | grep -c .)
-    if [ "$lines" -eq 1 ]; then echo "PASS cli: $desc is one line"; else echo "FAIL cli: $desc printed $lines lines"; fi
+    if [ "$lines" -eq 1 ]; then pass "cli: $desc is one line"; else fail "cli: $desc printed $lines lines"; fi
 }
 
 bad "unknown flag" "--bogus" cumsum --bogus 1
@@ -45,7 +45,15 @@ bad "one bad shape in a list" "--T 0" cumsum --T 64,0
 
 expect_exit 0 "cli: list of shapes runs" $G cumsum --backend cpu --T 1,63..65 --H 2 --iters 2 --warmup 0 --quiet
 expect_exit 0 "cli: range with factor" $G cumsum --backend cpu --T 64..256:x2 --H 1 --iters 1 --warmup 0 --quiet
+# The cpu backend's output is the bf16-parity reference: parity is no check there.
+expect_exit 0 "cli: cpu backend runs kkt" $G kkt --backend cpu --T 100 --H 2 --Hg 1 --iters 1 --warmup 0 --json "$TMPD/cpu.json"
+expect_match "cli: cpu parity row says self, not a check" "$OUT" "A +bf16-parity +(- +)+self, not a check"
+if printf '%s' "$OUT" | grep -Eq "bf16-parity .*PASS"; then fail "cli: cpu parity shown as PASS"; else pass "cli: cpu parity not shown as PASS"; fi
+expect_match "cli: cpu JSON lists parity as not checked" "$(tr -d ' \n\t' <"$TMPD/cpu.json")" \
+    '"not_checked":\[\{"output":"A","reference":"bf16-parity","reason":"self"'
 expect_exit 1 "cli: impossible tolerance fails the check with exit 1" $G cumsum --backend cpu --T 64 --H 2 --iters 1 --check f64 --atol 0 --rtol 0
 expect_match "cli: failing check prints FAIL and the first bad coordinate" "$OUT" "FAIL.*first at \["
 bad "shape too big for memory" "reduce the shape" kkt --quiet --backend cpu --T 16777216 --H 4096 --Hg 4096
 GDNBENCH_MEM_LIMIT_MB=1 expect_exit 2 "cli: a memory budget refuses a shape that does not fit" $G chunk_fwd --backend cpu --T 4096 --quiet
+
+finish

@@ -4,8 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP compare: python3 is needed to generate the report fixtures"
-    exit 0
+    skip_all "compare: python3 is needed to generate the report fixtures"
 fi
 D=$TMPD/work # lib.sh owns $TMPD/out and $TMPD/err
 mkdir -p "$D"
@@ -80,7 +79,7 @@ assert p["base_samples"] == 21 and p["new_samples"] == 21
 assert p["p_value"] < 1e-6
 assert d["summary"]["regressions"] == 1
 PY
-then echo "PASS compare: json output has verdict, change, p"; else echo "FAIL compare: json output content"; fi
+then pass "compare: json output has verdict, change, p"; else fail "compare: json output content"; fi
 
 # --threshold / --alpha change the decision.
 expect_exit 0 "compare: --threshold 15 makes 10% slower 'same'" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --threshold 15
@@ -102,3 +101,5 @@ expect_match "compare: says the backend differs" "$ERR" "backend differs"
 expect_exit 2 "compare: one path only" "$GDNBENCH" compare "$D/base.json"
 expect_exit 2 "compare: empty directory" "$GDNBENCH" compare "$D/base.json" "$(mktemp -d "$D/emptyXXXX")"
 expect_exit 0 "compare: --help" "$GDNBENCH" compare --help
+
+finish

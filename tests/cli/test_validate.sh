@@ -8,8 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 K="$here/kernels/validate_cumsum.metal"
 
 if ! "$GDNBENCH" info 2>/dev/null | grep -q '^  sw .*available:'; then
-    echo "SKIP validate: the software device is not available here ($("$GDNBENCH" info 2>&1 | grep '^  sw'))"
-    exit 0
+    skip_all "validate: the software device is not available here ($("$GDNBENCH" info 2>&1 | grep '^  sw'))"
 fi
 
 v() { "$GDNBENCH" validate cumsum --shader "$K" --function "$@"; }
@@ -43,6 +42,15 @@ expect_match "validate: ... against bf16-parity" "$OUT" "g_cumsum vs bf16-parity
 expect_exit 1 "validate: a wrong stride for one head fails" v cumsum_head_stride --T 65 --profile realistic
 expect_match "validate: ... with the pattern naming the head" "$OUT" "pattern: one head \(h=1 of 2\)"
 
+# A uniform bias (every output scaled by 1 + 6e-7) keeps each element within the
+# elementwise bounds: only the rel_l2 bound catches it, in validate and in a plain run.
+expect_exit 1 "validate: a uniform bias within atol/rtol fails" v cumsum_biased --T 65,129 --profile realistic
+expect_match "validate: ... on rel_l2 alone" "$OUT" \
+    "g_cumsum vs bf16-parity: rel_l2 [0-9.e+-]+ exceeds 4e-07 \(max_abs [0-9.e+-]+; every element within atol/rtol\)"
+expect_exit 1 "run: the same bias fails a plain run" "$GDNBENCH" cumsum --backend sw --shader "$K" --function cumsum_biased \
+    --T 129 --H 2 --iters 1 --warmup 0
+expect_match "run: ... with the rel_l2 bound named in the table" "$OUT" "g_cumsum +bf16-parity .* FAIL +\(rel_l2 [0-9.e+-]+ > 4e-07\)"
+
 expect_exit 0 "validate: a kernel with float atomics whose bits follow the schedule passes" "$GDNBENCH" validate cumsum \
     --shader "$here/kernels/validate_cumsum_atomic.metal" --function cumsum_atomic --T 65 --profile realistic
 expect_match "validate: ... with the differences reported as a note" "$OUT" \
@@ -62,3 +70,5 @@ expect_exit 2 "validate: a T out of range is bad input" v cumsum_serial --T 0
 expect_exit 2 "validate: a kernel that does not compile cannot run" v no_such_function --T 65
 expect_exit 0 "validate --help" "$GDNBENCH" validate kkt --help
 expect_match "validate --help lists the stress profiles" "$OUT" "g_very_neg +log decay around -20"
+
+finish

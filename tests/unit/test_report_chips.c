@@ -44,6 +44,17 @@ TEST(report_chips_table_sane) {
     }
 }
 
+/* The standing of each peak: M1's bandwidth is derived (no Apple figure), the M1
+ * family's keynote FLOP/s are Apple's, later FLOP/s are derived. */
+TEST(report_chips_verified_flags) {
+    const chip_info *c = chip_find("Apple M1", 8);
+    CHECK(c && !c->bandwidth_verified && c->flops_verified);
+    c = chip_find("Apple M1 Max", 32);
+    CHECK(c && c->bandwidth_verified && c->flops_verified);
+    c = chip_find("Apple M4 Max", 40);
+    CHECK(c && c->bandwidth_verified && !c->flops_verified);
+}
+
 /* Hosted macOS runners' "Apple Paravirtual device" is recognised (its numbers get a
  * warning); real chips and the software device are not. */
 TEST(report_chips_paravirtual_device_by_name) {

@@ -61,6 +61,12 @@ TEST(report_json_record_validates) {
     CHECK(cJSON_IsTrue(at(j, "determinism", "bitwise_identical")));
     CHECK(strcmp(at(j, "status", NULL)->valuestring, "fail") == 0);
     CHECK_NEAR(strlen(at(j, "host", "hostname_hash")->valuestring), 16, 0);
+    /* Which peaks are Apple's figures and which are derived. */
+    const cJSON *pv = at(j, "device", "peak_verified");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(pv, "bandwidth_gbps")));
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(pv, "fp32_tflops")));
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(pv, "fp16_tflops")));
+    CHECK(at(j, "not_checked", NULL) == NULL); /* only written when there are some */
 
     cJSON_Delete(j);
     run_record_free(&r);
@@ -101,6 +107,10 @@ TEST(report_json_unknowns_are_null_and_validate) {
     CHECK(cJSON_IsNull(at(j, "throughput", "gbps")));
     CHECK(cJSON_IsNull(at(j, "throughput", "pct_of_peak_bandwidth")));
     CHECK(cJSON_IsNull(at(j, "kernel", "sha256")));
+    const cJSON *pv = at(j, "device", "peak_verified");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(pv, "bandwidth_gbps")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(pv, "fp32_tflops")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(pv, "fp16_tflops")));
     cJSON_Delete(j);
     cJSON_Delete(schema);
 }
