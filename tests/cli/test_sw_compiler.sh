@@ -12,7 +12,7 @@ if [ "$(uname -s)" = Darwin ]; then fix="brew install llvm"; else fix="apt-get i
 one_line() { # one_line "description": $ERR is exactly one line
     local lines
     lines=$(printf '%s\n' "$ERR" | grep -c .)
-    if [ "$lines" -eq 1 ]; then echo "PASS $1 is one line"; else echo "FAIL $1 printed $lines lines: $ERR"; fi
+    if [ "$lines" -eq 1 ]; then pass "$1 is one line"; else fail "$1 printed $lines lines: $ERR"; fi
 }
 
 no_cxx() { # no_cxx "description" REGEX GDNBENCH_CXX
@@ -42,8 +42,8 @@ no_cxx "clang without __bf16" "cannot compile the probe: .*__bf16 is not support
 expect_exit 2 "sw compiler: a failed probe stays failed (cached verdict)" env GDNBENCH_CXX="$TMPD/nobf16" "$G" kkt \
     --backend sw "${small[@]}"
 expect_match "sw compiler: cached verdict has the reason" "$ERR" "__bf16 is not supported"
-if ls "$GDNBENCH_CACHE_DIR"/cxx-*.bad >/dev/null 2>&1; then echo "PASS sw compiler: the probe's verdict is cached"; else
-    echo "FAIL sw compiler: no cxx-*.bad verdict in $GDNBENCH_CACHE_DIR"; fi
+if ls "$GDNBENCH_CACHE_DIR"/cxx-*.bad >/dev/null 2>&1; then pass "sw compiler: the probe's verdict is cached"; else
+    fail "sw compiler: no cxx-*.bad verdict in $GDNBENCH_CACHE_DIR"; fi
 
 if [ "$(uname -s)" != Darwin ]; then
     expect_exit 2 "sw compiler: none on PATH exits 2" env -u GDNBENCH_CXX PATH=/nonexistent "$G" kkt --backend sw \
@@ -51,7 +51,7 @@ if [ "$(uname -s)" != Darwin ]; then
     expect_match "sw compiler: none on PATH lists what was tried" "$ERR" "no clang\+\+ found \(tried clang\+\+-19 .*\).*$fix"
     one_line "sw compiler: none on PATH"
 else
-    echo "SKIP sw compiler: none on PATH: a Mac has Xcode's clang++ outside PATH's control (covered by GDNBENCH_CXX)"
+    skip "sw compiler: none on PATH: a Mac has Xcode's clang++ outside PATH's control (covered by GDNBENCH_CXX)"
 fi
 
 # Other backends do not need the compiler.
@@ -70,8 +70,8 @@ expect_exit 0 "fast math: sw run without it" "$G" kkt --backend sw "${small[@]}"
 nofm=$(cat "$TMPD/nofm.json")
 expect_match "fast math: default is off in the JSON" "$nofm" '"fast_math":[[:space:]]*false'
 expect_match "fast math: no warning without the flag" "$nofm" '"warnings":[[:space:]]*\[\]'
-if printf '%s' "$OUT" | grep -q WARNING; then echo "FAIL fast math: a WARNING without --fast-math"; else
-    echo "PASS fast math: no WARNING line without --fast-math"; fi
+if printf '%s' "$OUT" | grep -q WARNING; then fail "fast math: a WARNING without --fast-math"; else
+    pass "fast math: no WARNING line without --fast-math"; fi
 expect_exit 0 "fast math: cpu run" "$G" kkt --backend cpu "${small[@]}" --json "$TMPD/cpu.json" --quiet
 expect_match "fast math: null for the cpu backend (no kernel)" "$(cat "$TMPD/cpu.json")" '"fast_math":[[:space:]]*null'
 expect_exit 0 "fast math: suite takes --fast-math" "$G" suite --help
@@ -88,5 +88,6 @@ if [ -f "$GDNBENCH_ROOT/shaders/gdn_kkt.metal" ]; then
     expect_match "exe path: shaders found next to the binary behind a symlink" "$(cat "$TMPD/link.json")" \
         '"source":[[:space:]]*"[^"]*/\.\./shaders/gdn_kkt\.metal"'
 else
-    echo "SKIP exe path: no shaders/gdn_kkt.metal under $GDNBENCH_ROOT"
+    skip "exe path: no shaders/gdn_kkt.metal under $GDNBENCH_ROOT"
 fi
+finish
