@@ -21,7 +21,11 @@
 set -u
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
-export GDNBENCH="$root/$build/gdnbench"
+case $build in
+/*) bdir=$build ;; # make test BUILD=/abs/dir
+*) bdir=$root/$build ;;
+esac
+export GDNBENCH="$bdir/gdnbench"
 export GDNBENCH_ROOT="$root"
 log=$(mktemp)
 one=$(mktemp)
@@ -60,8 +64,8 @@ judge() {
     fi
 }
 
-if [ -x "$root/$build/gdnbench-tests" ]; then
-    "$root/$build/gdnbench-tests" "${@:2}" </dev/null 2>&1 | tee "$one"
+if [ -x "$bdir/gdnbench-tests" ]; then
+    "$bdir/gdnbench-tests" "${@:2}" </dev/null 2>&1 | tee "$one"
     rc=${PIPESTATUS[0]}
     cat "$one" >>"$log"
     judge unit "$rc" | tee -a "$log"

@@ -97,7 +97,8 @@ int cli_main(int argc, char **argv) {
         return EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("gdnbench %s\n", GDNBENCH_VERSION);
+        if (gdnbench_git_sha[0]) printf("gdnbench %s (git %s)\n", gdnbench_version, gdnbench_git_sha);
+        else printf("gdnbench %s (commit unknown)\n", gdnbench_version);
         return EXIT_OK;
     }
     if (strcmp(cmd, "list") == 0) return cmd_list(argc, argv);

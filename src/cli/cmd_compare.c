@@ -92,6 +92,16 @@ static void record_key(const cJSON *rec, int what, char *out, size_t n) {
     rj_shape_str(rec, shape, sizeof shape);
     append(out, n, shape);
     if (what == 0) append(out, n, rj_str(rec, "kernel", "sha256", ""));
+    /* Stages from the user's files (--stage, --shader) are part of the source: a
+     * record whose kkt stage was theirs is a changed kernel next to one that ran ours,
+     * even where the first stage (kernel.*) is the same. */
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "launch"), "stages");
+    cJSON_ArrayForEach(c, stages) {
+        if (what != 0 || strcmp(rj_str(c, "origin", NULL, ""), "theirs") != 0) continue;
+        char one[160];
+        snprintf(one, sizeof one, "%s@%s", rj_str(c, "name", NULL, ""), rj_str(c, "sha256", NULL, ""));
+        append(out, n, one);
+    }
     if (what <= 1) {
         append(out, n, rj_str(rec, "device", "name", ""));
         append(out, n, rj_str(rec, "device", "backend", ""));

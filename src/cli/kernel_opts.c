@@ -4,6 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/kernel_opts.h"
+#include "cli/stage_opts.h"
 
 int cli_split_option(int argc, char **argv, int *i, const char *const *bare, char *name, size_t namelen,
                      const char **val, char *err, size_t errlen) {
@@ -54,6 +55,7 @@ static int parse_constant(run_opts *o, const char *val, char *err, size_t errlen
 }
 
 int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char *err, size_t errlen) {
+    if (strcmp(name, "stage") == 0) return cli_parse_stage_option(val, o, err, errlen) ? -1 : 1;
     if (strcmp(name, "shader") == 0) {
         o->shader = val;
     } else if (strcmp(name, "function") == 0) {
@@ -76,8 +78,9 @@ int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char
 }
 
 int cli_check_kernel_options(const run_opts *o, char *err, size_t errlen) {
-    if ((o->shader != NULL) != (o->function != NULL)) {
-        snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");
+    /* --shader alone runs FILE's kernels under their default names (stage_opts.h). */
+    if (o->function && !o->shader) {
+        snprintf(err, errlen, "--function %s needs --shader FILE: name the .metal file that defines it", o->function);
         return -1;
     }
     return 0;

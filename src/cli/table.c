@@ -64,9 +64,14 @@ void table_print_record(FILE *f, const run_record *r) {
     }
     if (r->nstages > 1) {
         for (int i = 0; i < r->nstages; i++) {
-            table_fmt_us(r->stages[i].timing.median, med, sizeof med);
-            fprintf(f, "    stage %-12s %-44s median %s\n", r->stages[i].name, r->stages[i].function, med);
+            const rec_stage *st = &r->stages[i];
+            table_fmt_us(st->timing.median, med, sizeof med);
+            fprintf(f, "    stage %-12s %-44s median %-10s", st->name, st->function, med);
+            if (st->source[0]) fprintf(f, "  %s: %s", st->theirs ? "theirs" : "ours", st->source);
+            fprintf(f, "\n");
         }
+    } else if (r->kernel.source[0]) {
+        fprintf(f, "  kernel %s  %s: %s\n", r->kernel.function, r->kernel.theirs ? "theirs" : "ours", r->kernel.source);
     }
     if (r->nchecks + r->nself > 0)
         fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  %s\n", "output", "reference", "max_abs", "max_rel",

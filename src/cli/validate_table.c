@@ -7,10 +7,18 @@
 
 void validate_table_header(FILE *f, const validate_report *vr, const run_opts *ro) {
     fprintf(f, "gdnbench validate %s — %s\n", vr->op->name, vr->op->summary);
-    if (ro->shader)
-        fprintf(f, "kernel %s: %s", ro->shader, ro->function);
-    else
+    if (ro->shader && ro->function)
+        fprintf(f, "kernel %s: %s (main stage; other stages: the file's kernels of their default names, else ours)",
+                ro->shader, ro->function);
+    else if (ro->shader)
+        fprintf(f, "kernels: %s's of the stages' default names, else ours", ro->shader);
+    else if (ro->nstage_choices == 0)
         fprintf(f, "kernel: gdnbench's own (shaders/)");
+    for (int i = 0; i < ro->nstage_choices; i++) {
+        const run_stage_choice *c = &ro->stage_choices[i];
+        fprintf(f, "%sstage %s: %s%s%s", i || ro->shader ? "; " : "kernels: ours, but ", c->stage, c->file,
+                c->function[0] ? ":" : "", c->function);
+    }
     for (int i = 0; i < ro->nconstants; i++)
         fprintf(f, "%s%d=%s", i ? " " : " constants ", ro->constants[i].index, ro->constants[i].value);
     fprintf(f, "\ndevice %s (%s), checks %s, seed %llu\n", vr->device, vr->backend, vr->checks,

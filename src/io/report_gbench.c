@@ -41,7 +41,7 @@ static cJSON *context_json(void) {
     cJSON *la = cJSON_AddArrayToObject(c, "load_avg");
     for (int i = 0; la && i < nload; i++) cJSON_AddItemToArray(la, cJSON_CreateNumber(load[i]));
     cJSON_AddStringToObject(c, "library_build_type", "release");
-    cJSON_AddStringToObject(c, "gdnbench_version", GDNBENCH_VERSION);
+    cJSON_AddStringToObject(c, "gdnbench_version", gdnbench_version);
     return c;
 }
 

@@ -75,12 +75,15 @@ static void add_u32x3(builder *b, cJSON *obj, const char *key, const uint32_t v[
 
 /* ---- host ---------------------------------------------------------------- */
 
+#ifndef __APPLE__
+/* Strips surrounding blanks from a /proc/cpuinfo key or value in place. */
 static void trim(char *s) {
     size_t n = strlen(s);
     while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
     size_t lead = strspn(s, " \t");
     if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
 }
+#endif
 
 /* CPU model: "model name" on x86 Linux, "Model"/"Hardware" on some Arm boards,
  * machdep.cpu.brand_string on macOS; the machine name (uname -m) otherwise. */
@@ -207,6 +210,8 @@ static void add_kernel(builder *b, cJSON *root, const run_record *r) {
     add_str_or_null(b, k, "source", r->kernel.source);
     add_str_or_null(b, k, "function", r->kernel.function);
     add_str_or_null(b, k, "sha256", r->kernel.sha256);
+    /* Optional (absent in older reports and for the cpu backend): whose kernel ran. */
+    if (r->kernel.source[0]) add_str(b, k, "origin", r->kernel.theirs ? "theirs" : "ours");
     cJSON *consts = check(b, cJSON_CreateArray());
     add_item(b, k, "constants", consts);
     for (int i = 0; b->ok && i < r->kernel.nconstants && i < REC_MAX_CONSTANTS; i++) {
@@ -267,6 +272,11 @@ static void add_launch(builder *b, cJSON *root, const run_record *r) {
         }
         add_str(b, o, "name", st->name);
         add_str_or_null(b, o, "function", st->function);
+        if (st->source[0]) { /* optional: which file, ours or the user's */
+            add_str(b, o, "source", st->source);
+            add_str_or_null(b, o, "sha256", st->sha256);
+            add_str(b, o, "origin", st->theirs ? "theirs" : "ours");
+        }
         add_u32x3(b, o, "grid", st->grid);
         add_u32x3(b, o, "threadgroup", st->tg);
         add_num(b, o, "threadgroup_memory_bytes", st->tgmem_bytes);
@@ -357,6 +367,50 @@ static void add_checks(builder *b, cJSON *root, const run_record *r) {
     }
 }
 
+/* Appends the ", "-separated names of list to arr as strings. */
+static void add_name_list(builder *b, cJSON *arr, const char *list) {
+    for (const char *p = list; b->ok && p && *p;) {
+        size_t l = strcspn(p, ",");
+        char one[128];
+        snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one - 1 ? l : sizeof one - 1), p);
+        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(one)))) b->ok = 0;
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+}
+
+/* Optional "fixture" (only for --fixture runs): the file, tensors converted into the
+ * kernel's dtypes, tensors bound to nothing, dimensions the file did not fix. */
+static void add_fixture(builder *b, cJSON *root, const run_record *r) {
+    const rec_fixture *fx = &r->fixture;
+    if (!fx->path[0]) return;
+    cJSON *o = add_obj(b, root, "fixture");
+    if (!o) return;
+    add_str(b, o, "path", fx->path);
+    add_str_or_null(b, o, "format", fx->format);
+    cJSON *conv = check(b, cJSON_CreateArray());
+    add_item(b, o, "converted", conv);
+    for (int i = 0; b->ok && i < fx->nconverted && i < OP_MAX_BUFS; i++) {
+        cJSON *c = check(b, cJSON_CreateObject());
+        if (!c || !cJSON_AddItemToArray(conv, c)) {
+            cJSON_Delete(c);
+            b->ok = 0;
+            break;
+        }
+        add_str(b, c, "tensor", fx->converted[i].tensor);
+        add_str(b, c, "buffer", fx->converted[i].buffer);
+        add_str(b, c, "from", fx->converted[i].from);
+        add_str(b, c, "to", fx->converted[i].to);
+        add_str(b, c, "rounding", strcmp(fx->converted[i].to, "bf16") == 0 ? "nearest-even" : "exact");
+    }
+    cJSON *ign = check(b, cJSON_CreateArray());
+    add_item(b, o, "ignored", ign);
+    if (ign) add_name_list(b, ign, fx->ignored);
+    cJSON *unf = check(b, cJSON_CreateArray());
+    add_item(b, o, "unfixed", unf);
+    if (unf) add_name_list(b, unf, fx->unfixed);
+}
+
 /* Outputs not checked against a reference because they are that reference (the cpu
  * backend's output is bf16-parity): written only when there are some, so records of
  * other backends are unchanged. */
@@ -388,8 +442,8 @@ cJSON *report_record_json(const run_record *r) {
     cJSON *tool = add_obj(&b, root, "tool");
     if (tool) {
         add_str(&b, tool, "name", "gdnbench");
-        add_str(&b, tool, "version", GDNBENCH_VERSION);
-        add_str_or_null(&b, tool, "git_sha", GDNBENCH_GIT_SHA);
+        add_str(&b, tool, "version", gdnbench_version);
+        add_str_or_null(&b, tool, "git_sha", gdnbench_git_sha);
     }
     add_host(&b, root);
     add_device(&b, root, r);
@@ -412,6 +466,7 @@ cJSON *report_record_json(const run_record *r) {
         add_item(&b, root, "determinism", cJSON_CreateNull());
     }
     add_warnings(&b, root, r);
+    add_fixture(&b, root, r);
     add_str(&b, root, "status", r->status);
     add_str_or_null(&b, root, "error", r->error);
     if (!b.ok) {

@@ -35,6 +35,7 @@ struct mtl_device {
 struct mtl_library {
     id library;
     int fast_math; /* the code was compiled with fast math */
+    int software;
 };
 
 struct mtl_pipeline {
@@ -169,6 +170,7 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
     /* Metal has no place for a file name; the software device takes it on the side so
      * its diagnostics say "kkt.metal:12:5". */
     if (d->software) swmtl_set_source_name(filename);
+    l->software = d->software;
     l->library = MSG3(id, d->device, "newLibraryWithSource:options:error:", id, src, id, opts, id *, &error);
     release(opts);
     if (!l->library) {
@@ -185,6 +187,43 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
 }
 
 int mtl_library_fast_math(const mtl_library *l) { return l->fast_math; }
+
+/* Metal answers with MTLLibrary.functionNames (an NSArray of NSString); the
+ * software device's library has no NSArray to give, so it is asked in C. */
+int mtl_library_function_count(const mtl_library *l) {
+    if (l->software) return swmtl_library_function_count(l->library);
+    id pool = pool_push();
+    id names = MSG0(id, l->library, "functionNames");
+    int n = names ? (int)MSG0(NSUInteger, names, "count") : 0;
+    pool_pop(pool);
+    return n;
+}
+
+int mtl_library_function_name(const mtl_library *l, int i, char *buf, size_t n) {
+    const char *name = NULL;
+    if (n == 0 || i < 0 || i >= mtl_library_function_count(l)) return -1;
+    if (l->software) {
+        name = swmtl_library_function_name(l->library, i);
+    } else {
+        id pool = pool_push();
+        id names = MSG0(id, l->library, "functionNames");
+        name = cstring(MSG1(id, names, "objectAtIndex:", NSUInteger, (NSUInteger)i));
+        snprintf(buf, n, "%s", name ? name : "");
+        pool_pop(pool);
+        return name ? 0 : -1;
+    }
+    if (!name) return -1;
+    snprintf(buf, n, "%s", name);
+    return 0;
+}
+
+int mtl_library_has_function(const mtl_library *l, const char *function) {
+    char name[256];
+    int count = mtl_library_function_count(l);
+    for (int i = 0; i < count; i++)
+        if (mtl_library_function_name(l, i, name, sizeof name) == 0 && strcmp(name, function) == 0) return 1;
+    return 0;
+}
 
 void mtl_library_free(mtl_library *l) {
     if (!l) return;

@@ -40,6 +40,13 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
  * device has it). */
 int mtl_library_fast_math(const mtl_library *l);
 void mtl_library_free(mtl_library *l);
+/* The library's functions by name (MTLLibrary.functionNames): the count, the i-th
+ * name into buf (0, or -1 when i is out of range), and whether one is called
+ * `function` (1) or not (0).  How a kernel choice learns what a file defines
+ * before it builds a pipeline. */
+int mtl_library_function_count(const mtl_library *l);
+int mtl_library_function_name(const mtl_library *l, int i, char *buf, size_t n);
+int mtl_library_has_function(const mtl_library *l, const char *function);
 
 mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *function, const mtl_constant *consts,
                                int nconsts, char *err, size_t errlen);

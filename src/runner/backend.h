@@ -13,6 +13,7 @@
 #include "runner/record.h"
 
 typedef struct run_opts run_opts;
+struct stage_kernel;
 
 /* Timing of one iteration.  gpu_us < 0 when the backend has no GPU clock. */
 typedef struct backend_timing {
@@ -42,6 +43,15 @@ typedef struct backend {
     /* Fills rec->kernel (source path, function, sha256 of the source, constants) of
      * the case just prepared; may be NULL (cpu: no kernel). */
     void (*fill_kernel)(struct backend *b, run_record *rec);
+    /* Resolves which kernel every dispatch of c runs under o (runner/kernel_choice.h)
+     * into out[0..nstages) without allocating buffers or running anything, so the
+     * CLI can refuse a bad choice for every shape first.  c needs only op and dim.
+     * Returns the number of dispatches, or -1 with err set.  NULL: no kernels (cpu). */
+    int (*check_kernels)(struct backend *b, const op_case *c, const run_opts *o, struct stage_kernel *out,
+                         char *err, size_t errlen);
+    /* The kernel dispatch s of the case just prepared runs (file, function, ours or
+     * theirs); NULL when the backend has none (cpu).  Valid until release_case. */
+    const struct stage_kernel *(*stage_kernel)(struct backend *b, int s);
     /* Frees per-case state (called after each case); the backend stays usable. */
     void (*release_case)(struct backend *b);
     void (*destroy)(struct backend *b);

@@ -22,6 +22,7 @@
 #include "metal/mtl.h"
 #include "runner/backend.h"
 #include "runner/check.h"
+#include "runner/kernel_choice.h"
 #include "runner/runner.h"
 #include "runner/shader_source.h"
 
@@ -53,8 +54,10 @@ typedef struct metal_state {
     mtl_buffer *bufs[OP_MAX_BUFS];
     int nstages;
     op_launch launch[OP_MAX_STAGES];
+    stage_kernel kern[OP_MAX_STAGES];  /* which file and function each dispatch runs */
+    int any_theirs;                    /* some dispatch runs a user's kernel */
+    int main_stage;                    /* dispatch the record's `kernel` describes */
     mtl_pipeline *stage_pipe[OP_MAX_STAGES];
-    char stage_function[OP_MAX_STAGES][128];
     tensor *poison[OP_MAX_BUFS];
 } metal_state;
 
@@ -86,15 +89,44 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     return lib;
 }
 
+/* kernel_lookup_fn over the libraries of this backend: compiles FILE once. */
+static int metal_lookup(void *ctx, const char *path, const char *function, char *names, size_t nameslen, char *err,
+                        size_t errlen) {
+    metal_state *s = ctx;
+    if (!get_library(s, path, err, errlen)) return -1;
+    const mtl_library *lib = find_library(s, path)->lib;
+    if (mtl_library_has_function(lib, function)) return 1;
+    if (names && nameslen) {
+        size_t off = 0;
+        char name[256];
+        names[0] = 0;
+        for (int i = 0; i < mtl_library_function_count(lib) && off + 1 < nameslen; i++) {
+            if (mtl_library_function_name(lib, i, name, sizeof name) != 0) continue;
+            int w = snprintf(names + off, nameslen - off, "%s%s", off ? ", " : "", name);
+            if (w < 0 || (size_t)w >= nameslen - off) break;
+            off += (size_t)w;
+        }
+    }
+    return 0;
+}
+
+/* Fills the backend's view of a resolved kernel: display path and hash of its file. */
+static void describe_file(metal_state *s, stage_kernel *k) {
+    lib_entry *e = find_library(s, k->path);
+    str_copy(k->display, sizeof k->display, e ? e->display : k->path);
+    str_copy(k->sha256, sizeof k->sha256, e ? e->sha256 : "");
+}
+
 /* The launch's own function constants (e.g. attention's align_Q/do_causal), with
- * --constant flags overriding entries of the same index. */
-static int launch_constants(const metal_state *s, const op_launch *l, mtl_constant *consts) {
+ * --constant flags overriding entries of the same index when they apply to this
+ * dispatch (kernel_choice.h: to the user's kernels, or to ours when all are ours). */
+static int launch_constants(const metal_state *s, const op_launch *l, int user_constants, mtl_constant *consts) {
     int n = 0;
     for (int i = 0; i < l->nconstants && n < RUN_MAX_CONSTANTS; i++, n++) {
         consts[n].index = l->constants[i].index;
         snprintf(consts[n].value, sizeof consts[n].value, "%s", l->constants[i].value);
     }
-    for (int i = 0; i < s->opts->nconstants; i++) {
+    for (int i = 0; user_constants && i < s->opts->nconstants; i++) {
         int k = 0;
         while (k < n && consts[k].index != s->opts->constants[i].index) k++;
         if (k == n && n == RUN_MAX_CONSTANTS) break;
@@ -106,9 +138,9 @@ static int launch_constants(const metal_state *s, const op_launch *l, mtl_consta
 }
 
 static mtl_pipeline *get_pipeline(metal_state *s, const char *path, const char *function, const op_launch *l,
-                                  char *err, size_t errlen) {
+                                  int user_constants, char *err, size_t errlen) {
     mtl_constant consts[RUN_MAX_CONSTANTS];
-    int nconsts = launch_constants(s, l, consts);
+    int nconsts = launch_constants(s, l, user_constants, consts);
     char key[256] = "";
     for (int i = 0; i < nconsts; i++) {
         size_t used = strlen(key);
@@ -159,22 +191,24 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
         snprintf(err, errlen, "internal error: %s reports %d stages", op->name, s->nstages);
         return -1;
     }
-    if (o->function && s->nstages > 1) {
-        snprintf(err, errlen, "--function names one kernel but %s runs %d stages: put every stage's kernel, under its "
-                              "default name, in the --shader file and omit --function", op->name, s->nstages);
-        return -1;
-    }
     for (int st = 0; st < s->nstages; st++) {
-        op_launch *l = &s->launch[st];
-        if (op->launch(c, st, l) != 0) {
+        if (op->launch(c, st, &s->launch[st]) != 0) {
             snprintf(err, errlen, "%s has no Metal kernel for stage %d; use --backend cpu", op->name, st);
             return -1;
         }
-        const char *path = o->shader ? o->shader : l->shader;
-        const char *fn = o->function ? o->function : l->function;
-        snprintf(s->stage_function[st], sizeof s->stage_function[st], "%s", fn);
-        s->stage_pipe[st] = get_pipeline(s, path, fn, l, err, errlen);
+    }
+    if (kernel_choice_resolve(op, s->launch, s->nstages, o, metal_lookup, s, s->kern, err, errlen) != 0) return -1;
+    s->any_theirs = 0;
+    for (int st = 0; st < s->nstages; st++) s->any_theirs |= s->kern[st].origin != KERNEL_OURS;
+    s->main_stage = kernel_choice_main(op, s->launch, s->nstages);
+    if (s->main_stage < 0) s->main_stage = 0;
+    for (int st = 0; st < s->nstages; st++) {
+        op_launch *l = &s->launch[st];
+        stage_kernel *k = &s->kern[st];
+        const char *fn = k->function;
+        s->stage_pipe[st] = get_pipeline(s, k->path, fn, l, k->origin != KERNEL_OURS || !s->any_theirs, err, errlen);
         if (!s->stage_pipe[st]) return -1;
+        describe_file(s, k);
         unsigned threads = l->tg[0] * l->tg[1] * l->tg[2];
         unsigned maxt = mtl_pipeline_max_threads(s->stage_pipe[st]);
         if (maxt && threads > maxt) {
@@ -283,17 +317,46 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
 static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
     metal_state *s = b->state;
     *l = s->launch[st];
-    l->function = s->stage_function[st];
+    l->shader = s->kern[st].path;
+    l->function = s->kern[st].function;
+}
+
+static const stage_kernel *metal_stage_kernel(backend *b, int st) {
+    metal_state *s = b->state;
+    return st >= 0 && st < s->nstages ? &s->kern[st] : NULL;
+}
+
+static int metal_check_kernels(backend *b, const op_case *c, const run_opts *o, stage_kernel *out, char *err,
+                               size_t errlen) {
+    metal_state *s = b->state;
+    s->opts = o; /* user files are compiled here, with the run's options */
+    op_launch *ls = malloc(sizeof *ls * OP_MAX_STAGES);
+    if (!ls) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int n = kernel_choice_launches(c->op, c->dim, ls, err, errlen);
+    if (n > 0 && kernel_choice_resolve(c->op, ls, n, o, metal_lookup, s, out, err, errlen) != 0) n = -1;
+    for (int st = 0; st < n; st++) {
+        /* ours are loaded when they run; a user's file is loaded already */
+        if (out[st].origin != KERNEL_OURS) describe_file(s, &out[st]);
+        else str_copy(out[st].display, sizeof out[st].display, out[st].path);
+    }
+    free(ls);
+    return n;
 }
 
 static void metal_fill_kernel(backend *b, run_record *rec) {
     metal_state *s = b->state;
     if (s->nstages < 1) return;
-    const char *path = s->opts->shader ? s->opts->shader : s->launch[0].shader;
-    lib_entry *e = find_library(s, path);
-    str_copy(rec->kernel.source, sizeof rec->kernel.source, e ? e->display : path);
-    snprintf(rec->kernel.sha256, sizeof rec->kernel.sha256, "%s", e ? e->sha256 : "");
-    str_copy(rec->kernel.function, sizeof rec->kernel.function, s->stage_function[0]);
+    /* The record's kernel is the main stage's (the first stage when the op has none). */
+    int m = s->main_stage;
+    const stage_kernel *k = &s->kern[m];
+    str_copy(rec->kernel.source, sizeof rec->kernel.source, k->display);
+    str_copy(rec->kernel.sha256, sizeof rec->kernel.sha256, k->sha256);
+    str_copy(rec->kernel.function, sizeof rec->kernel.function, k->function);
+    rec->kernel.theirs = k->origin != KERNEL_OURS;
+    const lib_entry *e = find_library(s, k->path);
     if (e && e->lib) {
         rec->kernel.fast_math_known = 1;
         rec->kernel.fast_math = mtl_library_fast_math(e->lib);
@@ -301,10 +364,10 @@ static void metal_fill_kernel(backend *b, run_record *rec) {
     if (s->opts->fast_math && !mtl_device_fast_math_applies(s->dev))
         run_record_warn(rec, "--fast-math has no effect on the software device: it always computes as with fast math "
                              "off");
-    /* The constants the first stage's pipeline was built with: the launch's own,
-     * overridden or extended by --constant. */
+    /* The constants that stage's pipeline was built with: the launch's own,
+     * overridden or extended by --constant where it applies. */
     mtl_constant consts[RUN_MAX_CONSTANTS];
-    int n = launch_constants(s, &s->launch[0], consts);
+    int n = launch_constants(s, &s->launch[m], k->origin != KERNEL_OURS || !s->any_theirs, consts);
     rec->kernel.nconstants = 0;
     for (int i = 0; i < n && i < REC_MAX_CONSTANTS; i++) {
         rec->kernel.constants[i].index = consts[i].index;
@@ -344,6 +407,8 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
     b->run_once = metal_run_once;
     b->describe = metal_describe;
     b->fill_kernel = metal_fill_kernel;
+    b->check_kernels = metal_check_kernels;
+    b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
     b->destroy = metal_destroy;
     b->state = s;

@@ -39,12 +39,28 @@ typedef struct rec_check {
 typedef struct rec_stage {
     char name[32];
     char function[96];
+    char source[256];          /* file the function came from; "" when unknown (cpu) */
+    char sha256[65];           /* of that file's text */
+    int theirs;                /* 1: from the user's --shader/--stage file, 0: ours */
     uint32_t grid[3], tg[3];
     uint32_t tgmem_bytes;
     uint32_t repeat;           /* dispatches of this stage per iteration (>= 1) */
     int own_command_buffers;   /* 1: each in a command buffer of its own */
     rec_stats timing;
 } rec_stage;
+
+/* Where a case's inputs came from when they were not generated (--fixture). */
+typedef struct rec_fixture {
+    char path[256];            /* "" when the inputs were generated */
+    char format[16];           /* "safetensors", "npz", ... */
+    int nconverted;
+    struct {
+        char tensor[48], buffer[48];
+        char from[8], to[8];   /* dtype names: f32 -> bf16 rounds to nearest even */
+    } converted[OP_MAX_BUFS];
+    char ignored[512];         /* tensors of the file bound to no buffer, "a, b" */
+    char unfixed[256];         /* dimensions nothing in the file fixed: "BT=64, causal=1" */
+} rec_fixture;
 
 typedef struct run_record {
     /* tool/host are filled by the report writer itself */
@@ -64,10 +80,13 @@ typedef struct run_record {
     } device;
 
     const op_desc *op;
+    /* The main stage's kernel (op_desc.main_stage; the first stage when the op has
+     * none); every stage's own is in stages[]. */
     struct {
         char source[256];      /* path of the .metal source, "" for cpu */
         char function[96];
         char sha256[65];       /* of the source text, "" for cpu */
+        int theirs;            /* 1: the user's kernel (--shader/--stage), 0: ours */
         int nconstants;
         struct {
             int index;
@@ -112,6 +131,8 @@ typedef struct run_record {
      * no effect); printed with the table, written to the report */
     int nwarnings;
     char warnings[REC_MAX_WARNINGS][200];
+
+    rec_fixture fixture;       /* --fixture notes; fixture.path "" when none */
 
     char status[8];            /* "pass" | "fail" | "error" */
     char error[512];

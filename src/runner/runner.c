@@ -7,7 +7,9 @@
 #include "core/chips.h"
 #include "core/clock.h"
 #include "core/stats.h"
+#include "core/strutil.h"
 #include "runner/check.h"
+#include "runner/kernel_choice.h"
 #include "runner/runner.h"
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
@@ -160,6 +162,12 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         rec_stage *st = &rec->stages[s];
         snprintf(st->name, sizeof st->name, "%s", l.stage ? l.stage : "");
         snprintf(st->function, sizeof st->function, "%s", l.function ? l.function : "");
+        const stage_kernel *k = b->stage_kernel ? b->stage_kernel(b, s) : NULL;
+        if (k) {
+            str_copy(st->source, sizeof st->source, k->display);
+            str_copy(st->sha256, sizeof st->sha256, k->sha256);
+            st->theirs = k->origin != KERNEL_OURS;
+        }
         memcpy(st->grid, l.grid, sizeof st->grid);
         memcpy(st->tg, l.tg, sizeof st->tg);
         for (int m = 0; m < l.ntgmem; m++) st->tgmem_bytes += l.tgmem[m].bytes;

@@ -13,6 +13,14 @@
 #include "runner/record.h"
 
 #define RUN_MAX_CONSTANTS 16
+#define RUN_MAX_STAGE_CHOICES 16
+
+/* --stage NAME=FILE[:FUNCTION]: the kernel of one stage (or role) from a file. */
+typedef struct run_stage_choice {
+    char stage[48];            /* a stage or role name of the op */
+    char file[1024];
+    char function[128];        /* "" = the stage's default name */
+} run_stage_choice;
 
 enum { CHECK_NONE = 0, CHECK_F64 = 1, CHECK_PARITY = 2, CHECK_BOTH = 3 };
 
@@ -24,7 +32,9 @@ struct run_opts {
     int has_atol, has_rtol;
     double atol, rtol;         /* overrides of every output's tolerances */
     const char *shader;        /* --shader FILE, or NULL for ours */
-    const char *function;      /* --function NAME */
+    const char *function;      /* --function NAME: the main stage's kernel in FILE */
+    int nstage_choices;        /* --stage, in the order given (a later one wins) */
+    run_stage_choice stage_choices[RUN_MAX_STAGE_CHOICES];
     int nconstants;
     struct {
         int index;

@@ -88,7 +88,7 @@ int shader_source_load(const char *path, shader_source *out, char *err, size_t e
         return -1;
     }
     if (!found) {
-        snprintf(err, errlen, "--shader %s: cannot read it (%s): give the path of a .metal file", path,
+        snprintf(err, errlen, "%s: cannot read it (%s): give the path of a .metal file", path,
                  strerror(open_errno));
         return -1;
     }

@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/strutil.h"
 #include "runner/check.h"
+#include "runner/kernel_choice.h"
 #include "runner/shader_source.h"
 #include "runner/validate.h"
 #include "swmetal/swmtl.h"
@@ -61,21 +62,21 @@ static int apply_run_cfg(const validate_run_cfg *cfg) {
     return swmtl_set_schedule(cfg->schedule) == 0 && swmtl_set_threadgroup_order(cfg->tg_order) == 0 ? 0 : -1;
 }
 
-/* Whether any source the case runs mentions atomics. */
+/* Whether any source the case runs mentions atomics: the files the backend chose
+ * for each dispatch (ours or the user's, runner/kernel_choice.h). */
 static int sources_use_atomics(const validate_ctx *ctx, const op_case *c) {
     const char *paths[OP_MAX_STAGES];
     int np = 0;
-    if (ctx->ro.shader) {
-        paths[np++] = ctx->ro.shader;
-    } else {
-        int nst = c->op->nstages ? c->op->nstages(c) : 0;
-        for (int s = 0; s < nst && s < OP_MAX_STAGES; s++) {
-            op_launch l;
-            if (c->op->launch(c, s, &l) == 0 && l.shader) paths[np++] = l.shader;
-        }
+    int nst = c->op->nstages ? c->op->nstages(c) : 0;
+    for (int s = 0; s < nst && s < OP_MAX_STAGES && ctx->b->stage_kernel; s++) {
+        const stage_kernel *k = ctx->b->stage_kernel(ctx->b, s);
+        if (k && k->path[0]) paths[np++] = k->path;
     }
     int uses = 0;
     for (int i = 0; i < np && !uses; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = strcmp(paths[i], paths[j]) == 0;
+        if (seen) continue;
         shader_source src;
         char err[256];
         if (shader_source_load(paths[i], &src, err, sizeof err) != 0) continue;
@@ -182,7 +183,6 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
     }
     int is_sw = strcmp(ctx->b->name, "sw") == 0;
     tensor *snap[OP_MAX_BUFS] = {0};
-    res->uses_atomics = is_sw && sources_use_atomics(ctx, c);
     if (is_sw && apply_run_cfg(&res->runs[0]) != 0) {
         res->status = VAL_ERROR;
         snprintf(res->reason, sizeof res->reason, "the software device refused the schedule %s",
@@ -194,6 +194,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
         str_copy(res->reason, sizeof res->reason, err);
         goto free_case;
     }
+    res->uses_atomics = is_sw && sources_use_atomics(ctx, c);
     res->have_rec = 1;
     res->nruns = 1;
     res->identical = 1;

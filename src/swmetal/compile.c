@@ -286,6 +286,17 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     return 0;
 }
 
+/* GDNBENCH_SW_KEEP_CPP=DIR also writes each variant's C++ as DIR/<key>.cpp, cache hit
+ * or not, so that tests/cli/test_macos_cross.sh can compile exactly what this build
+ * generates for another target.  Best effort: a test that finds nothing there fails. */
+static void keep_cpp(const char *cpp, const char *key) {
+    const char *dir = getenv("GDNBENCH_SW_KEEP_CPP");
+    if (!dir || !*dir || sw_mkdir_p(dir) != 0) return;
+    char path[4200];
+    pathf(path, sizeof path, "%s/%s.cpp", dir, key);
+    (void)sw_write_file_atomic(path, cpp, strlen(cpp));
+}
+
 /* The key of a variant and, when it is not loaded in this library yet, its .so on
  * disk (compiled if needed).  Returns 1 with *loaded set when already loaded, 0
  * with so_path filled, -1 on error. */
@@ -296,6 +307,7 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
     char *cpp = msl_front_emit(&lib->unit, fcs, nfcs, err);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, key);
+    keep_cpp(cpp, key);
     for (int i = 0; loaded && i < lib->nvariants; i++) {
         if (strcmp(lib->variants[i].key, key) == 0) {
             free(cpp);

@@ -457,6 +457,21 @@ int swmtl_can_compile(char *err, size_t errlen) {
     return 0;
 }
 
+int swmtl_library_function_count(id library) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l) return 0;
+    if (l->compiled) return sw_library_kernel_count(l->compiled);
+    int n = 0;
+    for (const sw_kernel_info *k = l->native; k && k->name; k++) n++;
+    return n;
+}
+
+const char *swmtl_library_function_name(id library, int i) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l || i < 0 || i >= swmtl_library_function_count(library)) return NULL;
+    return l->compiled ? sw_library_kernel_name(l->compiled, i) : l->native[i].name;
+}
+
 int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }
 int swmtl_set_schedule(const char *spec) { return sw_exec_set_schedule(spec, NULL, 0); }
 int swmtl_set_threadgroup_order(const char *spec) { return sw_exec_set_threadgroup_order(spec, NULL, 0); }

@@ -52,6 +52,12 @@ void swmtl_set_source_name(const char *filename);
  * For tests and host-side kernels; +1. */
 id swmtl_new_native_library(id device, const sw_kernel_info *kernels);
 
+/* The kernel functions a library defines (host names, as newFunctionWithName: takes
+ * them): how many, and the i-th (NULL when i is out of range).  What MTLLibrary's
+ * functionNames answers on Metal. */
+int swmtl_library_function_count(id library);
+const char *swmtl_library_function_name(id library, int i);
+
 /* Diagnostics of a completed command buffer: how many there were in all, and the
  * i-th of those kept (i < kept), or NULL. */
 uint64_t swmtl_command_buffer_diagnostic_count(id command_buffer, int *kept);

@@ -37,7 +37,8 @@ bad "iters 0" "--iters 0" cumsum --iters 0
 bad "bad seed" "--seed" cumsum --seed -1
 bad "negative atol" "--atol" cumsum --atol -1
 bad "bad dtype" "--dtype 'f64'" cumsum --dtype f64
-bad "shader without function" "--shader and --function" cumsum --backend sw --shader x.metal
+bad "function without shader" "--function f needs --shader FILE" cumsum --backend sw --function f
+bad "unreadable shader" "--shader x.metal: x.metal: cannot read it" cumsum --backend sw --shader x.metal
 bad "bad constant" "--constant" cumsum --constant 12
 bad "bad sw-checks" "--sw-checks" cumsum --sw-checks most
 bad "huge expansion" "more than" cumsum --T 1..100000:+1 --H 1..100:+1

@@ -65,7 +65,8 @@ expect_exit 1 "validate: nothing supported is not a pass" v cumsum_serial --T 65
 expect_exit 2 "validate: an unknown op is bad input" "$GDNBENCH" validate nosuchop
 expect_exit 2 "validate: an unknown profile is bad input" v cumsum_serial --profile nosuch
 expect_match "validate: ... naming the flag" "$ERR" "--profile 'nosuch' is unknown"
-expect_exit 2 "validate: --shader without --function is bad input" "$GDNBENCH" validate cumsum --shader "$K"
+expect_exit 2 "validate: --shader FILE without the main kernel's default name is bad input" "$GDNBENCH" validate cumsum --shader "$K"
+expect_match "validate: ... naming the kernel it lacks" "$ERR" "defines no kernel named chunk_local_cumsum_g_f32"
 expect_exit 2 "validate: a T out of range is bad input" v cumsum_serial --T 0
 expect_exit 2 "validate: a kernel that does not compile cannot run" v no_such_function --T 65
 expect_exit 0 "validate --help" "$GDNBENCH" validate kkt --help

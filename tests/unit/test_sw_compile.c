@@ -1,7 +1,6 @@
 /* test_sw_compile.c — MSL -> clang++ -> dlopen, calling kernel entries directly
  * from one thread (kernels here use no barrier, simd function or threadgroup
  * memory: those need the executor).  Each test uses its own temporary cache. */
-#define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>

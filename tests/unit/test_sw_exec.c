@@ -435,7 +435,7 @@ static void k_segv(const sw_thread_args *a) {
 }
 
 /* Real kernels are not built with UBSan; this one must really trap under `make check` too. */
-__attribute__((no_sanitize_undefined)) static void k_fpe(const sw_thread_args *a) {
+__attribute__((no_sanitize("undefined"))) static void k_fpe(const sw_thread_args *a) {
     if (a->ids->thread_position_in_grid[0] == 3) {
         volatile int x = 10 / zero_divisor;
         (void)x;
