@@ -69,6 +69,8 @@ static void print_op_help(const op_desc *op) {
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
            "  --fast-math              compile kernels with Metal's fast math (default off: it can\n"
            "                           break the ulp bounds; no effect on the software device)\n"
+           "  --sw-max-findings N      distinct bugs the software device's checks show per case (default 5;\n"
+           "                           the JSON report has all)\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
            "  --fixture PATH           inputs (and expected outputs) from a .safetensors, .npy, .npz (numpy.savez)\n"
            "                           file, a directory of .npy, or an mlx-native *_meta.json set; the shape comes\n"
@@ -381,7 +383,10 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
             op_case_free(c);
         }
         if (strcmp(r->status, "fail") == 0) any_fail = 1;
-        if (!rc->opts.quiet) table_print_record(stdout, r);
+        if (!rc->opts.quiet) {
+            table_print_record(stdout, r);
+            table_print_findings(stdout, r, run_max_findings(&rc->opts));
+        }
         if (strcmp(r->status, "error") == 0) fprintf(stderr, "gdnbench: %s: %s\n", op->name, r->error);
         fflush(stdout);
     }

@@ -67,6 +67,8 @@ static void print_help(const op_desc *op) {
            "  --backend sw|cpu         sw (default); cpu judges the parity reference itself against\n"
            "                           f64 under the same sweep (calibrates the f64 budgets)\n"
            "  --json FILE|-            write every case as JSON\n"
+           "  --sw-max-findings N      distinct bugs of the device's checks shown per case (default 5;\n"
+           "                           the JSON has all)\n"
            "  --quiet                  no table on stdout\n\n"
            "exit status: 0 every case passed or is unsupported, 1 a case failed, 2 bad input or could not run\n",
            DEFAULT_ULP_P99_MAX);
@@ -270,6 +272,7 @@ int cmd_validate(int argc, char **argv) {
                           .specs = specs,
                           .nspecs = nspecs,
                           .results = results,
+                          .max_findings = run_max_findings(&vc->ro),
                           .status = "pass"};
     validate_run_configs(vc->seed, vr.runs);
     if (!vc->quiet) validate_table_header(stdout, &vr, &vc->ro);

@@ -71,6 +71,16 @@ int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char
         }
         if (name[0] == 'a') o->has_atol = 1, o->atol = d;
         else o->has_rtol = 1, o->rtol = d;
+    } else if (strcmp(name, "sw-max-findings") == 0) {
+        int64_t n;
+        if (args_parse_int(name, val, &n, err, errlen)) return -1;
+        if (n < 0 || n > 100000) {
+            snprintf(err, errlen, "--sw-max-findings %s is out of range: accepted 0..100000 (the JSON report has all)",
+                     val);
+            return -1;
+        }
+        o->has_sw_max_findings = 1;
+        o->sw_max_findings = (int)n;
     } else {
         return 0;
     }

@@ -28,6 +28,13 @@ void table_print_header(FILE *f, const op_desc *op, const char *backend, const c
             warmup, iters, seed);
 }
 
+void table_print_findings(FILE *f, const run_record *r, int max) {
+    if (r->nfindings <= 0) return;
+    fprintf(f, "  %d distinct finding%s of the software device's checks:\n", r->nfindings,
+            r->nfindings == 1 ? "" : "s");
+    dev_findings_print(f, r->findings, r->nfindings, max, "    ");
+}
+
 void table_print_record(FILE *f, const run_record *r) {
     char shape[256], med[32], mn[32], p90[32];
     table_shape_str(r->op, r->dim, shape, sizeof shape);

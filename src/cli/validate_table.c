@@ -52,6 +52,8 @@ void validate_table_case(FILE *f, const validate_report *vr, int k) {
         const validate_finding *x = &r->findings[i];
         fprintf(f, "       %s %s\n", x->is_note ? "note:" : "-", x->text);
         if (x->pattern[0]) fprintf(f, "         pattern: %s\n", x->pattern);
+        if (strcmp(x->kind, "fault") == 0 && r->ndev_findings > 0)
+            dev_findings_print(f, r->dev_findings, r->ndev_findings, vr->max_findings, "         ");
     }
     fflush(f);
 }

@@ -367,6 +367,103 @@ static void add_checks(builder *b, cJSON *root, const run_record *r) {
     }
 }
 
+/* ---- findings of the device's checks ------------------------------------- */
+
+static void add_int_or_null(builder *b, cJSON *obj, const char *key, double v, int known) {
+    add_item(b, obj, key, known ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static cJSON *site_json(builder *b, const dev_site *s, int with_access) {
+    cJSON *o = check(b, cJSON_CreateObject());
+    if (!o) return NULL;
+    if (with_access) {
+        add_str_or_null(b, o, "access", s->access);
+        add_int_or_null(b, o, "size", s->size, s->size > 0);
+    }
+    add_str_or_null(b, o, "file", s->file);
+    add_int_or_null(b, o, "line", s->line, s->line > 0);
+    add_int_or_null(b, o, "column", s->column, s->column > 0);
+    add_str_or_null(b, o, "text", s->text);
+    if (with_access) {
+        if (s->has_thread) {
+            add_u32x3(b, o, "thread", s->thread);
+            add_u32x3(b, o, "threadgroup", s->threadgroup);
+        } else {
+            add_item(b, o, "thread", cJSON_CreateNull());
+            add_item(b, o, "threadgroup", cJSON_CreateNull());
+        }
+        add_int_or_null(b, o, "thread_index", s->index, s->has_thread);
+        add_int_or_null(b, o, "threads_here", s->nthreads, s->nthreads > 0);
+    }
+    return o;
+}
+
+static cJSON *finding_json(builder *b, const dev_finding *f) {
+    cJSON *o = check(b, cJSON_CreateObject());
+    if (!o) return NULL;
+    add_str(b, o, "kind", dev_finding_kind_name(f->kind));
+    add_str(b, o, "kernel", f->kernel);
+    add_str_or_null(b, o, "memory", f->memory);
+    add_int_or_null(b, o, "buffer", f->buffer, f->buffer >= 0);
+    add_str_or_null(b, o, "variable", f->variable);
+    add_int_or_null(b, o, "variable_line", f->variable_line, f->variable_line > 0);
+    if (f->has_range) {
+        cJSON *r = add_obj(b, o, "bytes");
+        if (r) {
+            add_num(b, r, "first", (double)f->offset_lo);
+            add_num(b, r, "last", (double)(f->offset_hi - 1));
+        }
+    } else {
+        add_item(b, o, "bytes", cJSON_CreateNull());
+    }
+    add_int_or_null(b, o, "length", (double)f->length, f->length > 0);
+    add_str_or_null(b, o, "detail", f->detail);
+    cJSON *sites = check(b, cJSON_CreateArray());
+    for (int i = 0; sites && i < f->nsites && i < 2; i++) {
+        cJSON *s = site_json(b, &f->site[i], 1);
+        if (s && !cJSON_AddItemToArray(sites, s)) {
+            cJSON_Delete(s);
+            b->ok = 0;
+        }
+    }
+    add_item(b, o, "sites", sites);
+    if (f->has_interval) {
+        cJSON *iv = add_obj(b, o, "barriers");
+        for (int i = 0; iv && i < 2; i++) {
+            const char *key = i == 0 ? "opening" : "closing";
+            if (f->barrier[i].line > 0) add_item(b, iv, key, site_json(b, &f->barrier[i], 0));
+            else add_item(b, iv, key, cJSON_CreateNull());
+        }
+    } else {
+        add_item(b, o, "barriers", cJSON_CreateNull());
+    }
+    add_num(b, o, "occurrences", (double)f->occurrences);
+    add_num(b, o, "threads", (double)f->threads);
+    add_num(b, o, "threadgroups", (double)f->threadgroups);
+    char line[1500];
+    dev_finding_summary(f, line, sizeof line);
+    add_str(b, o, "summary", line);
+    return o;
+}
+
+cJSON *report_findings_json(const dev_finding *list, int n) {
+    builder b = {1};
+    cJSON *a = cJSON_CreateArray();
+    if (!a) return NULL;
+    for (int i = 0; i < n; i++) {
+        cJSON *f = finding_json(&b, &list[i]);
+        if (f && !cJSON_AddItemToArray(a, f)) {
+            cJSON_Delete(f);
+            b.ok = 0;
+        }
+    }
+    if (!b.ok) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return a;
+}
+
 /* Appends the ", "-separated names of list to arr as strings. */
 static void add_name_list(builder *b, cJSON *arr, const char *list) {
     for (const char *p = list; b->ok && p && *p;) {
@@ -469,6 +566,7 @@ cJSON *report_record_json(const run_record *r) {
     add_fixture(&b, root, r);
     add_str(&b, root, "status", r->status);
     add_str_or_null(&b, root, "error", r->error);
+    add_item(&b, root, "findings", r->device_checks ? report_findings_json(r->findings, r->nfindings) : cJSON_CreateNull());
     if (!b.ok) {
         cJSON_Delete(root);
         return NULL;

@@ -30,6 +30,8 @@ struct mtl_device {
     id queue;
     int software;
     char name[128];
+    dev_finding *findings;   /* of the last failed mtl_run (software device) */
+    int nfindings;
 };
 
 struct mtl_library {
@@ -126,7 +128,30 @@ void mtl_device_free(mtl_device *d) {
     if (!d) return;
     release(d->queue);
     release(d->device);
+    free(d->findings);
     free(d);
+}
+
+int mtl_device_take_findings(mtl_device *d, dev_finding **out) {
+    *out = d->findings;
+    int n = d->nfindings;
+    d->findings = NULL;
+    d->nfindings = 0;
+    return n;
+}
+
+/* Keeps a copy of a failed software command buffer's findings. */
+static void keep_findings(mtl_device *d, id cb) {
+    int n = 0;
+    const dev_finding *f = d->software ? swmtl_command_buffer_findings(cb, &n) : NULL;
+    free(d->findings);
+    d->findings = NULL;
+    d->nfindings = 0;
+    if (!f || n <= 0) return;
+    d->findings = malloc(sizeof *f * (size_t)n);
+    if (!d->findings) return;
+    memcpy(d->findings, f, sizeof *f * (size_t)n);
+    d->nfindings = n;
 }
 
 const char *mtl_device_name(const mtl_device *d) { return d->name; }
@@ -413,6 +438,9 @@ static void encode_dispatch(id enc, const mtl_dispatch *x, uint32_t rep) {
 }
 
 int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen) {
+    free(d->findings);
+    d->findings = NULL;
+    d->nfindings = 0;
     size_t ncb = 0, cap = 0;
     for (int k = 0; k < n; k++) cap += ds[k].own_command_buffers ? (ds[k].repeat ? ds[k].repeat : 1) : 1;
     id *cbs = calloc(cap ? cap : 1, sizeof *cbs);
@@ -446,6 +474,7 @@ int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *
         MSG0(void, cbs[i], "waitUntilCompleted");
         if (rc == 0 && (NSInteger)MSG0(NSUInteger, cbs[i], "status") == MTL_CB_STATUS_ERROR) {
             error_text(MSG0(id, cbs[i], "error"), "the kernel failed on the device", err, errlen);
+            keep_findings(d, cbs[i]);
             rc = -1;
         }
         double t0 = MSG0(double, cbs[i], "GPUStartTime"), t1 = MSG0(double, cbs[i], "GPUEndTime");

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/finding.h"
+
 typedef struct mtl_device mtl_device;
 typedef struct mtl_library mtl_library;
 typedef struct mtl_pipeline mtl_pipeline;
@@ -103,5 +105,10 @@ typedef struct mtl_dispatch {
  * Returns 0, or -1 with the command buffer's error text (kernel fault, check
  * diagnosis) in err. */
 int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen);
+
+/* What the software device's checks found in the last mtl_run that failed (every
+ * distinct finding, with source lines): hands over the array (free it) and returns
+ * its length; 0 with *out NULL when there is none (always on a real GPU). */
+int mtl_device_take_findings(mtl_device *d, dev_finding **out);
 
 #endif

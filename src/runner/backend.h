@@ -43,6 +43,10 @@ typedef struct backend {
     /* Fills rec->kernel (source path, function, sha256 of the source, constants) of
      * the case just prepared; may be NULL (cpu: no kernel). */
     void (*fill_kernel)(struct backend *b, run_record *rec);
+    /* After run_once failed: what the device's checks found (software device; NULL
+     * for backends without checks).  Hands over a malloc'd array, returns its length
+     * (0 and *out NULL when none). */
+    int (*take_findings)(struct backend *b, dev_finding **out);
     /* Resolves which kernel every dispatch of c runs under o (runner/kernel_choice.h)
      * into out[0..nstages) without allocating buffers or running anything, so the
      * CLI can refuse a bad choice for every shape first.  c needs only op and dim.

@@ -376,6 +376,11 @@ static void metal_fill_kernel(backend *b, run_record *rec) {
     }
 }
 
+static int metal_take_findings(backend *b, dev_finding **out) {
+    metal_state *s = b->state;
+    return mtl_device_take_findings(s->dev, out);
+}
+
 static void metal_destroy(backend *b) {
     metal_state *s = b->state;
     metal_release_case(b);
@@ -410,6 +415,7 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
     b->check_kernels = metal_check_kernels;
     b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
+    b->take_findings = mtl_device_is_software(dev) ? metal_take_findings : NULL;
     b->destroy = metal_destroy;
     b->state = s;
     return b;

@@ -1,4 +1,4 @@
-/* record.c — ownership of a run_record's sample arrays, and its warnings. */
+/* record.c — ownership of a run_record's sample arrays and findings, and its warnings. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,6 +12,9 @@ void run_record_free(run_record *r) {
         free(r->stages[i].timing.samples);
         r->stages[i].timing.samples = NULL;
     }
+    free(r->findings);
+    r->findings = NULL;
+    r->nfindings = 0;
 }
 
 void run_record_warn(run_record *r, const char *text) {

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "core/finding.h"
 #include "ops/op.h"
 
 #define REC_MAX_SAMPLES 100000
@@ -136,9 +137,15 @@ typedef struct run_record {
 
     char status[8];            /* "pass" | "fail" | "error" */
     char error[512];
+
+    /* What the device's own checks found (the software device; see core/finding.h):
+     * every distinct finding of the run that failed, grouped, with source lines. */
+    int device_checks;         /* 1: the device checks kernels (findings is a list, maybe empty); 0: null */
+    dev_finding *findings;     /* malloc'd, owned */
+    int nfindings;
 } run_record;
 
-void run_record_free(run_record *r); /* frees sample arrays (not the struct) */
+void run_record_free(run_record *r); /* frees sample arrays and findings (not the struct) */
 /* Adds a warning (dropped past REC_MAX_WARNINGS, cut to fit). */
 void run_record_warn(run_record *r, const char *text);
 

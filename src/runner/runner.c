@@ -133,6 +133,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     rec->device.paravirtual = !b->emulated && chip_is_paravirtual(b->device_name);
     if (rec->device.paravirtual) run_record_warn(rec, chip_paravirtual_warning());
     rec->device.gpu_cores = b->gpu_cores;
+    rec->device_checks = b->take_findings != NULL;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
     rec->device.bandwidth_verified = rec->device.flops_verified = -1;
     /* Peaks only for real chips: an emulated device or the host CPU has none. */
@@ -193,6 +194,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
             if (inout_in[i]) memcpy(c->t[i]->data, inout_in[i]->data, tensor_nbytes(c->t[i]));
         if (b->run_once(b, c, &t, err, sizeof err) != 0) {
             fail(rec, err);
+            if (b->take_findings) rec->nfindings = b->take_findings(b, &rec->findings);
             goto done;
         }
         uint64_t h = outputs_hash(c);

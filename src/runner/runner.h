@@ -43,8 +43,17 @@ struct run_opts {
     const char *sw_checks;     /* none|fast|full, NULL = default */
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
     int fast_math;             /* --fast-math: compile kernels with Metal's fast math */
+    int has_sw_max_findings;   /* --sw-max-findings given */
+    int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int quiet;
 };
+
+#define RUN_DEFAULT_MAX_FINDINGS 5
+
+/* The --sw-max-findings value in effect. */
+static inline int run_max_findings(const run_opts *o) {
+    return o->has_sw_max_findings ? o->sw_max_findings : RUN_DEFAULT_MAX_FINDINGS;
+}
 
 /* Runs c on b.  Always fills *rec (status "error" with rec->error on failure).
  * Returns 0 if everything ran (checks may still have failed: see rec->status), -1 if

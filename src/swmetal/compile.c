@@ -26,6 +26,7 @@
 #include "swmetal/msl_front.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/sw_files.h"
+#include "swmetal/symbolize.h"
 
 #define PRELUDE_PREFIX "src/swmetal/prelude/"
 #define ABI_HEADER "src/swmetal/sw_abi.h"
@@ -33,14 +34,17 @@
 typedef struct sw_variant {
     char key[65];
     void *dl;
+    char *so_path;           /* registered with the symbolizer (symbolize.h) */
 } sw_variant;
 
 struct sw_library {
     char *filename;
+    char *source;            /* the text as given: findings quote its lines */
     msl_unit unit;
     pthread_mutex_t mu;
     sw_variant *variants;
     int nvariants;
+    int sync_free;               /* msl_text_sync_free of the preprocessed source */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -226,7 +230,7 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     uint8_t d[32];
     sha256_init(&c);
     char hdr[128];
-    snprintf(hdr, sizeof hdr, "variant1 abi=%d instr=%d", SW_ABI_VERSION, instr);
+    snprintf(hdr, sizeof hdr, "variant2 abi=%d instr=%d", SW_ABI_VERSION, instr);
     sha256_update(&c, hdr, strlen(hdr) + 1);
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
@@ -237,6 +241,31 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     sha256_update(&c, cpp, strlen(cpp) + 1);
     sha256_final(&c, d);
     sha256_to_hex(d, hex);
+}
+
+/* On macOS the driver runs dsymutil after linking with -g: the line tables land in
+ * TMP.dSYM/Contents/Resources/DWARF/<TMP's name>.  They follow the library to its
+ * final name, where the symbolizer looks for them (best effort: without them
+ * findings only lack source lines). */
+static void move_dsym(const char *tmp_so, const char *so_path) {
+#ifdef __APPLE__
+    char from[4400], to[4400], inner_from[4600], inner_to[4600];
+    const char *tb = strrchr(tmp_so, '/'), *sb = strrchr(so_path, '/');
+    tb = tb ? tb + 1 : tmp_so;
+    sb = sb ? sb + 1 : so_path;
+    pathf(from, sizeof from, "%s.dSYM", tmp_so);
+    pathf(to, sizeof to, "%s.dSYM", so_path);
+    pathf(inner_from, sizeof inner_from, "%s/Contents/Resources/DWARF/%s", from, tb);
+    pathf(inner_to, sizeof inner_to, "%s/Contents/Resources/DWARF/%s", from, sb);
+    if (access(from, F_OK) != 0) return;
+    if (rename(inner_from, inner_to) != 0 || rename(from, to) != 0) {
+        char *argv[] = {"rm", "-rf", from, NULL};
+        sw_run_process(argv, NULL, NULL);
+    }
+#else
+    (void)tmp_so;
+    (void)so_path;
+#endif
 }
 
 /* Compiles cpp into <cache>/<key>.so unless it is already there. */
@@ -283,6 +312,7 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         unlink(tmp_so);
         return -1;
     }
+    move_dsym(tmp_so, so_path);
     return 0;
 }
 
@@ -362,7 +392,9 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
     lib->variants = v;
     memcpy(v[lib->nvariants].key, key, sizeof key);
     v[lib->nvariants].dl = dl;
+    v[lib->nvariants].so_path = strdup(so);
     lib->nvariants++;
+    sw_symbolize_register(so, lib->filename, lib->source);
     return dl;
 }
 
@@ -381,13 +413,15 @@ sw_library *sw_library_create(const char *source, const char *filename, char **e
     free(prepared);
     if (!pp) return NULL;
     sw_library *lib = calloc(1, sizeof *lib);
-    if (!lib || !(lib->filename = strdup(filename))) {
+    if (!lib || !(lib->filename = strdup(filename)) || !(lib->source = strdup(source))) {
+        if (lib) free(lib->filename);
         free(lib);
         free(pp);
         *err = strdup("out of memory");
         return NULL;
     }
     pthread_mutex_init(&lib->mu, NULL);
+    lib->sync_free = msl_text_sync_free(pp, filename);
     int rc = msl_front_parse(pp, filename, &lib->unit, err);
     free(pp);
     if (rc != 0) {
@@ -404,11 +438,16 @@ sw_library *sw_library_create(const char *source, const char *filename, char **e
 
 void sw_library_free(sw_library *lib) {
     if (!lib) return;
-    for (int i = 0; i < lib->nvariants; i++) dlclose(lib->variants[i].dl);
+    for (int i = 0; i < lib->nvariants; i++) {
+        sw_symbolize_unregister(lib->variants[i].so_path);
+        free(lib->variants[i].so_path);
+        dlclose(lib->variants[i].dl);
+    }
     free(lib->variants);
     msl_unit_free(&lib->unit);
     pthread_mutex_destroy(&lib->mu);
     free(lib->filename);
+    free(lib->source);
     free(lib);
 }
 
@@ -448,7 +487,7 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
     const sw_kernel_info *k = dlsym(dl, "sw_kernels");
     for (; k && k->name; k++) {
         if (strcmp(k->name, name) == 0) {
-            *out = (sw_kernel){k, dl, instr};
+            *out = (sw_kernel){k, dl, instr, lib->sync_free};
             return 0;
         }
     }

@@ -21,7 +21,7 @@
 /* ------------------------------------------------------------ pure parts */
 
 int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int max) {
-    const char *f[24];
+    const char *f[32];
     int n = 0;
     f[n++] = "-std=c++17";
     f[n++] = "-O2";
@@ -32,11 +32,17 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
     f[n++] = "-w";
     /* no fused multiply-add unless the kernel asks (fma()): identical results on x86-64 and arm64 */
     f[n++] = "-ffp-contract=off";
+    /* MSL's char is signed, and so is C++'s on x86-64 and Apple arm64, but not on arm64 Linux */
+    f[n++] = "-fsigned-char";
     /* half and bfloat arithmetic rounds after every operation, as on the GPU */
     f[n++] = "-Xclang";
     f[n++] = "-ffloat16-excess-precision=none";
     f[n++] = "-Xclang";
     f[n++] = "-fbfloat16-excess-precision=none";
+    /* line tables (no effect on the code): findings name the .metal line of an
+     * access; relative file names stay relative wherever the cache is used from */
+    f[n++] = "-gline-tables-only";
+    f[n++] = "-fdebug-compilation-dir=.";
     if (darwin) {
         f[n++] = "-undefined"; /* sw_rt_* (and __tsan_*) come from the gdnbench executable */
         f[n++] = "dynamic_lookup";
@@ -49,6 +55,10 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
          * (same bytes with clang 19). */
         f[n++] = "-fsanitize=thread";
         f[n++] = "-fno-sanitize-link-runtime";
+        /* the read of a read-modify-write too (x += y): uninitialised reads and the
+         * read side of races are seen there as well */
+        f[n++] = "-mllvm";
+        f[n++] = "-tsan-instrument-read-before-write";
     }
     int k = 0;
     for (; k < n && k < max; k++) flags[k] = f[k];
@@ -126,8 +136,12 @@ static char *first_error(const char *text) {
  * kept in the cache directory under a hash of the compiler's path, its whole
  * --version text (which names its installation) and the probe. */
 static int probe(const char *path, const char *version_text, const char *cache, char **why) {
-    const char *flags[24];
-    int nflags = sw_cxx_kernel_flags(0, HOST_DARWIN, flags, 24);
+    const char *all[32], *flags[32];
+    int nall = sw_cxx_kernel_flags(0, HOST_DARWIN, all, 32), nflags = 0;
+    /* without the line tables: on macOS they would make the driver run dsymutil and
+     * leave a .dSYM behind, and they do not change what is being asked */
+    for (int i = 0; i < nall; i++)
+        if (strncmp(all[i], "-g", 2) != 0 && strncmp(all[i], "-fdebug-", 8) != 0) flags[nflags++] = all[i];
     sha256_ctx c;
     uint8_t d[32];
     char hex[65];
@@ -160,7 +174,7 @@ static int probe(const char *path, const char *version_text, const char *cache, 
         *why = msl_buf_take(&m);
         return -1;
     }
-    char *argv[32];
+    char *argv[40];
     int a = 0;
     argv[a++] = (char *)path;
     for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];

@@ -64,6 +64,8 @@ typedef struct sw_mtl_cb {
     char *diags[SW_DIAG_KEEP];
     int ndiags;
     uint64_t total_diags;
+    dev_finding *findings;                   /* of the dispatch that failed */
+    int nfindings;
 } sw_mtl_cb;
 
 typedef struct sw_mtl_encoder {
@@ -109,7 +111,8 @@ static void cb_encode_error(sw_mtl_cb *cb, const char *fmt, ...) {
     cb->encode_error = strdup(msg);
 }
 
-static void bind_buffer(sw_exec_binding *b, const sw_guarded *mem, size_t offset, int is_bytes) {
+static void bind_buffer(sw_exec_binding *b, sw_guarded *mem, size_t offset, int is_bytes) {
+    b->mem = mem;
     b->ptr = mem->data + offset;
     b->data = mem->data;
     b->length = mem->length;
@@ -118,9 +121,15 @@ static void bind_buffer(sw_exec_binding *b, const sw_guarded *mem, size_t offset
     b->is_bytes = is_bytes;
 }
 
-static void cb_add_diags(sw_mtl_cb *cb, const sw_dispatch_result *res) {
+static void cb_add_diags(sw_mtl_cb *cb, sw_dispatch_result *res) {
     for (int i = 0; i < res->ndiags && cb->ndiags < SW_DIAG_KEEP; i++) cb->diags[cb->ndiags++] = strdup(res->diags[i]);
     cb->total_diags += res->total_diags;
+    if (res->nfindings && !cb->findings) { /* taken over: the first failing dispatch ends the buffer */
+        cb->findings = res->findings;
+        cb->nfindings = res->nfindings;
+        res->findings = NULL;
+        res->nfindings = 0;
+    }
 }
 
 /* Runs one command; returns 0, or -1 with *msg (malloc'd). */
@@ -133,6 +142,7 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, char **msg) {
         *msg = err ? err : strdup("cannot build the full-check variant of the kernel");
         return -1;
     }
+    d.sync_free = sw_mtl_pipeline_sync_free(c->pipeline);
     memcpy(d.groups, c->groups, sizeof d.groups);
     memcpy(d.tg_size, c->tg, sizeof d.tg_size);
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);
@@ -357,6 +367,7 @@ static void cb_dealloc(id self, SEL cmd) {
     cb_free_cmds(cb);
     free(cb->encode_error);
     for (int i = 0; i < cb->ndiags; i++) free(cb->diags[i]);
+    free(cb->findings);
     sw_release(cb->error);
     pthread_mutex_destroy(&cb->mu);
     pthread_cond_destroy(&cb->cv);
@@ -392,6 +403,14 @@ const char *swmtl_command_buffer_diagnostic(id command_buffer, int i) {
     sw_mtl_cb *cb = (sw_mtl_cb *)command_buffer;
     if (!cb || !cb_done(cb) || i < 0 || i >= cb->ndiags) return NULL;
     return cb->diags[i];
+}
+
+const dev_finding *swmtl_command_buffer_findings(id command_buffer, int *n) {
+    sw_mtl_cb *cb = (sw_mtl_cb *)command_buffer;
+    *n = 0;
+    if (!cb || !sw_is_kind(command_buffer, cb_class) || !cb_done(cb)) return NULL;
+    *n = cb->nfindings;
+    return cb->findings;
 }
 
 /* ---- compute encoder ---- */

@@ -67,6 +67,8 @@ Class sw_mtl_pipeline_class(void);
  * first use) and one exists.  Returns 0, or -1 with *err (malloc'd). */
 int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instrumented, char **err);
 const char *sw_mtl_pipeline_name(id pipeline);
+/* 1 when the pipeline's kernel never synchronises its threads (run as plain loops). */
+int sw_mtl_pipeline_sync_free(id pipeline);
 
 /* objc_command.c */
 id sw_mtl_queue_new(id device);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/finding.h"
 #include "metal/objc_call.h"
 #include "swmetal/sw_abi.h"
 
@@ -62,5 +63,10 @@ const char *swmtl_library_function_name(id library, int i);
  * i-th of those kept (i < kept), or NULL. */
 uint64_t swmtl_command_buffer_diagnostic_count(id command_buffer, int *kept);
 const char *swmtl_command_buffer_diagnostic(id command_buffer, int i);
+
+/* The findings of a completed command buffer's failing dispatch (every distinct
+ * one, grouped and with source lines), owned by the command buffer; NULL with
+ * *n = 0 when there are none or it is not one of ours. */
+const dev_finding *swmtl_command_buffer_findings(id command_buffer, int *n);
 
 #endif

@@ -29,12 +29,23 @@ expect_match "validate: ... as unwritten elements in the tail" "$OUT" \
  *pattern: the tail \(last partial chunk, t >= 64\)"
 
 expect_exit 1 "validate: a race between threadgroups fails" v cumsum_tg_race --T 65,129 --profile realistic
+expect_match "validate: ... as a device-memory write-write conflict" "$OUT" \
+    "the kernel failed under schedule inorder.*found 1 distinct bug .*: device_write_conflict"
+ww=$(printf '%s\n' "$OUT" | grep -m1 -A4 "device memory write-write conflict" | tr '\n' '|')
+expect_match "validate: ... naming both writes' lines and source" "$ww" \
+    "^ +device memory write-write conflict on buffer\(1\) bytes 512\.\.519 of 520 \(2 occurrences, 4 threads, 4 threadgroups\)\| +write +[^ ]*validate_cumsum\.metal:54  \`gc\[i\] = acc;\`\|.*\| +write +[^ ]*validate_cumsum\.metal:56  \`if \(t0 \+ BT < T\) gc\[.*\] = acc;\`\|"
+
+expect_exit 1 "validate: a race hidden in atomics fails" "$GDNBENCH" validate cumsum \
+    --shader "$here/kernels/validate_cumsum_atomic.metal" --function cumsum_atomic_race --T 65,129 --profile realistic
 expect_match "validate: ... as outputs that depend on the threadgroup order" "$OUT" \
-    "differs from the inorder run under schedule (reverse|random).*: a race"
+    "differs from the inorder run under schedule (reverse|random).*atomics, but beyond the parity tolerance"
 
 expect_exit 1 "validate: a missing threadgroup barrier fails" v cumsum_no_barrier --T 65 --profile realistic
 expect_match "validate: ... with the software device's diagnosis" "$OUT" \
-    "the kernel failed under schedule inorder.*uninitialised threadgroup memory: 'stage'"
+    "the kernel failed under schedule inorder.*found 2 distinct bugs .*: uninitialized_read, threadgroup_race"
+un=$(printf '%s\n' "$OUT" | grep -m1 -A1 "read of uninitialised threadgroup memory on 'stage'" | tr '\n' '|')
+expect_match "validate: ... naming the uninitialised read's line" "$un" \
+    "^ +read of uninitialised threadgroup memory on 'stage' \(line 66\).*\| +read +[^ ]*validate_cumsum\.metal:73  \`acc \+= stage\[t\];\`\|$"
 
 expect_exit 1 "validate: a bf16 accumulator fails" v cumsum_bf16_acc --T 65 --profile realistic
 expect_match "validate: ... against bf16-parity" "$OUT" "g_cumsum vs bf16-parity: .* elements outside"

@@ -411,8 +411,10 @@ TEST(sw_exec_divergent_barrier_names_both_lines) {
     CHECK(sw_exec_dispatch(&d, &res) != 0);
     CHECK_MSG(res.error && strstr(res.error, "divergent threadgroup barrier") && strstr(res.error, "line 100") &&
                   strstr(res.error, "line 200") && strstr(res.error, "kernel 'divergent'") &&
-                  strstr(res.error, "thread_index_in_threadgroup 16"),
+                  strstr(res.error, "16 threads wait at line 100") && strstr(res.error, "48 at line 200"),
               "error: %s", res.error ? res.error : "(none)");
+    CHECK(res.nfindings == 1 && res.findings[0].kind == DEV_FIND_DIVERGENT_BARRIER &&
+          res.findings[0].site[0].nthreads == 16 && res.findings[0].site[1].index == 16);
     sw_dispatch_result_free(&res);
 }
 
@@ -486,7 +488,7 @@ static void check_fault(const char *name, sw_entry_fn fn, const char *want1, con
 }
 
 TEST(sw_exec_faults_abandon_dispatch_and_process_continues) {
-    check_fault("rt_fault", k_rt_fault, "line 42: index out of range in simdgroup_load",
+    check_fault("rt_fault", k_rt_fault, "fault: index out of range in simdgroup_load at line 42",
                 "thread_position_in_grid (77,0,0)");
     check_fault("segv", k_segv, "invalid memory access at address 0x10", "thread_position_in_grid (5,0,0)");
 #if defined(__aarch64__) || defined(__arm64__)

@@ -180,7 +180,7 @@ TEST(sw_objc_fault_sets_error_status_and_queue_goes_on) {
     MSG0(void, cb, "waitUntilCompleted");
     CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 5);
     const char *e = error_text(cb);
-    CHECK_MSG(e && strstr(e, "kernel 'fault' line 12: deliberate fault") && strstr(e, "(3,0,0)"), "error: %s",
+    CHECK_MSG(e && strstr(e, "kernel 'fault': fault: deliberate fault at line 12") && strstr(e, "(3,0,0)"), "error: %s",
               e ? e : "(none)");
     int kept = 0;
     CHECK_EQ_INT(swmtl_command_buffer_diagnostic_count(cb, &kept), 1);
@@ -235,7 +235,7 @@ TEST(sw_objc_oob_write_names_buffer_and_thread) {
     MSG0(void, cb, "waitUntilCompleted");
     CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 5);
     const char *e = error_text(cb);
-    CHECK_MSG(e && strstr(e, "kernel 'add'") && strstr(e, "buffer(1): byte offset 0 past the end (length 1024") &&
+    CHECK_MSG(e && strstr(e, "kernel 'add'") && strstr(e, "buffer(1) byte 1024 (past its end; it has 1024 bytes)") &&
                   strstr(e, "thread_position_in_grid (256,0,0)"),
               "error: %s", e ? e : "(none)");
     for (int i = 0; i < 3; i++) MSG0(void, bufs[i], "release");
