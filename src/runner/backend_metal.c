@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chips.h"
 #include "core/clock.h"
 #include "core/embedded.h"
 #include "core/sha256.h"
@@ -85,7 +86,7 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     }
     shader_source src;
     if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
-    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, err, errlen);
+    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, s->opts->fast_math, err, errlen);
     lib_entry *e = &s->libs[s->nlibs];
     snprintf(e->path, sizeof e->path, "%s", path);
     str_copy(e->display, sizeof e->display, src.display_path);
@@ -367,7 +368,7 @@ static void metal_device_facts(backend *b, rec_machine *m) {
     m->nfamilies = mtl_device_gpu_families(s->dev, families, REC_MAX_FAMILIES);
     for (int i = 0; i < m->nfamilies; i++) snprintf(m->families[i], sizeof m->families[i], "%s", families[i]);
     m->working_set = mtl_device_recommended_working_set(s->dev);
-    m->paravirtual = machine_is_paravirtual(name);
+    m->paravirtual = chip_is_paravirtual(name); /* the device.paravirtual detector */
 }
 
 static int metal_capture_begin(backend *b, const char *path, char *err, size_t errlen) {
@@ -391,6 +392,7 @@ static const stage_kernel *metal_stage_kernel(backend *b, int st) {
 static int metal_check_kernels(backend *b, const op_case *c, const run_opts *o, stage_kernel *out, char *err,
                                size_t errlen) {
     metal_state *s = b->state;
+    s->opts = o; /* user files are compiled here, with the run's options */
     op_launch *ls = malloc(sizeof *ls * OP_MAX_STAGES);
     if (!ls) {
         snprintf(err, errlen, "out of memory");
@@ -417,6 +419,14 @@ static void metal_fill_kernel(backend *b, run_record *rec) {
     str_copy(rec->kernel.sha256, sizeof rec->kernel.sha256, k->sha256);
     str_copy(rec->kernel.function, sizeof rec->kernel.function, k->function);
     rec->kernel.theirs = k->origin != KERNEL_OURS;
+    const lib_entry *e = find_library(s, k->path);
+    if (e && e->lib) {
+        rec->kernel.fast_math_known = 1;
+        rec->kernel.fast_math = mtl_library_fast_math(e->lib);
+    }
+    if (s->opts->fast_math && !mtl_device_fast_math_applies(s->dev))
+        run_record_warn(rec, "--fast-math has no effect on the software device: it always computes as with fast math "
+                             "off");
     /* The constants that stage's pipeline was built with: the launch's own,
      * overridden or extended by --constant where it applies. */
     mtl_constant consts[RUN_MAX_CONSTANTS];

@@ -159,18 +159,6 @@ int machine_gpu_core_count(void) {
 #endif
 }
 
-/* macOS virtual machines expose the host's GPU as "Apple Paravirtual device".
- * Matched without regard to case. */
-int machine_is_paravirtual(const char *metal_name) {
-    static const char word[] = "paravirtual";
-    for (const char *p = metal_name ? metal_name : ""; *p; p++) {
-        size_t i = 0;
-        while (word[i] && p[i] && (p[i] | 0x20) == word[i]) i++;
-        if (!word[i]) return 1;
-    }
-    return 0;
-}
-
 const char *machine_thermal_name(int state) {
     static const char *const names[] = {"nominal", "fair", "serious", "critical"};
     return state >= 0 && state <= THERMAL_CRITICAL ? names[state] : NULL;

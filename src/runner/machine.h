@@ -29,9 +29,6 @@ int machine_low_power_mode(void);      /* NSProcessInfo.isLowPowerModeEnabled */
 const char *machine_power_source(void); /* "ac" | "battery" | "ups" */
 void machine_macos_version(char *buf, size_t n);
 int machine_gpu_core_count(void);      /* IORegistry AGXAccelerator "gpu-core-count" */
-/* 1 when a Metal device name is a virtual machine's paravirtual GPU ("Apple
- * Paravirtual device"). */
-int machine_is_paravirtual(const char *metal_name);
 
 /* "nominal" | "fair" | "serious" | "critical", NULL for anything else. */
 const char *machine_thermal_name(int state);

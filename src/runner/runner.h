@@ -44,6 +44,7 @@ struct run_opts {
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
     /* GPU trace of the first timed iteration (--capture; set per case by the CLI) */
     const char *capture_path;
+    int fast_math;             /* --fast-math: compile kernels with Metal's fast math */
     int has_sw_max_findings;   /* --sw-max-findings given */
     int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int quiet;

@@ -117,10 +117,3 @@ TEST(machine_environment_json_known_and_null) {
     cJSON_Delete(j);
     run_record_free(&r);
 }
-
-TEST(machine_paravirtual_by_device_name) {
-    CHECK(machine_is_paravirtual("Apple Paravirtual device"));
-    CHECK(machine_is_paravirtual("apple paravirtual device"));
-    CHECK(!machine_is_paravirtual("Apple M4 Max"));
-    CHECK(!machine_is_paravirtual(NULL));
-}
