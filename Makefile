@@ -174,3 +174,11 @@ clean:
 	rm -rf $(BUILD) build-san
 
 -include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(BUILD)/obj/main.d
+
+# The arm64 code paths on an x86-64 Linux host: gdnbench-tests cross-built for
+# aarch64 Linux into build/arm64 and run under qemu-user (make test runs the same
+# script with the other CLI tests).
+.PHONY: check-arm64
+check-arm64: deps
+	@$(MAKE) --no-print-directory all
+	@GDNBENCH=$(abspath $(BIN)) GDNBENCH_ROOT=$(CURDIR) bash tests/cli/test_arm64_qemu.sh

@@ -6,6 +6,8 @@
 #   Debian/Ubuntu: apt-get only (one `apt-get update`, then one install), plus the
 #     test-only Zig toolchain (its macOS SDK headers, for tests/cli/test_macos_cross.sh)
 #     installed with npm into a cache directory outside the source tree.
+#     Test-only as well, on x86-64 Debian: what tests/cli/test_arm64_qemu.sh needs (an
+#     aarch64 cross toolchain, qemu-user, arm64 libraries; see below).
 #   macOS: `brew install` for what is missing when Homebrew is there; otherwise it
 #     prints exactly what to install and exits 2.
 set -euo pipefail
@@ -31,6 +33,34 @@ missing_debian() {
 # has /usr/bin/llvm-symbolizer-19.
 need_debian+=(llvm-19)
 
+# ---- test-only: the arm64 code paths under qemu (tests/cli/test_arm64_qemu.sh) ----
+# Debian's aarch64 cross gcc with the libc, libobjc and libstdc++ it links against
+# (libstdc++ for the host clang++ building arm64 kernels), qemu-user to run the
+# result, and from the arm64 architecture itself (multiarch) what the binary loads:
+# libcjson (the -dev package also gives the linker its .so), libobjc4, and with them
+# libc6:arm64.  qemu runs the binary on that multiarch libc, never with -L
+# /usr/aarch64-linux-gnu: a loader and a libc from two glibc builds hang in fork().
+# Only on x86-64 hosts (an arm64 host runs the unit tests natively), and only on
+# Debian, whose mirrors carry every architecture (Ubuntu keeps arm64 on another
+# mirror, ports.ubuntu.com: there this prints what to do).  GDNBENCH_NO_ARM64=1 skips it.
+arm64_gcc_major=$(gcc -dumpversion 2>/dev/null | cut -d. -f1)
+need_arm64_test=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross "libobjc-${arm64_gcc_major:-12}-dev-arm64-cross"
+    "libstdc++-${arm64_gcc_major:-12}-dev-arm64-cross" qemu-user libcjson-dev:arm64 libobjc4:arm64)
+
+arm64_test_missing() {
+    [ "$(uname -m)" = x86_64 ] && [ -z "${GDNBENCH_NO_ARM64:-}" ] || return 0
+    local todo
+    todo=$(missing_debian "${need_arm64_test[@]}")
+    [ -n "$todo" ] || return 0
+    if ! grep -qx 'ID=debian' /etc/os-release 2>/dev/null; then
+        echo "install-deps: not installing the arm64 test toolchain ($todo) on this distribution:" \
+            "add arm64 with 'dpkg --add-architecture arm64' and an arm64 apt source, then apt-get install it" \
+            "(without it tests/cli/test_arm64_qemu.sh skips, or fails when CI is set)" >&2
+        return 0
+    fi
+    echo "$todo"
+}
+
 zig_installed() {
     local pj=$TOOLCHAINS/node_modules/$ZIG_PACKAGE/package.json
     [ -f "$pj" ] && grep -q "\"version\": *\"$ZIG_VERSION\"" "$pj" &&
@@ -47,6 +77,14 @@ install_debian() {
         command -v node >/dev/null 2>&1 || want+=(nodejs)
     fi
     todo=$(missing_debian "${want[@]}")
+    local arm64_todo
+    arm64_todo=$(arm64_test_missing)
+    if [ -n "$arm64_todo" ]; then
+        # Before the one `apt-get update`, so that it fetches the arm64 lists too.
+        dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64
+        echo "install-deps: installing (test-only, arm64 under qemu) $arm64_todo"
+        todo="${todo:+$todo }$arm64_todo"
+    fi
     if [ -n "$todo" ]; then
         echo "install-deps: installing $todo"
         export DEBIAN_FRONTEND=noninteractive

@@ -61,6 +61,8 @@ int cmd_info(int argc, char **argv) {
         backend *b = backend_open(names[i], NULL, err, sizeof err);
         if (b) {
             printf("  %-6s available: %s%s\n", names[i], b->device_name, b->emulated ? " (emulated)" : "");
+            if (!b->emulated && chip_is_paravirtual(b->device_name))
+                printf("         WARNING %s\n", chip_paravirtual_warning());
             if (strcmp(names[i], "metal") == 0) {
                 const chip_info *chip = chip_find(b->device_name, b->gpu_cores);
                 const char *derived = !chip                                               ? ""

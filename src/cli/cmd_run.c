@@ -67,6 +67,8 @@ static void print_op_help(const op_desc *op) {
            "  --stage NAME=FILE[:FUNCTION]  one stage's kernel from FILE (repeatable; wins over --shader)\n"
            "  --constant ID=VALUE      function constant for the kernels from FILE (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
+           "  --fast-math              compile kernels with Metal's fast math (default off: it can\n"
+           "                           break the ulp bounds; no effect on the software device)\n"
            "  --sw-max-findings N      distinct bugs the software device's checks show per case (default 5;\n"
            "                           the JSON report has all)\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
@@ -113,10 +115,10 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         }
         char name[64];
         const char *val = NULL;
-        static const char *const bare[] = {"quiet", NULL};
+        static const char *const bare[] = {"quiet", "fast-math", NULL};
         if (cli_split_option(argc, argv, &i, bare, name, sizeof name, &val, err, errlen)) return -1;
         if (!val) {
-            o->quiet = 1;
+            *(strcmp(name, "quiet") == 0 ? &o->quiet : &o->fast_math) = 1;
             continue;
         }
         int kopt = cli_parse_kernel_option(name, val, o, err, errlen);

@@ -176,6 +176,7 @@ int cmd_suite(int argc, char **argv) {
         int64_t v;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n"
+                   "                          [--fast-math]\n"
                    "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n\n"
                    "--shader FILE runs, in every case, the stages FILE defines under their default names (ours\n"
                    "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
@@ -184,6 +185,8 @@ int cmd_suite(int argc, char **argv) {
             return EXIT_OK;
         } else if (strcmp(a, "--quiet") == 0) {
             o.quiet = 1;
+        } else if (strcmp(a, "--fast-math") == 0) {
+            o.fast_math = 1;
         } else if (a[0] != '-') {
             if (name) {
                 snprintf(err, sizeof err, "suite: one suite name at a time ('%s' and '%s')", name, a);

@@ -39,6 +39,10 @@ void table_print_record(FILE *f, const run_record *r) {
     char shape[256], med[32], mn[32], p90[32];
     table_shape_str(r->op, r->dim, shape, sizeof shape);
     fprintf(f, "\n%s\n", shape);
+    /* before any number, so none is read without it */
+    for (int i = 0; i < r->nwarnings && i < REC_MAX_WARNINGS; i++) fprintf(f, "  WARNING %s\n", r->warnings[i]);
+    if (r->kernel.fast_math_known && r->kernel.fast_math)
+        fprintf(f, "  kernel compiled with fast math (--fast-math): Metal may reassociate and use fast:: functions\n");
     if (strcmp(r->status, "error") == 0 && r->timing.n == 0) {
         fprintf(f, "  ERROR %s\n", r->error);
         return;

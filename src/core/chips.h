@@ -42,4 +42,11 @@ const chip_info *chip_find(const char *name, int gpu_cores);
 /* The whole table, for `gdnbench info`: n entries. */
 const chip_info *chip_table(int *n);
 
+/* 1 when a Metal device name is a virtual machine's paravirtual GPU ("Apple
+ * Paravirtual device", e.g. on hosted macOS CI runners), whose timings and results
+ * are not an Apple GPU's; 0 otherwise (NULL included). */
+int chip_is_paravirtual(const char *metal_name);
+/* The one-line warning every table and report carries for such a device. */
+const char *chip_paravirtual_warning(void);
+
 #endif

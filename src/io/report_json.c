@@ -185,6 +185,7 @@ static void add_device(builder *b, cJSON *root, const run_record *r) {
     add_str(b, d, "name", r->device.name);
     add_str(b, d, "backend", r->device.backend);
     add_bool(b, d, "emulated", r->device.emulated);
+    add_bool(b, d, "paravirtual", r->device.paravirtual);
     add_num_or_null(b, d, "gpu_cores", r->device.gpu_cores, r->device.gpu_cores > 0);
     add_num_or_null(b, d, "bandwidth_gbps", r->device.bandwidth_gbps, r->device.bandwidth_gbps > 0);
     add_num_or_null(b, d, "fp32_tflops", r->device.fp32_tflops, r->device.fp32_tflops > 0);
@@ -224,6 +225,15 @@ static void add_kernel(builder *b, cJSON *root, const run_record *r) {
         add_num(b, c, "index", r->kernel.constants[i].index);
         add_str(b, c, "value", r->kernel.constants[i].value);
     }
+    add_item(b, k, "fast_math",
+             r->kernel.fast_math_known ? cJSON_CreateBool(r->kernel.fast_math != 0) : cJSON_CreateNull());
+}
+
+static void add_warnings(builder *b, cJSON *root, const run_record *r) {
+    cJSON *arr = check(b, cJSON_CreateArray());
+    add_item(b, root, "warnings", arr);
+    for (int i = 0; b->ok && i < r->nwarnings && i < REC_MAX_WARNINGS; i++)
+        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(r->warnings[i])))) b->ok = 0;
 }
 
 static void add_shape(builder *b, cJSON *root, const run_record *r) {
@@ -552,6 +562,7 @@ cJSON *report_record_json(const run_record *r) {
     } else {
         add_item(&b, root, "determinism", cJSON_CreateNull());
     }
+    add_warnings(&b, root, r);
     add_fixture(&b, root, r);
     add_str(&b, root, "status", r->status);
     add_str_or_null(&b, root, "error", r->error);

@@ -2,7 +2,9 @@
  *
  * Ownership follows Apple's rules: objects from new... and alloc are ours (+1) and are
  * released in the *_free functions; everything else (command buffers, encoders,
- * strings, errors) is autoreleased, so each run is wrapped in an autorelease pool. */
+ * strings, errors) is autoreleased, so each run is wrapped in an autorelease pool:
+ * NSAutoreleasePool on every platform, which is where the software device's
+ * autoreleased objects go too (see src/swmetal/objc_base.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,9 @@ extern id MTLCreateSystemDefaultDevice(void);
 /* Apple's enum values. */
 enum { MTL_RESOURCE_STORAGE_SHARED = 0, MTL_RESOURCE_STORAGE_PRIVATE = 2 << 4, MTL_CB_STATUS_ERROR = 5 };
 enum { MTL_TYPE_FLOAT = 3, MTL_TYPE_INT = 29, MTL_TYPE_BOOL = 53 };
+/* MTLMathMode and MTLMathFloatingPointFunctions (NSInteger; macOS 15). */
+enum { MTL_MATH_MODE_SAFE = 0, MTL_MATH_MODE_FAST = 2 };
+enum { MTL_MATH_FUNCTIONS_FAST = 0, MTL_MATH_FUNCTIONS_PRECISE = 1 };
 
 struct mtl_device {
     id device;
@@ -31,6 +36,7 @@ struct mtl_device {
 
 struct mtl_library {
     id library;
+    int fast_math; /* the code was compiled with fast math */
     int software;
 };
 
@@ -55,6 +61,12 @@ static id pool_push(void) {
 }
 
 static void pool_pop(id pool) { MSG0(void, pool, "drain"); }
+
+/* A class the host instantiates and hands to the device: the software device takes
+ * only its own (on a Mac, the MTL names are Metal.framework's classes). */
+static id device_class(const mtl_device *d, const char *metal_name) {
+    return d->software ? (id)swmtl_class(metal_name) : objc_class_named(metal_name);
+}
 
 static id nsstring(const char *s) {
     return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s);
@@ -146,7 +158,24 @@ const char *mtl_device_name(const mtl_device *d) { return d->name; }
 
 int mtl_device_is_software(const mtl_device *d) { return d->software; }
 
-mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, char *err, size_t errlen) {
+int mtl_device_fast_math_applies(const mtl_device *d) { return !d->software || swmtl_fast_math_applies(); }
+
+/* Metal compiles with fast math unless told otherwise.  macOS 15 split the BOOL
+ * fastMathEnabled into mathMode and mathFloatingPointFunctions (fast math off =
+ * safe mode + the precise:: functions, as MSL's -fno-fast-math); macOS 14 has only
+ * the BOOL. */
+static void set_fast_math(const mtl_device *d, id opts, int on) {
+    if (!d->software && MSG1(BOOL, opts, "respondsToSelector:", SEL, MSG_SEL("setMathMode:"))) {
+        MSG1(void, opts, "setMathMode:", NSInteger, on ? MTL_MATH_MODE_FAST : MTL_MATH_MODE_SAFE);
+        MSG1(void, opts, "setMathFloatingPointFunctions:", NSInteger,
+             on ? MTL_MATH_FUNCTIONS_FAST : MTL_MATH_FUNCTIONS_PRECISE);
+    } else {
+        MSG1(void, opts, "setFastMathEnabled:", BOOL, on ? 1 : 0);
+    }
+}
+
+mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, int fast_math, char *err,
+                             size_t errlen) {
     mtl_library *l = calloc(1, sizeof *l);
     if (!l) {
         snprintf(err, errlen, "out of memory");
@@ -155,7 +184,14 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
     id pool = pool_push();
     id error = NULL;
     id src = nsstring(source);
-    id opts = MSG0(id, MSG0(id, objc_class_named("MTLCompileOptions"), "alloc"), "init");
+    id opts = MSG0(id, MSG0(id, device_class(d, "MTLCompileOptions"), "alloc"), "init");
+    if (!opts) {
+        snprintf(err, errlen, "%s: cannot create MTLCompileOptions", d->name);
+        pool_pop(pool);
+        free(l);
+        return NULL;
+    }
+    set_fast_math(d, opts, fast_math);
     /* Metal has no place for a file name; the software device takes it on the side so
      * its diagnostics say "kkt.metal:12:5". */
     if (d->software) swmtl_set_source_name(filename);
@@ -170,9 +206,12 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
         free(l);
         return NULL;
     }
+    l->fast_math = fast_math && mtl_device_fast_math_applies(d);
     pool_pop(pool);
     return l;
 }
+
+int mtl_library_fast_math(const mtl_library *l) { return l->fast_math; }
 
 /* Metal answers with MTLLibrary.functionNames (an NSArray of NSString); the
  * software device's library has no NSArray to give, so it is asked in C. */
@@ -245,7 +284,11 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     id pool = pool_push();
     id error = NULL, fn = NULL;
     if (nconsts > 0) {
-        id values = MSG0(id, MSG0(id, objc_class_named("MTLFunctionConstantValues"), "alloc"), "init");
+        id values = MSG0(id, MSG0(id, device_class(d, "MTLFunctionConstantValues"), "alloc"), "init");
+        if (!values) {
+            snprintf(err, errlen, "%s: cannot create MTLFunctionConstantValues", d->name);
+            goto fail;
+        }
         for (int i = 0; i < nconsts; i++) set_constant(values, &consts[i]);
         fn = MSG3(id, l->library, "newFunctionWithName:constantValues:error:", id, nsstring(function), id, values, id *,
                   &error);

@@ -29,9 +29,18 @@ mtl_device *mtl_device_open(const char *kind, char *err, size_t errlen);
 void mtl_device_free(mtl_device *d);
 const char *mtl_device_name(const mtl_device *d);
 int mtl_device_is_software(const mtl_device *d);
+/* 1 when fast math (MTLCompileOptions) changes what the device computes: a real
+ * GPU; the software device always computes as with fast math off. */
+int mtl_device_fast_math_applies(const mtl_device *d);
 
-/* Compiles MSL source; filename names the source in diagnostics. */
-mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, char *err, size_t errlen);
+/* Compiles MSL source; filename names the source in diagnostics.  fast_math: let
+ * the compiler use fast math (Metal's default; off here unless asked, since it can
+ * break ulp bounds). */
+mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, int fast_math, char *err,
+                             size_t errlen);
+/* 1 when the library was compiled with fast math in effect (asked for, and the
+ * device has it). */
+int mtl_library_fast_math(const mtl_library *l);
 void mtl_library_free(mtl_library *l);
 /* The library's functions by name (MTLLibrary.functionNames): the count, the i-th
  * name into buf (0, or -1 when i is out of range), and whether one is called

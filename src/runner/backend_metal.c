@@ -76,7 +76,7 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     }
     shader_source src;
     if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
-    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, err, errlen);
+    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, s->opts->fast_math, err, errlen);
     lib_entry *e = &s->libs[s->nlibs];
     snprintf(e->path, sizeof e->path, "%s", path);
     str_copy(e->display, sizeof e->display, src.display_path);
@@ -329,6 +329,7 @@ static const stage_kernel *metal_stage_kernel(backend *b, int st) {
 static int metal_check_kernels(backend *b, const op_case *c, const run_opts *o, stage_kernel *out, char *err,
                                size_t errlen) {
     metal_state *s = b->state;
+    s->opts = o; /* user files are compiled here, with the run's options */
     op_launch *ls = malloc(sizeof *ls * OP_MAX_STAGES);
     if (!ls) {
         snprintf(err, errlen, "out of memory");
@@ -355,6 +356,14 @@ static void metal_fill_kernel(backend *b, run_record *rec) {
     str_copy(rec->kernel.sha256, sizeof rec->kernel.sha256, k->sha256);
     str_copy(rec->kernel.function, sizeof rec->kernel.function, k->function);
     rec->kernel.theirs = k->origin != KERNEL_OURS;
+    const lib_entry *e = find_library(s, k->path);
+    if (e && e->lib) {
+        rec->kernel.fast_math_known = 1;
+        rec->kernel.fast_math = mtl_library_fast_math(e->lib);
+    }
+    if (s->opts->fast_math && !mtl_device_fast_math_applies(s->dev))
+        run_record_warn(rec, "--fast-math has no effect on the software device: it always computes as with fast math "
+                             "off");
     /* The constants that stage's pipeline was built with: the launch's own,
      * overridden or extended by --constant where it applies. */
     mtl_constant consts[RUN_MAX_CONSTANTS];

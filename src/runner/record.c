@@ -1,4 +1,5 @@
-/* record.c — ownership of a run_record's sample arrays and findings. */
+/* record.c — ownership of a run_record's sample arrays and findings, and its warnings. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "runner/record.h"
@@ -14,4 +15,9 @@ void run_record_free(run_record *r) {
     free(r->findings);
     r->findings = NULL;
     r->nfindings = 0;
+}
+
+void run_record_warn(run_record *r, const char *text) {
+    if (r->nwarnings >= REC_MAX_WARNINGS) return;
+    snprintf(r->warnings[r->nwarnings++], sizeof r->warnings[0], "%s", text);
 }

@@ -15,6 +15,7 @@
 #define REC_MAX_CHECKS 32
 #define REC_MAX_STAGES OP_MAX_STAGES
 #define REC_MAX_CONSTANTS 16
+#define REC_MAX_WARNINGS 4
 
 typedef struct rec_stats {
     int n;                 /* samples */
@@ -68,6 +69,9 @@ typedef struct run_record {
         char name[96];         /* "Apple M4 Max", "gdnbench software device", host CPU for cpu */
         char backend[8];       /* "metal" | "sw" | "cpu" */
         int emulated;
+        /* a virtual machine's GPU ("Apple Paravirtual device"): its timings and
+         * results are not those of an Apple GPU */
+        int paravirtual;
         /* from the chip table; < 0 = unknown (null) */
         int gpu_cores;
         double bandwidth_gbps, fp32_tflops, fp16_tflops;
@@ -89,6 +93,8 @@ typedef struct run_record {
             int index;
             char value[32];
         } constants[REC_MAX_CONSTANTS];
+        int fast_math_known;   /* 0: no kernel compiled (cpu, setup error): null */
+        int fast_math;         /* compiled with fast math in effect */
     } kernel;
 
     int64_t dim[OP_MAX_DIMS];  /* in op->dims order */
@@ -122,6 +128,11 @@ typedef struct run_record {
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;
 
+    /* what a reader of the numbers must know (paravirtual device, a flag that had
+     * no effect); printed with the table, written to the report */
+    int nwarnings;
+    char warnings[REC_MAX_WARNINGS][200];
+
     rec_fixture fixture;       /* --fixture notes; fixture.path "" when none */
 
     char status[8];            /* "pass" | "fail" | "error" */
@@ -135,5 +146,7 @@ typedef struct run_record {
 } run_record;
 
 void run_record_free(run_record *r); /* frees sample arrays and findings (not the struct) */
+/* Adds a warning (dropped past REC_MAX_WARNINGS, cut to fit). */
+void run_record_warn(run_record *r, const char *text);
 
 #endif

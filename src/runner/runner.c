@@ -130,6 +130,8 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->name);
     snprintf(rec->device.name, sizeof rec->device.name, "%s", b->device_name);
     rec->device.emulated = b->emulated;
+    rec->device.paravirtual = !b->emulated && chip_is_paravirtual(b->device_name);
+    if (rec->device.paravirtual) run_record_warn(rec, chip_paravirtual_warning());
     rec->device.gpu_cores = b->gpu_cores;
     rec->device_checks = b->take_findings != NULL;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;

@@ -42,6 +42,7 @@ struct run_opts {
     } constants[RUN_MAX_CONSTANTS];
     const char *sw_checks;     /* none|fast|full, NULL = default */
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
+    int fast_math;             /* --fast-math: compile kernels with Metal's fast math */
     int has_sw_max_findings;   /* --sw-max-findings given */
     int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int quiet;

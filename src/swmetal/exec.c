@@ -860,6 +860,24 @@ static void fault_context(void *ucv, const void **pc, int *write) {
 #elif defined(__linux__) && defined(__aarch64__)
     ucontext_t *uc = ucv;
     *pc = (const void *)uc->uc_mcontext.pc;
+    /* The kernel appends an esr_context record (magic "ESR\x01") to the signal
+     * frame's __reserved area for data aborts; its WnR bit says write.  Records are
+     * {u32 magic, u32 size} headers ending with magic 0. */
+    const uint8_t *rec = (const uint8_t *)uc->uc_mcontext.__reserved;
+    const uint8_t *end = rec + sizeof uc->uc_mcontext.__reserved;
+    while (rec + 8 <= end) {
+        uint32_t magic, size;
+        memcpy(&magic, rec, 4);
+        memcpy(&size, rec + 4, 4);
+        if (magic == 0 || size < 8 || rec + size > end) break;
+        if (magic == 0x45535201u && size >= 16) {
+            uint64_t esr;
+            memcpy(&esr, rec + 8, 8);
+            *write = (int)((esr >> 6) & 1);
+            break;
+        }
+        rec += size;
+    }
 #else
     (void)ucv;
 #endif
@@ -948,6 +966,12 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
 static int worker_setup(sw_worker *w) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     w->altstack_size = SW_ALTSTACK_BYTES;
+#ifdef _SC_MINSIGSTKSZ
+    /* The kernel's signal frame grows with the vector state (arm64 SVE/SME, x86 AVX-512):
+     * glibc reports what this machine needs (AT_MINSIGSTKSZ); the handler adds little. */
+    long min_sig = sysconf(_SC_MINSIGSTKSZ);
+    if (min_sig > 0 && (size_t)min_sig + 16384 > w->altstack_size) w->altstack_size = (size_t)min_sig + 16384;
+#endif
     w->altstack = malloc(w->altstack_size);
     w->threads = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->threads);
     w->run = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->run);

@@ -29,7 +29,7 @@ void swmtl_set_source_name(const char *filename) {
 }
 
 /* ---- MTLCompileOptions: accepted and recorded; fast math changes nothing on the
- * software device (its math is always the precise kind). ---- */
+ * software device (its math is always the precise kind: swmtl_fast_math_applies). ---- */
 
 typedef struct sw_mtl_options {
     sw_obj base;
@@ -416,11 +416,12 @@ static void device_methods(Class cls) {
 void sw_objc_register_metal(void) {
     Class root = sw_root_class();
     device_class = sw_class_register("SWMTLDevice", root, sizeof(sw_mtl_device), device_methods);
-    options_class = sw_class_register(objc_getClass("MTLCompileOptions") ? "SWMTLCompileOptions" : "MTLCompileOptions",
-                                      root, sizeof(sw_mtl_options), options_methods);
-    constants_class = sw_class_register(objc_getClass("MTLFunctionConstantValues") ? "SWMTLFunctionConstantValues"
-                                                                                    : "MTLFunctionConstantValues",
-                                        root, sizeof(sw_mtl_constants), constants_methods);
+    /* SW names on every platform: on a Mac, Metal.framework owns the MTL names, and
+     * one name everywhere means the host reaches these through swmtl_class() on
+     * Linux too, so the path a Mac takes is the one the tests run. */
+    options_class = sw_class_register("SWMTLCompileOptions", root, sizeof(sw_mtl_options), options_methods);
+    constants_class = sw_class_register("SWMTLFunctionConstantValues", root, sizeof(sw_mtl_constants),
+                                        constants_methods);
     library_class = sw_class_register("SWMTLLibrary", root, sizeof(sw_mtl_library), library_methods);
     function_class = sw_class_register("SWMTLFunction", root, sizeof(sw_mtl_function), function_methods);
     pipeline_class = sw_class_register("SWMTLComputePipelineState", root, sizeof(sw_mtl_pipeline), pipeline_methods);
@@ -436,9 +437,29 @@ id swmtl_create_system_default_device(void) {
     return (id)d;
 }
 
+Class swmtl_class(const char *metal_name) {
+    sw_objc_init();
+    if (!metal_name) return Nil;
+    if (strcmp(metal_name, "MTLCompileOptions") == 0) return options_class;
+    if (strcmp(metal_name, "MTLFunctionConstantValues") == 0) return constants_class;
+    return Nil;
+}
+
 id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {
     sw_objc_init();
     return device && kernels ? device_new_library_native(kernels) : nil;
+}
+
+/* The prelude implements MSL's math as precise:: and kernels build with
+ * -ffp-contract=off: there is no fast variant to switch to. */
+int swmtl_fast_math_applies(void) { return 0; }
+
+int swmtl_can_compile(char *err, size_t errlen) {
+    char *why = NULL;
+    if (sw_compiler_info(NULL, NULL, &why) == 0) return 1;
+    snprintf(err, errlen, "%s", why ? why : "no C++ compiler for the software Metal device (clang++ >= 17)");
+    free(why);
+    return 0;
 }
 
 int swmtl_library_function_count(id library) {

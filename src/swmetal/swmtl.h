@@ -7,6 +7,7 @@
 #ifndef GDN_SWMTL_H
 #define GDN_SWMTL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/finding.h"
@@ -15,6 +16,21 @@
 
 /* A new reference to a software device (+1; release it). */
 id swmtl_create_system_default_device(void);
+
+/* The software device's class for a Metal class the host instantiates itself
+ * ("MTLCompileOptions", "MTLFunctionConstantValues"): the device only takes its
+ * own, and on a Mac objc_getClass() of those names is Metal.framework's.  Nil for
+ * any other name. */
+Class swmtl_class(const char *metal_name);
+
+/* 1 when newLibraryWithSource: can work here (a clang++ that builds the MSL
+ * prelude was found); 0 with err set to one line naming the fix for this platform.
+ * Found once per process. */
+int swmtl_can_compile(char *err, size_t errlen);
+
+/* 0: MTLCompileOptions.fastMathEnabled has no effect here; the software device
+ * always computes as with fast math off (precise:: math, no contraction). */
+int swmtl_fast_math_applies(void);
 
 /* Checks: "none", "fast" (default) or "full".  Returns 0, or -1 for another value
  * (the mode is left unchanged).  Overrides GDNBENCH_SW_CHECKS.  Buffers keep the

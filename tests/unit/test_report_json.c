@@ -197,6 +197,72 @@ TEST(report_json_mutations_fail_with_path) {
     cJSON_Delete(schema);
 }
 
+/* Additions to schema 1 (device.paravirtual, kernel.fast_math, warnings): written
+ * and valid, still valid when absent (older reports), and typed. */
+TEST(report_json_paravirtual_fast_math_and_warnings) {
+    cJSON *schema = load_schema();
+    if (!schema) return;
+    run_record r;
+    report_test_record(&r, 5, 10.0);
+    snprintf(r.device.name, sizeof r.device.name, "Apple Paravirtual device");
+    r.device.paravirtual = 1;
+    r.kernel.fast_math_known = 1;
+    r.kernel.fast_math = 0;
+    run_record_warn(&r, "first warning");
+    run_record_warn(&r, "second warning");
+    cJSON *j = report_record_json(&r);
+    run_record_free(&r);
+    CHECK(j != NULL);
+    if (!j) {
+        cJSON_Delete(schema);
+        return;
+    }
+    char err[512];
+    CHECK_MSG(json_schema_validate(schema, j, err, sizeof err) == 0, "record does not validate: %s", err);
+    CHECK(cJSON_IsTrue(at(j, "device", "paravirtual")));
+    CHECK(cJSON_IsFalse(at(j, "kernel", "fast_math")));
+    CHECK_EQ_INT(cJSON_GetArraySize(at(j, "warnings", NULL)), 2);
+    CHECK(strcmp(cJSON_GetArrayItem(at(j, "warnings", NULL), 1)->valuestring, "second warning") == 0);
+
+    /* no kernel compiled: null */
+    report_test_record(&r, 0, 1.0);
+    r.kernel.fast_math_known = 0;
+    cJSON *k = report_record_json(&r);
+    run_record_free(&r);
+    CHECK(k && cJSON_IsNull(at(k, "kernel", "fast_math")) && cJSON_GetArraySize(at(k, "warnings", NULL)) == 0);
+    CHECK(k && cJSON_IsFalse(at(k, "device", "paravirtual")));
+    cJSON_Delete(k);
+
+    cJSON *old = cJSON_Duplicate(j, 1);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(old, "device"), "paravirtual");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(old, "kernel"), "fast_math");
+    cJSON_DeleteItemFromObject(old, "warnings");
+    CHECK_MSG(json_schema_validate(schema, old, err, sizeof err) == 0, "an older report no longer validates: %s", err);
+    cJSON_Delete(old);
+
+    cJSON *m = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(m, "kernel"), "fast_math", cJSON_CreateString("off"));
+    expect_invalid(schema, m, "$.kernel.fast_math", "fast_math as a string");
+    cJSON_Delete(m);
+    m = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(m, "device"), "paravirtual", cJSON_CreateNull());
+    expect_invalid(schema, m, "$.device.paravirtual", "paravirtual null");
+    cJSON_Delete(m);
+    m = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItem(m, "warnings"), 0, cJSON_CreateNumber(1));
+    expect_invalid(schema, m, "$.warnings[0]", "a warning that is not text");
+    cJSON_Delete(m);
+
+    /* at most REC_MAX_WARNINGS are kept, none overflows */
+    report_test_record(&r, 1, 1.0);
+    for (int i = 0; i < REC_MAX_WARNINGS + 3; i++) run_record_warn(&r, "w");
+    CHECK_EQ_INT(r.nwarnings, REC_MAX_WARNINGS);
+    run_record_free(&r);
+
+    cJSON_Delete(j);
+    cJSON_Delete(schema);
+}
+
 TEST(report_jsonschema_rejects_unsupported_schema) {
     char err[256];
     cJSON *s = cJSON_Parse("{\"type\":\"string\",\"pattern\":\"^a\"}");

@@ -1,9 +1,11 @@
 /* test_run_report.c — real runs of every op on the cpu backend produce JSON records
  * that validate against results/schema-1.json, with the values the run measured. */
+#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli/table.h"
 #include "io/jsonschema.h"
 #include "io/report_json.h"
 #include "report_testdata.h"
@@ -84,4 +86,54 @@ TEST(run_report_every_gdn_op_validates_against_schema) {
     }
     CHECK_MSG(nops >= 9, "only %d GDN ops ran", nops);
     cJSON_Delete(schema);
+}
+
+/* A run on a device named like a virtual machine's GPU carries the warning in the
+ * record (so in the JSON) and in the table, above its numbers; other runs do not. */
+TEST(run_report_paravirtual_device_is_flagged) {
+    const op_desc *op = op_find("cumsum");
+    CHECK(op != NULL);
+    if (!op) return;
+    char err[256];
+    for (int pv = 0; pv < 2; pv++) {
+        int64_t dim[OP_MAX_DIMS];
+        for (int i = 0; i < op->ndims; i++) dim[i] = op->dims[i].def;
+        int ti = op_dim_index(op, "T");
+        if (ti >= 0) dim[ti] = 64;
+        op_case *c = op_case_new(op, dim, 1, err, sizeof err);
+        backend *b = backend_cpu_open(err, sizeof err);
+        CHECK(c && b);
+        if (!c || !b) {
+            op_case_free(c);
+            if (b) b->destroy(b);
+            return;
+        }
+        if (pv) snprintf(b->device_name, sizeof b->device_name, "Apple Paravirtual device");
+        run_opts o = {.backend = "cpu", .warmup = 0, .iters = 1, .check = CHECK_NONE};
+        run_record rec;
+        runner_run_case(b, c, &o, &rec);
+        CHECK_EQ_INT(rec.device.paravirtual, pv);
+        CHECK_EQ_INT(rec.nwarnings, pv);
+        FILE *f = tmpfile();
+        CHECK(f != NULL);
+        if (f) {
+            table_print_record(f, &rec);
+            char text[8192] = "";
+            rewind(f);
+            size_t n = fread(text, 1, sizeof text - 1, f);
+            text[n] = 0;
+            fclose(f);
+            const char *w = strstr(text, "WARNING paravirtual");
+            const char *t = strstr(text, "time (");
+            CHECK_MSG(pv ? (w && t && w < t) : !w, "table:\n%s", text);
+        }
+        cJSON *j = report_record_json(&rec);
+        CHECK(j && cJSON_IsBool(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "device"), "paravirtual")));
+        CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")) == pv);
+        cJSON_Delete(j);
+        run_record_free(&rec);
+        b->release_case(b);
+        b->destroy(b);
+        op_case_free(c);
+    }
 }
