@@ -188,9 +188,9 @@ static void fault_finding(validate_result *res, const validate_run_cfg *cfg, int
         }
         snprintf(f->text, sizeof f->text,
                  "the kernel failed under schedule %s, threadgroup order %s: the software device's checks found %d "
-                 "distinct bug%s (%llu occurrences) in kernel '%s': %s",
+                 "distinct bug%s (%llu occurrence%s) in kernel '%s': %s",
                  where.schedule, where.tg_order, res->ndev_findings, res->ndev_findings == 1 ? "" : "s",
-                 (unsigned long long)occ, res->dev_findings[0].kernel, kinds);
+                 (unsigned long long)occ, occ == 1 ? "" : "s", res->dev_findings[0].kernel, kinds);
     } else {
         snprintf(f->text, sizeof f->text, "the kernel failed under schedule %s, threadgroup order %s: %s",
                  where.schedule, where.tg_order, msg);

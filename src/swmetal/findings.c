@@ -471,8 +471,8 @@ void sw_findings_finish(sw_job *job, sw_dispatch_result *res) {
         if (res->nfindings == 1)
             snprintf(msg, sizeof msg, "kernel '%s': %s", job->d->kernel, first);
         else
-            snprintf(msg, sizeof msg, "kernel '%s': %d distinct findings (%llu occurrences); first: %s", job->d->kernel,
-                     res->nfindings, (unsigned long long)fs->total, first);
+            snprintf(msg, sizeof msg, "kernel '%s': %d distinct findings (%llu occurrence%s); first: %s",
+                     job->d->kernel, res->nfindings, (unsigned long long)fs->total, fs->total == 1 ? "" : "s", first);
         res->error = strdup(msg);
     }
 }
