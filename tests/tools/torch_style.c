@@ -119,8 +119,10 @@ static void list_free(ts_list *l) {
     *l = (ts_list){0};
 }
 
+/* The last of that name: a JSON header that repeats a key means its last entry, as
+ * Python's json reads it. */
 static ts_tensor *list_find(const ts_list *l, const char *name) {
-    for (int i = 0; i < l->n; i++)
+    for (int i = l->n; i-- > 0;)
         if (strcmp(l->t[i].name, name) == 0) return &l->t[i];
     return NULL;
 }
@@ -146,6 +148,18 @@ static uint8_t *read_file(const char *path, size_t *size, char *err) {
     }
     *size = b.len;
     return b.p ? b.p : malloc(1);
+}
+
+/* A JSON array of sizes (whole numbers 0..2^53) into t's shape; -1 when it is not. */
+static int read_shape(const cJSON *shape, ts_tensor *t) {
+    if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > MAX_DIMS) return -1;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, shape) {
+        double v = cJSON_GetNumberValue(d);
+        if (!cJSON_IsNumber(d) || !(v >= 0 && v <= 9007199254740992.0) || v != floor(v)) return -1;
+        t->shape[t->ndim++] = (int64_t)v;
+    }
+    return 0;
 }
 
 /* The dump's tensors, pointing into blob (which the caller keeps). */
@@ -180,18 +194,16 @@ static int read_dump(const char *path, const uint8_t *blob, size_t size, ts_list
         const cJSON *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
         double b0 = cJSON_GetNumberValue(cJSON_GetArrayItem(offs, 0));
         double b1 = cJSON_GetNumberValue(cJSON_GetArrayItem(offs, 1));
-        if (!cJSON_IsString(dt) || strlen(dt->valuestring) >= sizeof out->t[0].dtype || !cJSON_IsArray(shape) ||
-            cJSON_GetArraySize(shape) > MAX_DIMS || cJSON_GetArraySize(offs) != 2 || !(b0 >= 0 && b0 <= b1) ||
-            !(b1 <= (double)dsize)) {
+        ts_tensor *t = &out->t[out->n++];
+        if (!cJSON_IsString(dt) || strlen(dt->valuestring) >= sizeof t->dtype || read_shape(shape, t) != 0 ||
+            cJSON_GetArraySize(offs) != 2 || !(b0 >= 0 && b0 <= b1 && b1 <= (double)dsize) || b0 != floor(b0) ||
+            b1 != floor(b1)) {
             snprintf(err, ERRLEN, "%s: tensor '%s' has a bad dtype, shape or data_offsets entry", path, e->string);
             cJSON_Delete(h);
             return -1;
         }
-        ts_tensor *t = &out->t[out->n++];
         t->name = strdup(e->string);
         snprintf(t->dtype, sizeof t->dtype, "%s", dt->valuestring);
-        const cJSON *d;
-        cJSON_ArrayForEach(d, shape) t->shape[t->ndim++] = (int64_t)cJSON_GetNumberValue(d);
         t->data = data + (size_t)b0;
         t->nbytes = (size_t)(b1 - b0);
         if (!t->name) {
