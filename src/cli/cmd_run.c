@@ -60,6 +60,7 @@ static void print_op_help(const op_desc *op) {
            "  --format json|gbench     what --json writes: our schema 1 or Google Benchmark JSON\n"
            "  --shader FILE --function NAME  run a third-party kernel with the same ABI\n"
            "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
+           "  --include DIR, --define NAME[=VALUE]  include directory and macro for --shader (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
            "  --fixture PATH           inputs (and expected outputs) from a safetensors/npy file or an\n"

@@ -56,6 +56,7 @@ static void print_help(const op_desc *op) {
     printf("\noptions:\n"
            "  --shader FILE --function NAME  validate a third-party kernel with the same ABI\n"
            "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
+           "  --include DIR, --define NAME[=VALUE]  include directory and macro for --shader (repeatable)\n"
            "  --profile LIST           comma list of input profiles\n"
            "  --seed N                 input generator seed (default 0)\n"
            "  --atol X --rtol X        override every output's atol/rtol (rel_l2 and ulp bounds stay)\n"

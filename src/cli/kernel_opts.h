@@ -14,7 +14,7 @@
 int cli_split_option(int argc, char **argv, int *i, const char *const *bare, char *name, size_t namelen,
                      const char **val, char *err, size_t errlen);
 
-/* Handles --shader, --function, --constant, --atol and --rtol.  Returns 1 when name
+/* Handles --shader, --function, --constant, --include, --define, --atol and --rtol.  Returns 1 when name
  * was one of them (and was valid), 0 when it is not a kernel option, -1 on a bad
  * value (err set). */
 int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char *err, size_t errlen);

@@ -28,8 +28,14 @@ void mtl_device_free(mtl_device *d);
 const char *mtl_device_name(const mtl_device *d);
 int mtl_device_is_software(const mtl_device *d);
 
-/* Compiles MSL source; filename names the source in diagnostics. */
-mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, char *err, size_t errlen);
+/* Compiles MSL source; filename names the source in diagnostics and, when it is
+ * the file's path, is where its quoted #includes are looked for first.  opts
+ * (may be NULL): include directories and -D macros.  The headers are inlined
+ * before the source goes to the device (Metal takes no include path), see
+ * swmetal/msl_include.h. */
+struct msl_source_opts;
+mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename,
+                             const struct msl_source_opts *opts, char *err, size_t errlen);
 void mtl_library_free(mtl_library *l);
 
 mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *function, const mtl_constant *consts,

@@ -24,6 +24,7 @@
 #include "runner/check.h"
 #include "runner/runner.h"
 #include "runner/shader_source.h"
+#include "swmetal/msl_include.h"
 
 #define MAX_LIBS 8
 #define MAX_PIPES 32
@@ -73,14 +74,21 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     }
     shader_source src;
     if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
-    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, err, errlen);
+    /* --include/--define belong to the user's --shader, not to our own shaders */
+    const msl_source_opts *so =
+        s->opts && s->opts->shader && strcmp(path, s->opts->shader) == 0 ? &s->opts->source : NULL;
+    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, so, err, errlen);
     lib_entry *e = &s->libs[s->nlibs];
     snprintf(e->path, sizeof e->path, "%s", path);
     str_copy(e->display, sizeof e->display, src.display_path);
     if (src.embedded) strncat(e->display, " (embedded)", sizeof e->display - strlen(e->display) - 1);
-    snprintf(e->sha256, sizeof e->sha256, "%s", src.sha256);
+    /* the kernel is the file and the headers it includes: hash them all */
+    if (!lib || msl_source_sha256(src.text, src.display_path, so, e->sha256, err, errlen) != 0) {
+        shader_source_free(&src);
+        mtl_library_free(lib);
+        return NULL;
+    }
     shader_source_free(&src);
-    if (!lib) return NULL;
     e->lib = lib;
     s->nlibs++;
     return lib;

@@ -26,6 +26,7 @@
 #include "core/embedded.h"
 #include "core/sha256.h"
 #include "swmetal/msl_front.h"
+#include "swmetal/msl_include.h"
 #include "swmetal/sw_compile.h"
 
 extern char **environ;
@@ -376,6 +377,26 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     sha256_to_hex(d, hex);
 }
 
+/* The compiler's target triple (`-dumpmachine`), given again as SYCL's auxiliary
+ * target: in SYCL device mode clang takes __bf16's mangling from the auxiliary
+ * target and crashes when there is none.  "" when it cannot be asked. */
+static char target_triple[128];
+static pthread_once_t triple_once = PTHREAD_ONCE_INIT;
+
+static void find_triple(void) {
+    char tmp[] = "/tmp/gdnbench-triple-XXXXXX";
+    int fd = mkstemp(tmp);
+    if (fd < 0) return;
+    close(fd);
+    char *argv[] = {the_compiler.path, "-dumpmachine", NULL};
+    char *out = run_process(argv, tmp, NULL) == 0 ? read_file(tmp, NULL) : NULL;
+    unlink(tmp);
+    if (!out) return;
+    out[strcspn(out, "\r\n")] = 0;
+    snprintf(target_triple, sizeof target_triple, "%s", out);
+    free(out);
+}
+
 /* Compiles cpp into <cache>/<key>.so unless it is already there. */
 static int build_variant(const compiler *cc, const char *cache, const char *cpp, int instr, const char *key,
                          char *so_path, size_t n, char **err) {
@@ -404,6 +425,17 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     argv[a++] = "-fno-exceptions";
     argv[a++] = "-fno-rtti";
     argv[a++] = "-w";
+    /* MSL's address spaces: see prelude/metal_stdlib.h (SYCL device rules for them) */
+    argv[a++] = "-Xclang";
+    argv[a++] = "-fsycl-is-device";
+    pthread_once(&triple_once, find_triple);
+    if (target_triple[0]) {
+        argv[a++] = "-Xclang";
+        argv[a++] = "-aux-triple";
+        argv[a++] = "-Xclang";
+        argv[a++] = target_triple;
+    }
+    argv[a++] = "-Wno-static-float-init";   /* `static const constant float x = 1;` in a class, as Metal allows */
     /* no fused multiply-add unless the kernel asks (fma()): identical results on x86-64 and arm64 */
     argv[a++] = "-ffp-contract=off";
     /* half and bfloat arithmetic rounds after every operation, as on the GPU */
@@ -513,13 +545,19 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
 /* ------------------------------------------------------------------ API */
 
 sw_library *sw_library_create(const char *source, const char *filename, char **err) {
+    return sw_library_create_opts(source, filename, NULL, err);
+}
+
+sw_library *sw_library_create_opts(const char *source, const char *filename, const msl_source_opts *opts,
+                                   char **err) {
     *err = NULL;
     if (!filename || !*filename) filename = "source.metal";
     const compiler *cc = get_compiler(err);
     if (!cc) return NULL;
     char cache[4096];
     if (cache_dir(cache, sizeof cache, err)) return NULL;
-    char *prepared = msl_prepare_source(source, filename, err);
+    /* the headers are inlined first, so the preprocessing cache key covers them */
+    char *prepared = msl_expand_source(source, filename, opts, MSL_EXPAND_SOFTWARE, err);
     if (!prepared) return NULL;
     char *pp = preprocess(cc, cache, prepared, filename, err);
     free(prepared);
@@ -571,6 +609,14 @@ int sw_library_constant(const sw_library *lib, int i, int *index, int *type, con
     if (name) *name = lib->unit.constants[i].name;
     return 0;
 }
+
+int sw_library_constant_info(const sw_library *lib, int i, int *index, int *type, const char **name, int *required) {
+    if (sw_library_constant(lib, i, index, type, name) != 0) return -1;
+    if (required) *required = !lib->unit.constants[i].tested;
+    return 0;
+}
+
+const char *sw_fc_type_name(int type) { return msl_fc_type_name(type); }
 
 int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
                           sw_kernel *out, char **err) {

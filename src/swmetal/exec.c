@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/parallel.h"
+#include "swmetal/checks_internal.h"
 #include "swmetal/exec_internal.h"
 
 #define SW_FIBER_STACK_BYTES (256 * 1024)
@@ -199,6 +200,10 @@ void sw_rt_fault(const char *msg, int line) {
 }
 
 void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
+    return sw_rt_tg_alloc_init(size, align, var, line, NULL);
+}
+
+void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
     if (align == 0) align = 1;
@@ -219,6 +224,14 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
     if (t->tg_allocs == w->nallocs_named && w->nvars < SW_MAX_TG_VARS) {
         w->vars[w->nvars++] = (sw_tg_var){off, size, var, -1, line};
         w->nallocs_named++;
+    }
+    if (t->tg_allocs == w->nallocs_reached) {
+        /* the first thread to reach this region: its initializer, once per threadgroup */
+        w->nallocs_reached++;
+        if (init) {
+            memcpy(w->arena + off, init, size);
+            if (w->shadow) sw_checks_tg_initialized(w, off, size);
+        }
     }
     t->tg_allocs++;
     return w->arena + off;
@@ -540,6 +553,7 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     w->epoch++;
     w->nvars = 0;
     w->nallocs_named = 0;
+    w->nallocs_reached = 0;
     w->tg_abandon = 0;
     if (d->instrumented && !w->shadow) {
         w->shadow = calloc(SW_TG_MEM_LIMIT, sizeof *w->shadow);

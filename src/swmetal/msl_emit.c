@@ -85,7 +85,7 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, char *
             for (int i = 0; i < kr->nbindings; i++) {
                 msl_buf_printf(&b, "%s{%d, %d, ", i ? ", " : "", kr->bindings[i].kind, kr->bindings[i].index);
                 put_c_string(&b, kr->bindings[i].param);
-                msl_buf_printf(&b, ", %d}", kr->bindings[i].line);
+                msl_buf_printf(&b, ", %d, ::sw::param_type<%d>(&%s)}", kr->bindings[i].line, i, kr->callee);
             }
             msl_buf_puts(&b, "};\n");
         }

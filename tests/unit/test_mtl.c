@@ -23,7 +23,7 @@ TEST(mtl_thousand_dispatches_are_correct) {
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     CHECK(mtl_device_is_software(d));
-    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, err, sizeof err);
     CHECK_MSG(lib != NULL, "%s", err);
     mtl_pipeline *p = lib ? mtl_pipeline_new(d, lib, "saxpy", NULL, 0, err, sizeof err) : NULL;
     CHECK_MSG(p != NULL, "%s", err);
@@ -62,11 +62,11 @@ TEST(mtl_errors_are_text) {
         CHECK_MSG(0, "%s", err);
         return;
     }
-    mtl_library *bad = mtl_library_new(d, "kernel void f( {\n", "broken.metal", err, sizeof err);
+    mtl_library *bad = mtl_library_new(d, "kernel void f( {\n", "broken.metal", NULL, err, sizeof err);
     CHECK(bad == NULL);
     CHECK_MSG(strstr(err, "broken.metal") != NULL, "compile error does not name the file: %s", err);
 
-    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, err, sizeof err);
     CHECK_MSG(lib != NULL, "%s", err);
     if (lib) {
         mtl_pipeline *none = mtl_pipeline_new(d, lib, "no_such_kernel", NULL, 0, err, sizeof err);
