@@ -3,10 +3,12 @@
  *
  * Compiles the file as a library (front end, clang++, dlopen of the variant
  * without function constants) and lists each kernel by host name with its
- * bindings (index, element type, address space, access), its threadgroup memory,
- * and the library's function constants.  Exit 0 compiled, 1 did not compile (the
+ * bindings (index, element type, address space, access; [[threadgroup(n)]]
+ * parameters, whose size the host sets, among them), the threadgroup memory its
+ * body declares, and the library's function constants.  Exit 0 compiled, 1 did not compile (the
  * first error, mapped to the .metal file and line, on stderr; what the software
  * device cannot provide says so in one line), 2 bad input. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +209,13 @@ static void view_binding(const sw_binding *b, binding_view *v) {
 
 /* ---- output ---------------------------------------------------------------- */
 
+/* Bytes of threadgroup memory the kernel declares in its body (its threadgroup
+ * variables); -1 when the library cannot say. */
+static long tg_static_bytes(const sw_kernel *k) {
+    sw_tg_static_bytes_fn fn = (sw_tg_static_bytes_fn)dlsym(k->dl, "sw_tg_static_bytes");
+    return fn && k->info->fn ? fn(k->info->fn) : -1;
+}
+
 static void print_table(const char *path, sw_library *lib, const sw_kernel *ks, int nk, double secs) {
     int nc = sw_library_constant_count(lib);
     printf("%s: compiled, %d kernel%s, %d function constant%s (%.2f s)\n", path, nk, nk == 1 ? "" : "s", nc,
@@ -222,6 +231,9 @@ static void print_table(const char *path, sw_library *lib, const sw_kernel *ks, 
             else
                 printf("  %s(%s)  %s  %s %s  %s\n", v.kind, v.index, v.name, v.space, v.type, v.access);
         }
+        long tg = tg_static_bytes(&ks[k]);
+        if (tg > 0) printf("  threadgroup memory: %ld bytes declared in the kernel\n", tg);
+        else if (tg < 0) printf("  threadgroup memory: unknown\n");
     }
     for (int i = 0; i < nc; i++) {
         int index, type, required;
@@ -257,6 +269,9 @@ static cJSON *json_report(const char *path, sw_library *lib, const sw_kernel *ks
             if (v.access[0]) cJSON_AddStringToObject(jb, "access", v.access);
             cJSON_AddItemToArray(barr, jb);
         }
+        long tg = tg_static_bytes(&ks[k]);
+        if (tg >= 0) cJSON_AddNumberToObject(jk, "threadgroup_memory_bytes", (double)tg);
+        else cJSON_AddNullToObject(jk, "threadgroup_memory_bytes");
         cJSON_AddItemToArray(karr, jk);
     }
     cJSON *carr = cJSON_AddArrayToObject(root, "function_constants");

@@ -48,6 +48,14 @@ typedef struct front {
     int *match;                  /* matching bracket index in tk, or -1 */
     char *ns_brace;              /* per tk index: 1 if this '{' opens a namespace / extern block */
     char *space_qual;            /* per tk index: 1 if an address space qualifying a member function */
+    struct fn_ref {
+        int body;                /* tk index of a kernel body's '{' */
+        char *qname;             /* ::ns::f */
+        char *ref;               /* &::ns::f or &::ns::f<T, N> (usable inside the body), NULL if none */
+    } *fn_refs;
+    int nfn_refs;
+    char **vec_aliases;          /* names declared as vector types: using X = vec<T, 2>; typedef float4 X; */
+    int nvec_aliases;
     attr_group *attrs;
     int nattrs;
     edit *edits;
@@ -741,6 +749,61 @@ static char *join_prefix(const char *ns, const char *name) {
     return msl_buf_take(&b);
 }
 
+/* A kernel definition's body: how its threadgroup variables name the kernel (see
+ * rewrite_threadgroup_decl): &::ns::f, or &::ns::f<T, N, Ts...> for a template
+ * whose header is tk[ds + 1 ..] (every parameter named, else no reference). */
+static int record_kernel_body(front *f, int ds, int k, int body, int name, const char *ns) {
+    char *base = tk_dup(f, name);
+    char *qname = base ? join_prefix(ns, base) : NULL;
+    free(base);
+    if (!qname) return fail_at(f, name, "out of memory%s%s", NULL, NULL);
+    msl_buf rb = {0};
+    msl_buf_printf(&rb, "&%s", qname);
+    int ok = 1;
+    if (tk_is(f, ds, "template") && tk_is(f, ds + 1, "<")) {
+        int close = k - 1; /* the header's '>' */
+        msl_buf_puts(&rb, "<");
+        int a = ds + 2, first = 1;
+        for (int j = ds + 2; j <= close && ok; j++) {
+            if (f->match[j] > j) {
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, "<")) {
+                int after = skip_angles(f, j, close);
+                if (after > 0) j = after - 1;
+                continue;
+            }
+            if (j < close && !tk_is(f, j, ",")) continue;
+            /* parameter [a, j): its name is the last identifier before any '=' */
+            int nm = -1, pack = 0;
+            for (int t = a; t < j && !tk_is(f, t, "="); t++) {
+                if (tk_ident(f, t) && !tk_is(f, t, "typename") && !tk_is(f, t, "class")) nm = t;
+                if (tk_is(f, t, ".") && tk_is(f, t + 1, ".") && tk_is(f, t + 2, ".")) pack = 1;
+            }
+            if (nm < 0) ok = 0;
+            else msl_buf_printf(&rb, "%s%.*s%s", first ? "" : ", ", f->tk[nm].len, tk_text(f, nm), pack ? "..." : "");
+            first = 0;
+            a = j + 1;
+        }
+        msl_buf_puts(&rb, ">");
+    }
+    char *ref = msl_buf_take(&rb);
+    if (!ok) {
+        free(ref);
+        ref = NULL;
+    }
+    struct fn_ref *nr = realloc(f->fn_refs, sizeof *nr * (size_t)(f->nfn_refs + 1));
+    if (!nr) {
+        free(qname);
+        free(ref);
+        return fail_at(f, name, "out of memory%s%s", NULL, NULL);
+    }
+    f->fn_refs = nr;
+    f->fn_refs[f->nfn_refs++] = (struct fn_ref){body, qname, ref};
+    return 0;
+}
+
 static int process_decl(front *f, int ds, int end, int body, const char *ns) {
     int k = ds;
     while (k < end && f->tk[k].kind == MSL_TK_DIRECTIVE) k++;
@@ -864,6 +927,10 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
     if (body < 0) {
         kernel_free(&kr);   /* a prototype: the definition is the one that counts */
         return 0;
+    }
+    if (record_kernel_body(f, ds, k, body, name, ns)) {
+        kernel_free(&kr);
+        return -1;
     }
     if (is_template) {
         kernel_template *t = realloc(f->templates, sizeof *t * (size_t)(f->ntemplates + 1));
@@ -1117,7 +1184,7 @@ static int walk_ns(front *f, int lo, int hi, const char *ns) {
 /* ---------------------------------------------- function-scope threadgroup */
 
 /* tk[i] is `threadgroup` at the start of a statement inside a function. */
-static int rewrite_threadgroup_decl(front *f, int i) {
+static int rewrite_threadgroup_decl(front *f, int i, const char *kernel_ref) {
     int angle = 0, first = -1, j;
     for (j = i + 1; j < f->ntk; j++) {
         if (tk_is(f, j, ";") || tk_is(f, j, "{") || tk_is(f, j, "}")) return 0;
@@ -1185,6 +1252,13 @@ static int rewrite_threadgroup_decl(front *f, int i) {
                        "< 16 ? 16 : alignof(sw_tg_t_%s), \"%s\", %d, %s%s)); ",
                        name, name, name, name, name, name, name, f->tk[d].line, init ? "&sw_tg_i_" : "nullptr",
                        init ? name : "");
+        /* the kernel's static threadgroup memory, for the compile command: registered
+         * at load time under the kernel's address (prelude: sw::tg_static) */
+        if (kernel_ref)
+            msl_buf_printf(&out,
+                           "(void)::sw::tg_static<%s, sizeof(sw_tg_t_%s), (alignof(sw_tg_t_%s) < 16 ? 16 : "
+                           "alignof(sw_tg_t_%s)), %d>::reg; ",
+                           kernel_ref, name, name, name, f->tk[d].start);
         free(init);
         free(name);
         free(dims);
@@ -1208,15 +1282,33 @@ static int rewrite_threadgroup_decl(front *f, int i) {
     return add_edit(f, f->tk[i].start, f->tk[end].start + f->tk[end].len, repl);
 }
 
+/* The reference to the kernel whose body opens at tk[brace], or NULL (not a kernel
+ * body, no nameable reference, or an overloaded name: &f would be ambiguous). */
+static const char *kernel_ref_of(const front *f, int brace) {
+    for (int k = 0; k < f->nfn_refs; k++) {
+        if (f->fn_refs[k].body != brace) continue;
+        for (int o = 0; o < f->nfn_refs; o++)
+            if (o != k && strcmp(f->fn_refs[o].qname, f->fn_refs[k].qname) == 0) return NULL;
+        return f->fn_refs[k].ref;
+    }
+    return NULL;
+}
+
 static int rewrite_threadgroup_decls(front *f) {
     char *kind = malloc((size_t)f->ntk + 1); /* stack of open brackets: 'n' namespace brace, 'b' other brace, 'p' paren */
     if (!kind) return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
-    int sp = 0;
+    int sp = 0, body_depth = -1;
+    const char *ref = NULL;
     for (int i = 0; i < f->ntk && !f->err; i++) {
-        if (tk_is(f, i, "{")) kind[sp++] = f->ns_brace[i] ? 'n' : 'b';
-        else if (tk_is(f, i, "(") || tk_is(f, i, "[")) kind[sp++] = 'p';
-        else if (tk_is(f, i, "}") || tk_is(f, i, ")") || tk_is(f, i, "]")) sp--;
-        else if (tk_is(f, i, "threadgroup") && sp > 0 && kind[sp - 1] == 'b') {
+        if (tk_is(f, i, "{")) {
+            if (body_depth < 0 && (ref = kernel_ref_of(f, i)) != NULL) body_depth = sp;
+            kind[sp++] = f->ns_brace[i] ? 'n' : 'b';
+        } else if (tk_is(f, i, "(") || tk_is(f, i, "[")) {
+            kind[sp++] = 'p';
+        } else if (tk_is(f, i, "}") || tk_is(f, i, ")") || tk_is(f, i, "]")) {
+            sp--;
+            if (sp == body_depth) body_depth = -1, ref = NULL;
+        } else if (tk_is(f, i, "threadgroup") && sp > 0 && kind[sp - 1] == 'b') {
             int before = i - 1;   /* `alignas(16) threadgroup float x[n];` starts at alignas */
             if (tk_is(f, before, ")") && tk_is(f, f->match[before] - 1, "alignas")) before = f->match[before] - 2;
             if (tk_is(f, before, ";") || tk_is(f, before, "{") || tk_is(f, before, "}") ||
@@ -1226,7 +1318,7 @@ static int rewrite_threadgroup_decls(front *f) {
                     /* blank the leading alignas(...) and rewrite from `threadgroup` */
                     add_edit(f, f->tk[start].start, f->tk[i].start, NULL);
                 }
-                rewrite_threadgroup_decl(f, i);
+                rewrite_threadgroup_decl(f, i, body_depth >= 0 ? ref : NULL);
             }
         }
     }
@@ -1249,6 +1341,45 @@ static int is_vector_type_name(const char *s, int len) {
     if (len < 2 || s[len - 1] < '2' || s[len - 1] > '4') return 0;
     for (int i = 0; elems[i]; i++)
         if ((int)strlen(elems[i]) == len - 1 && memcmp(s, elems[i], (size_t)len - 1) == 0) return 1;
+    return 0;
+}
+
+/* tk[i] starts a vector type: float4, packed_half2, vec<...>, metal::vec<...>.
+ * Returns the index just past it, or -1. */
+static int vector_type_end(const front *f, int i) {
+    if (tk_is(f, i, "metal") && tk_is(f, i + 1, "::")) i += 2;
+    if (tk_ident(f, i) && is_vector_type_name(tk_text(f, i), f->tk[i].len)) return i + 1;
+    if (tk_is(f, i, "vec") && tk_is(f, i + 1, "<")) return skip_angles(f, i + 1, f->ntk);
+    return -1;
+}
+
+/* Names declared as vector types (`using complex_T = vec<T, 2>;`, `typedef float4
+ * F;`): `complex_T(a, b)` is a vector constructor too. */
+static int collect_vector_aliases(front *f) {
+    for (int i = 0; i < f->ntk; i++) {
+        int name = -1, e;
+        if (tk_is(f, i, "using") && tk_ident(f, i + 1) && tk_is(f, i + 2, "=") && (e = vector_type_end(f, i + 3)) > 0 &&
+            tk_is(f, e, ";"))
+            name = i + 1;
+        else if (tk_is(f, i, "typedef") && (e = vector_type_end(f, i + 1)) > 0 && tk_ident(f, e) && tk_is(f, e + 1, ";"))
+            name = e;
+        if (name < 0 || is_vector_type_name(tk_text(f, name), f->tk[name].len)) continue;
+        char **na = realloc(f->vec_aliases, sizeof *na * (size_t)(f->nvec_aliases + 1));
+        char *nm = tk_dup(f, name);
+        if (!na || !nm) {
+            free(nm);
+            if (na) f->vec_aliases = na;
+            return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+        }
+        f->vec_aliases = na;
+        f->vec_aliases[f->nvec_aliases++] = nm;
+    }
+    return 0;
+}
+
+static int is_vector_alias(const front *f, int i) {
+    for (int k = 0; k < f->nvec_aliases; k++)
+        if (tk_is(f, i, f->vec_aliases[k])) return 1;
     return 0;
 }
 
@@ -1466,6 +1597,24 @@ static int unary_operand_end(const front *f, int p) {
     return p;
 }
 
+/* static_cast<...> at tk[lt] ('<'): is the target a plain scalar, a pointer or a
+ * reference, which static_cast handles as MSL does? */
+static int plain_cast_target(const front *f, int lt) {
+    static const char *scalars[] = {"bool", "char", "short", "int", "long", "float", "double", "unsigned", "signed",
+                                    "uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "int8_t", "int16_t",
+                                    "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "const",
+                                    "volatile", NULL};
+    int gt = skip_angles(f, lt, f->ntk);
+    if (gt < 0) return 1;
+    for (int j = lt + 1; j < gt - 1; j++) {
+        if (tk_is(f, j, "*") || tk_is(f, j, "&") || tk_is(f, j, "&&")) return 1;
+        int known = 0;
+        for (int k = 0; scalars[k] && !known; k++) known = tk_is(f, j, scalars[k]);
+        if (!known) return 0;
+    }
+    return 1;
+}
+
 /* (float4)h4, (half)b: clang's C-style cast between vectors reinterprets bits (or
  * is refused) and half <-> bfloat is refused; MSL converts the values.  Becomes
  * ::metal::sw_convert<float4>(h4).  Returns 1 when rewritten. */
@@ -1511,6 +1660,7 @@ static int rewrite_float_literal(front *f, int i) {
 }
 
 static int rewrite_vector_constructors(front *f) {
+    if (collect_vector_aliases(f)) return -1;
     for (int i = 0; i < f->ntk && !f->err; i++) {
         if (f->tk[i].kind == MSL_TK_NUMBER) {
             if (rewrite_half_literal(f, i) == 0) rewrite_float_literal(f, i);
@@ -1520,8 +1670,11 @@ static int rewrite_vector_constructors(front *f) {
             i += 2;
             continue;
         }
-        /* static_cast<half>(b) of a bfloat b, static_cast<float4>(h4): value conversions */
-        if (tk_is(f, i, "static_cast") && tk_is(f, i + 1, "<") && !tk_is(f, i - 1, "::")) {
+        /* static_cast<half>(b) of a bfloat b, static_cast<float4>(h4), static_cast<U>(x) of a
+         * template parameter U: value conversions.  Casts to plain scalars, pointers and
+         * references stay as written. */
+        if (tk_is(f, i, "static_cast") && tk_is(f, i + 1, "<") && !tk_is(f, i - 1, "::") &&
+            !plain_cast_target(f, i + 1)) {
             char *t = strdup("::metal::sw_static_cast");
             if (!t || add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, t)) return -1;
             continue;
@@ -1536,7 +1689,8 @@ static int rewrite_vector_constructors(front *f) {
             msl_buf_printf(&b, "%ssw_convert<%.*s>", qualified ? "" : "::metal::", f->tk[i].len, tk_text(f, i));
             char *t = msl_buf_take(&b);
             if (!t || add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, t)) return -1;
-        } else if (is_vector_type_name(tk_text(f, i), f->tk[i].len) && tk_is(f, i + 1, "(")) {
+        } else if ((is_vector_type_name(tk_text(f, i), f->tk[i].len) || (!qualified && is_vector_alias(f, i))) &&
+                   tk_is(f, i + 1, "(")) {
             msl_buf b = {0};
             msl_buf_printf(&b, "%ssw_mk<%.*s>", qualified ? "" : "::metal::", f->tk[i].len, tk_text(f, i));
             char *t = msl_buf_take(&b);
@@ -1604,6 +1758,13 @@ static void front_free(front *f) {
     free(f->match);
     free(f->ns_brace);
     free(f->space_qual);
+    for (int i = 0; i < f->nfn_refs; i++) {
+        free(f->fn_refs[i].qname);
+        free(f->fn_refs[i].ref);
+    }
+    free(f->fn_refs);
+    for (int i = 0; i < f->nvec_aliases; i++) free(f->vec_aliases[i]);
+    free(f->vec_aliases);
     free(f->attrs);
     for (int i = 0; i < f->nedits; i++) free(f->edits[i].text);
     free(f->edits);

@@ -94,7 +94,13 @@ typedef struct sw_kernel_info {
     int nbindings;
     const sw_binding *bindings;
     int line;                /* .metal line of the kernel's declaration */
+    const void *fn;          /* the kernel function: the key of sw_tg_static_bytes */
 } sw_kernel_info;
+
+/* Exported by every compiled kernel library: the bytes of threadgroup memory the
+ * kernel `fn` declares in its body (its threadgroup variables, laid out as the
+ * executor does), -1 when unknown. */
+typedef long (*sw_tg_static_bytes_fn)(const void *fn);
 
 /* ---- Runtime services the executor provides (called from kernel code) ---- */
 

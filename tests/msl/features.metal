@@ -229,3 +229,16 @@ kernel void conversions(device float *out [[buffer(0)]], device const half *hin 
         out[134] = (1.0 + 1e-8 == 1.0) ? 1.0f : 0.0f;
     }
 }
+
+// ---- threadgroup memory a kernel declares, as `gdnbench compile` reports it ----
+template <typename T, int N>
+[[kernel]] void tg_sized(device T *out [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {
+    threadgroup T buf[N];
+    threadgroup float2 pair;
+    if (i < uint(N)) buf[i] = T(i);
+    if (i == 0) pair = float2(1.0f, 2.0f);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (i == 0) out[0] = float(buf[N - 1]) + pair.y;
+}
+template [[host_name("tg_sized_f64")]] [[kernel]] decltype(tg_sized<float, 64>) tg_sized<float, 64>;
+template [[host_name("tg_sized_h8")]] [[kernel]] decltype(tg_sized<half, 8>) tg_sized<half, 8>;

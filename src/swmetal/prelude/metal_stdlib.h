@@ -265,6 +265,17 @@ template <class T, class X> constexpr T sw_static_cast(X &&x) {
     else
         return static_cast<T>(static_cast<X &&>(x));
 }
+// A vector element (v.x) binds to no non-const reference: this one takes it.
+template <class T, class X> constexpr T sw_static_cast(const X &x) {
+    typedef sw_bare_t<X> S;
+    if constexpr (!std::is_reference_v<T> && (sw_is_vector<T> || sw_is_fp16<T>) && sw_is_arith_vec_or_scalar<S>)
+        return sw_convert<T>(x);
+    else
+        return static_cast<T>(x);
+}
+// Metal's trait for a type without its address space.
+template <class T> struct remove_addrspace { typedef typename sw_unspaced<T>::type type; };
+template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type;
 
 // ---- address spaces as types (see the notes at the top) ----
 
@@ -508,12 +519,51 @@ template <int I, class... A> constexpr const char *param_type(void (*)(A...)) {
     return type_name<typename param_at<I, A...>::type>();
 }
 
+// Static threadgroup memory per kernel: each function-scope threadgroup variable of
+// a kernel body registers (at load time) its size and alignment under the
+// kernel's address (msl_front.c emits `(void)sw::tg_static<&kernel, ...>::reg;`).
+struct tg_static_entry {
+    const void *fn;
+    size_t size, align;
+    int key;                     // the declaration's position: its order in the body
+};
+enum { TG_STATIC_MAX = 1024 };
+inline tg_static_entry tg_static_table[TG_STATIC_MAX];
+inline int tg_static_count, tg_static_overflow;
+inline int tg_static_add(const void *fn, size_t size, size_t align, int key) {
+    if (tg_static_count < TG_STATIC_MAX) tg_static_table[tg_static_count++] = {fn, size, align, key};
+    else tg_static_overflow = 1;
+    return 0;
+}
+template <auto F, size_t S, size_t A, int K> struct tg_static {
+    static const int reg;
+};
+template <auto F, size_t S, size_t A, int K> const int tg_static<F, S, A, K>::reg = tg_static_add((const void *)F, S, A, K);
+
 template <class... A, class... P> inline void invoke(void (*f)(A...), P... p) {
     static_assert(sizeof...(A) == sizeof...(P), "kernel parameter count differs from its bindings");
     f(p.template get<A>()...);
 }
 
 } // namespace sw
+
+// The kernel's static threadgroup bytes (sw_abi.h), in declaration order with each
+// variable aligned as sw_rt_tg_alloc aligns it.
+extern "C" long sw_tg_static_bytes(const void *fn) {
+    if (sw::tg_static_overflow) return -1;
+    long off = 0;
+    int last_key = -1;
+    for (;;) {   // the entries of fn in key order (a handful per kernel)
+        const sw::tg_static_entry *next = nullptr;
+        for (int i = 0; i < sw::tg_static_count; i++) {
+            const sw::tg_static_entry *e = &sw::tg_static_table[i];
+            if (e->fn == fn && e->key > last_key && (!next || e->key < next->key)) next = e;
+        }
+        if (!next) return off;
+        off = (off + (long)next->align - 1) / (long)next->align * (long)next->align + (long)next->size;
+        last_key = next->key;
+    }
+}
 
 #include "sw_math.h"
 #include "sw_matrix.h"
