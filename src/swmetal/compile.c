@@ -36,6 +36,7 @@ extern char **environ;
 
 typedef struct sw_variant {
     char key[65];
+    char *sig;        /* variant_signature(): the same one needs no new C++ or hash */
     void *dl;
 } sw_variant;
 
@@ -477,10 +478,39 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
 /* The key of a variant and, when it is not loaded in this library yet, its .so on
  * disk (compiled if needed).  Returns 1 with *loaded set when already loaded, 0
  * with so_path filled, -1 on error. */
+/* What the generated C++ of a variant depends on besides the library: the
+ * instrumentation and the values given for the constants the source declares.
+ * Malloc'd, NULL when out of memory. */
+static char *variant_signature(const sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr) {
+    msl_buf b = {0};
+    msl_buf_printf(&b, "instr=%d", instr);
+    for (int i = 0; i < lib->unit.nconstants; i++) {
+        const sw_fc_value *v = NULL;
+        for (int j = 0; j < nfcs; j++)
+            if (fcs[j].index == lib->unit.constants[i].index) v = &fcs[j];
+        if (v) msl_buf_printf(&b, ";%d=%d:%llx", v->index, v->type, (unsigned long long)v->v.u);
+        else msl_buf_printf(&b, ";%d", lib->unit.constants[i].index);
+    }
+    return msl_buf_take(&b);
+}
+
 static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, char key[65],
                            void **loaded, char *so_path, size_t n, char **err) {
     const compiler *cc = get_compiler(err);
     if (!cc) return -1;
+    /* a variant already loaded for the same signature: no C++ to generate (MLX's
+     * libraries have thousands of kernels; the compile command asks for each) */
+    char *sig = loaded ? variant_signature(lib, fcs, nfcs, instr) : NULL;
+    for (int i = 0; sig && i < lib->nvariants; i++) {
+        if (lib->variants[i].sig && strcmp(lib->variants[i].sig, sig) == 0) {
+            free(sig);
+            memcpy(key, lib->variants[i].key, 65);
+            __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+            *loaded = lib->variants[i].dl;
+            return 1;
+        }
+    }
+    free(sig);
     char *cpp = msl_front_emit(&lib->unit, fcs, nfcs, err);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, key);
@@ -537,6 +567,7 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
     }
     lib->variants = v;
     memcpy(v[lib->nvariants].key, key, sizeof key);
+    v[lib->nvariants].sig = variant_signature(lib, fcs, nfcs, instr);
     v[lib->nvariants].dl = dl;
     lib->nvariants++;
     return dl;
@@ -586,7 +617,10 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
 
 void sw_library_free(sw_library *lib) {
     if (!lib) return;
-    for (int i = 0; i < lib->nvariants; i++) dlclose(lib->variants[i].dl);
+    for (int i = 0; i < lib->nvariants; i++) {
+        dlclose(lib->variants[i].dl);
+        free(lib->variants[i].sig);
+    }
     free(lib->variants);
     msl_unit_free(&lib->unit);
     pthread_mutex_destroy(&lib->mu);

@@ -1430,6 +1430,20 @@ static int rewrite_conditionals(front *f) {
             }
         }
         if (colon < 0 || colon == q + 1) continue;
+        /* a ?: in a template argument list (`Foo<N, c ? A : B>`) holds constants, and its
+         * end is a '>' this pass cannot tell from a comparison: left alone (so is
+         * `a < b ? x : y`) */
+        int in_angles = 0, angle = 0;
+        for (j = q - 1; j >= 0 && !in_angles; j--) {
+            if (f->match[j] >= 0 && f->match[j] < j) {
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, ";") || tk_is(f, j, "{") || tk_is(f, j, "}") || f->match[j] > q) break;
+            if (tk_is(f, j, ">")) angle++;
+            else if (tk_is(f, j, "<") && angle-- == 0) in_angles = 1;
+        }
+        if (in_angles) continue;
         /* the second operand runs to ',' ';' a closing bracket or an outer ':' */
         nest = 0;
         for (j = colon + 1; j < f->ntk; j++) {
@@ -1659,6 +1673,46 @@ static int rewrite_float_literal(front *f, int i) {
     return add_edit(f, f->tk[i].start, f->tk[i].start + n, t);
 }
 
+/* Do the parentheses at tk[lp] hold parameter declarations (`float4 f(float x)`)
+ * rather than expressions (`int2 v(0, row)`)? */
+static int looks_like_params(const front *f, int lp) {
+    static const char *decl_words[] = {"const", "device", "thread", "threadgroup", "constant", "volatile", "unsigned",
+                                       "signed", "void", "bool", "char", "short", "int", "long", "float", "half",
+                                       "bfloat", "uint", "ushort", "uchar", "ulong", NULL};
+    int rp = f->match[lp];
+    if (rp == lp + 1) return 1;
+    for (int k = 0; decl_words[k]; k++)
+        if (tk_is(f, lp + 1, decl_words[k])) return 1;
+    if (is_vector_type_name(tk_text(f, lp + 1), f->tk[lp + 1].len) && tk_ident(f, lp + 2)) return 1;
+    for (int j = lp + 1; j + 1 < rp; j++) {
+        if (f->match[j] > j) {
+            j = f->match[j];
+            continue;
+        }
+        if (tk_ident(f, j) && tk_ident(f, j + 1)) return 1;
+    }
+    return 0;
+}
+
+/* `int2 offsets(0, row);` -- a vector direct-initialised with several values, which
+ * clang refuses: `int2 offsets = ::metal::sw_mk<int2>(0, row);`.  tk[i] is the type
+ * (a vector name or alias) at the start of a declaration. */
+static int rewrite_vector_direct_init(front *f, int i) {
+    int d = i + 1;
+    while (tk_ident(f, d) && tk_is(f, d + 1, "(") && !looks_like_params(f, d + 1)) {
+        msl_buf b = {0};
+        msl_buf_printf(&b, " = ::metal::sw_mk<%.*s>", f->tk[i].len, tk_text(f, i));
+        char *t = msl_buf_take(&b);
+        if (!t) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+        int at = f->tk[d].start + f->tk[d].len;
+        if (add_edit(f, at, at, t)) return -1;
+        int close = f->match[d + 1];
+        if (!tk_is(f, close + 1, ",")) break;
+        d = close + 2;
+    }
+    return 0;
+}
+
 static int rewrite_vector_constructors(front *f) {
     if (collect_vector_aliases(f)) return -1;
     for (int i = 0; i < f->ntk && !f->err; i++) {
@@ -1689,6 +1743,12 @@ static int rewrite_vector_constructors(front *f) {
             msl_buf_printf(&b, "%ssw_convert<%.*s>", qualified ? "" : "::metal::", f->tk[i].len, tk_text(f, i));
             char *t = msl_buf_take(&b);
             if (!t || add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, t)) return -1;
+        } else if ((is_vector_type_name(tk_text(f, i), f->tk[i].len) || (!qualified && is_vector_alias(f, i))) &&
+                   tk_ident(f, i + 1) && tk_is(f, i + 2, "(") &&
+                   (tk_is(f, i - 1, ";") || tk_is(f, i - 1, "{") || tk_is(f, i - 1, "}") || tk_is(f, i - 1, "const") ||
+                    tk_is(f, i - 1, "constexpr") || tk_is(f, i - 1, "thread") ||
+                    (tk_is(f, i - 1, "(") && tk_is(f, i - 2, "for")))) {
+            if (rewrite_vector_direct_init(f, i)) return -1;
         } else if ((is_vector_type_name(tk_text(f, i), f->tk[i].len) || (!qualified && is_vector_alias(f, i))) &&
                    tk_is(f, i + 1, "(")) {
             msl_buf b = {0};

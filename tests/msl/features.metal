@@ -190,6 +190,13 @@ kernel void matrices(device float *out [[buffer(0)]], uint i [[thread_index_in_t
 // ---- 8. conversions: half <-> bfloat, C-style vector casts, simdgroup_matrix
 // operator*, braced arguments, float literals ----
 inline uint sum3(uint3 v) { return v.x + v.y + v.z; }
+template <int N> struct IntBox { static constexpr int value = N; };
+template <typename T, bool B> inline T pick() { return T(IntBox<B ? 3 : 5>::value); }   // ?: in template arguments
+template <typename U> inline U cast_elem(uint3 v) { return static_cast<U>(v.y); }      // a vector element
+template <typename S> struct VecUser {
+    using pair_t = vec<S, 2>;
+    static pair_t make(S a, S b) { return pair_t(a, b); }                                // an alias of a vector
+};
 
 kernel void conversions(device float *out [[buffer(0)]], device const half *hin [[buffer(1)]],
                         device const bfloat *bin [[buffer(2)]], uint lane [[thread_index_in_simdgroup]]) {
@@ -227,6 +234,14 @@ kernel void conversions(device float *out [[buffer(0)]], device const half *hin 
         out[132] = float(hb);
         out[133] = float(sum3({1u, 2u, 3u}));
         out[134] = (1.0 + 1e-8 == 1.0) ? 1.0f : 0.0f;
+        out[135] = pick<float, true>() + pick<float, false>();
+        out[136] = cast_elem<float>(uint3(4, 7, 9));
+        float2 pr = VecUser<float>::make(1.5f, 2.5f);
+        out[137] = pr.x * pr.y;
+        const int2 dinit(3, 4), dinit2(5, 6);                       // vectors direct-initialised
+        float4 ve = float4(1, 2, 3, 4);
+        ve[0] = lane == 0 ? ve[2] : -ve[3];                          // ?: of vector elements
+        out[138] = float(dinit.x * dinit.y + dinit2.y) + ve[0];
     }
 }
 

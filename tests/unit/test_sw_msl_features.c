@@ -331,6 +331,10 @@ TEST(sw_msl_features_conversions) {
             CHECK_NEAR(o[132], 2.25, 0);  /* half(bfloat) */
             CHECK_NEAR(o[133], 6, 0);     /* f({1u, 2u, 3u}) to a uint3 parameter */
             CHECK_NEAR(o[134], 1, 0);     /* 1.0 + 1e-8 == 1.0 in float: MSL literals are float */
+            CHECK_NEAR(o[135], 8, 0);     /* ?: inside template arguments */
+            CHECK_NEAR(o[136], 7, 0);     /* static_cast<U>(v.y) */
+            CHECK_NEAR(o[137], 3.75, 0);  /* pair_t(a, b) with using pair_t = vec<S, 2> */
+            CHECK_NEAR(o[138], 21, 0);    /* int2 v(3, 4), and ?: of vector elements */
         }
         release_all(bufs, 3);
     }

@@ -258,14 +258,8 @@ template <class T, class X> constexpr T sw_convert(const X &x) {
         return T(x);
     }
 }
-template <class T, class X> constexpr T sw_static_cast(X &&x) {
-    typedef sw_bare_t<X> S;
-    if constexpr (!std::is_reference_v<T> && (sw_is_vector<T> || sw_is_fp16<T>) && sw_is_arith_vec_or_scalar<S>)
-        return sw_convert<T>(x);
-    else
-        return static_cast<T>(static_cast<X &&>(x));
-}
-// A vector element (v.x) binds to no non-const reference: this one takes it.
+// The argument by const reference: a vector element (v.x) binds to no other.
+// (Casts to references and pointers are left as static_cast by the front end.)
 template <class T, class X> constexpr T sw_static_cast(const X &x) {
     typedef sw_bare_t<X> S;
     if constexpr (!std::is_reference_v<T> && (sw_is_vector<T> || sw_is_fp16<T>) && sw_is_arith_vec_or_scalar<S>)
@@ -279,14 +273,25 @@ template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type
 
 // ---- address spaces as types (see the notes at the top) ----
 
-// An operand of ?: (msl_front.c wraps them): itself, except an object of class
-// type in device, constant or threadgroup memory, which becomes a copy in the
-// default address space so that both operands meet at one type as in MSL.
-template <class T> constexpr decltype(auto) sw_cond_operand(T &&x) {
-    typedef std::remove_reference_t<T> U;
-    if constexpr (std::is_class_v<U> && sw_space<std::remove_cv_t<U>>::value != 0)
-        return (typename sw_unspaced<std::remove_cv_t<U>>::type)x;
-    else return static_cast<T &&>(x);
+// An operand of ?: (msl_front.c wraps them): an object of class type in device,
+// constant or threadgroup memory becomes a copy in the default address space, so
+// that both operands meet at one type as in MSL.  Otherwise: a class object
+// itself (an lvalue stays assignable, a temporary stays a temporary), and a
+// value of any other type (a vector element, v.x or v[i], binds to no
+// non-const reference; a scalar ?: is then not assignable, which MSL code does not do).
+template <class T, std::enable_if_t<std::is_class_v<T> && sw_space<T>::value == 0, int> = 0>
+constexpr T &sw_cond_operand(T &x) {
+    return x;
+}
+template <class T, std::enable_if_t<!std::is_lvalue_reference_v<T> && std::is_class_v<T>, int> = 0>
+constexpr T sw_cond_operand(T &&x) {
+    return static_cast<T &&>(x);
+}
+template <class T> constexpr decltype(auto) sw_cond_operand(const T &x) {
+    typedef std::remove_cv_t<T> U;
+    if constexpr (std::is_class_v<U> && sw_space<U>::value != 0) return (typename sw_unspaced<U>::type)x;
+    else if constexpr (std::is_class_v<U> || std::is_array_v<U>) return (const T &)x;
+    else return (typename sw_unspaced<U>::type)x;
 }
 
 // A string literal in a call: a `constant char *` as in MSL.
