@@ -2,38 +2,81 @@
 #
 # Sources are found by directory, so adding a file under src/<layer>/ needs no
 # edit here.  src/main.c is the binary's entry; tests link every other object.
+#
+#   make [all] | run | test | check | check-macos | clean | deps
+#   BUILD=DIR          where objects and binaries go (default build; may be outside the tree)
+#   CC=clang-19        any C11 compiler; warnings are errors with gcc and clang alike
+#   GDNBENCH_VERSION=V, GDNBENCH_GIT_SHA=S   what --version and the JSON report say
+#                      (for packagers; the sha defaults to the checkout's, none without .git)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
-STD     := -std=c11 -D_GNU_SOURCE
+# -ffp-contract=off: a*b+c is never fused into an fma unless the code says fma().
+# Apple clang fuses by default, which would change the bf16-parity references'
+# rounding and the --seed inputs on arm64; gcc's -std=c11 already implies off.
+STD     := -std=c11 -D_GNU_SOURCE -ffp-contract=off
 UNAME_S := $(shell uname -s)
 
 BUILD   ?= build
 SAN     ?=
+PKG_CONFIG ?= pkg-config
 
 ifeq ($(UNAME_S),Darwin)
   OBJC_CFLAGS :=
-  OBJC_LIBS   := -lobjc -framework Metal -framework Foundation
+  # IOKit and CoreFoundation: the machine state (power source, GPU core count).
+  OBJC_LIBS   := -lobjc -framework Metal -framework Foundation -framework IOKit -framework CoreFoundation
+  OBJC_STAGE  :=
 else
-
-  OBJC_CFLAGS :=
-  OBJC_LIBS   := -lobjc
+  # GNU libobjc's headers sit in gcc's private include directory, which clang does
+  # not search.  $(BUILD)/gen/objc-include/objc links to them alone (the rest of
+  # gcc's private headers would shadow clang's own).
+  OBJC_HEADERS := $(firstword $(wildcard $(shell $(CC) -print-file-name=include 2>/dev/null)/objc) \
+                              $(wildcard $(shell gcc -print-file-name=include 2>/dev/null)/objc) \
+                              $(wildcard /usr/lib/gcc/*/*/include/objc))
+  OBJC_CFLAGS  := -I$(BUILD)/gen/objc-include
+  OBJC_LIBS    := -lobjc
+  OBJC_STAGE   := $(if $(OBJC_HEADERS),$(BUILD)/gen/objc-include/objc)
 endif
 
-CPPFLAGS += -Isrc -I$(BUILD)/gen $(OBJC_CFLAGS)
-# tool.git_sha in the JSON report (src/core/version.h); empty outside a git checkout.
-GIT_SHA  := $(shell git rev-parse --short HEAD 2>/dev/null)
-CPPFLAGS += -DGDNBENCH_GIT_SHA='"$(GIT_SHA)"'
-# A stamp that changes with the sha, so the report writer is rebuilt after a commit.
-GIT_SHA_STAMP := $(shell mkdir -p $(BUILD)/gen && f=$(BUILD)/gen/git-sha && \
-  { [ "$$(cat $$f 2>/dev/null)" = "$(GIT_SHA)" ] || echo "$(GIT_SHA)" > $$f; } && echo $$f)
-LDLIBS   += -lcjson $(OBJC_LIBS) -lpthread -lm -ldl
+# cJSON through pkg-config (Debian's libcjson-dev and Homebrew's cjson both ship
+# libcjson.pc; Homebrew's prefix is not on the default search path).
+CJSON_PC := $(shell $(PKG_CONFIG) --exists libcjson 2>/dev/null && echo yes)
+ifeq ($(CJSON_PC),yes)
+  CJSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags libcjson)
+  CJSON_LIBS   := $(shell $(PKG_CONFIG) --libs libcjson)
+else
+  CJSON_CFLAGS :=
+  CJSON_LIBS   := -lcjson
+  # run/test/check install pkg-config first and build in a second make.
+  ifeq ($(filter run test check check-macos deps clean,$(MAKECMDGOALS)),)
+    $(warning pkg-config does not find libcjson: trying plain -lcjson. Install pkg-config and \
+      cJSON (scripts/install-deps.sh does: libcjson-dev on Debian, brew install cjson on macOS))
+  endif
+endif
+
+CPPFLAGS += -Isrc -I$(BUILD)/gen $(OBJC_CFLAGS) $(CJSON_CFLAGS)
+LDLIBS   += $(CJSON_LIBS) $(OBJC_LIBS) -lpthread -lm -ldl
 LDFLAGS  += -rdynamic
+
+# tool.version / tool.git_sha (src/core/version.c): the checkout's short sha, none
+# in a source archive (no .git here: a sha from an enclosing repository would be a lie).
+ifeq ($(origin GDNBENCH_GIT_SHA),undefined)
+  GDNBENCH_GIT_SHA := $(if $(wildcard .git),$(shell git rev-parse --short HEAD 2>/dev/null))
+endif
+VERSION_DEFS := -DGDNBENCH_GIT_SHA='"$(GDNBENCH_GIT_SHA)"' $(if $(GDNBENCH_VERSION),-DGDNBENCH_VERSION='"$(GDNBENCH_VERSION)"')
+VERSION_STAMP := $(BUILD)/gen/version-stamp
 
 ifneq ($(SAN),)
   CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   LDFLAGS += -fsanitize=address,undefined
+endif
+# LeakSanitizer exists on Linux only: Apple's ASan on arm64 aborts every process
+# that asks for detect_leaks=1.
+ifeq ($(UNAME_S),Darwin)
+  ASAN_LEAKS := detect_leaks=0
+else
+  ASAN_LEAKS := detect_leaks=1
 endif
 
 SRC_ALL  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
@@ -45,29 +88,50 @@ EMBED    := $(sort $(wildcard src/swmetal/prelude/*.h shaders/*.metal shaders/*/
 
 TEST_SRC := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
+# libFuzzer targets: linked by tests/fuzz/run.sh; compiled here only by `objects`.
+FUZZ_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(sort $(wildcard tests/fuzz/*.c)))
 
 BIN      := $(BUILD)/gdnbench
 TESTBIN  := $(BUILD)/gdnbench-tests
 
-.PHONY: all run test check clean deps
+.PHONY: all objects run test check check-macos clean deps FORCE
+.DELETE_ON_ERROR:
 all: $(BIN) $(TESTBIN)
+
+# Every object, nothing linked: what tests/cli/test_macos_cross.sh compiles for macOS.
+objects: $(BUILD)/obj/main.o $(OBJ) $(TEST_OBJ) $(FUZZ_OBJ) $(GEN_OBJ)
 
 deps:
 	@bash scripts/install-deps.sh
 
-$(BUILD)/obj/%.o: src/%.c
+$(BUILD)/obj/%.o: src/%.c | $(OBJC_STAGE)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/io/report_json.o: $(GIT_SHA_STAMP)
-
-$(BUILD)/obj/main.o: $(SRC_MAIN)
+$(BUILD)/obj/main.o: $(SRC_MAIN) | $(OBJC_STAGE)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/tests/%.o: tests/%.c
+$(BUILD)/obj/tests/%.o: tests/%.c | $(OBJC_STAGE)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(CPPFLAGS) -Itests -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/core/version.o: CPPFLAGS += $(VERSION_DEFS)
+$(BUILD)/obj/core/version.o: $(VERSION_STAMP)
+
+# Rewritten only when the sha or version changes, so a commit rebuilds version.o alone.
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' "sha=$(GDNBENCH_GIT_SHA) version=$(GDNBENCH_VERSION)" >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+FORCE:
+
+ifneq ($(OBJC_STAGE),)
+$(OBJC_STAGE):
+	@mkdir -p $(dir $@)
+	ln -sfn $(OBJC_HEADERS) $@
+endif
 
 # Prelude and shaders are embedded so the binary runs from anywhere; a file in
 # shaders/ next to the binary still wins at run time (see src/core/embedded.h).
@@ -77,7 +141,7 @@ $(GEN_SRC): $(EMBED) scripts/embed.sh
 
 $(GEN_OBJ): $(GEN_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) $(STD) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
+	$(CC) $(STD) $(WARN) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
 
 $(BIN): $(BUILD)/obj/main.o $(OBJ) $(GEN_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -87,7 +151,7 @@ $(TESTBIN): $(TEST_OBJ) $(OBJ) $(GEN_OBJ)
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	./$(BIN) kkt --T 4096
+	$(BIN) kkt --T 4096
 
 test: deps
 	@$(MAKE) --no-print-directory all
@@ -95,10 +159,27 @@ test: deps
 
 check: deps
 	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 all
-	@ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 \
+ifeq ($(UNAME_S),Darwin)
+	@echo "check: no leak checks on macOS (LeakSanitizer is Linux-only); the Linux CI job runs them"
+endif
+	@ASAN_OPTIONS=$(ASAN_LEAKS):handle_segv=0:allow_user_segv_handler=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bash tests/run.sh build-san
 
-clean:
-	rm -rf build build-san
+# Every .c of src/ and tests/ and the software device's kernel C++ compiled for
+# arm64 macOS against Zig's macOS SDK headers (Linux only; part of make test too).
+check-macos: deps
+	@$(MAKE) --no-print-directory all
+	@GDNBENCH=$(abspath $(BIN)) GDNBENCH_ROOT=$(CURDIR) bash tests/cli/test_macos_cross.sh
 
--include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/main.d
+clean:
+	rm -rf $(BUILD) build-san
+
+-include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(BUILD)/obj/main.d
+
+# The arm64 code paths on an x86-64 Linux host: gdnbench-tests cross-built for
+# aarch64 Linux into build/arm64 and run under qemu-user (make test runs the same
+# script with the other CLI tests).
+.PHONY: check-arm64
+check-arm64: deps
+	@$(MAKE) --no-print-directory all
+	@GDNBENCH=$(abspath $(BIN)) GDNBENCH_ROOT=$(CURDIR) bash tests/cli/test_arm64_qemu.sh

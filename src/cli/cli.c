@@ -62,12 +62,19 @@ int cmd_info(int argc, char **argv) {
         backend *b = backend_open(names[i], NULL, err, sizeof err);
         if (b) {
             printf("  %-6s available: %s%s\n", names[i], b->device_name, b->emulated ? " (emulated)" : "");
+            if (!b->emulated && chip_is_paravirtual(b->device_name))
+                printf("         WARNING %s\n", chip_paravirtual_warning());
             if (strcmp(names[i], "metal") == 0) {
                 const chip_info *chip = chip_find(b->device_name, b->gpu_cores);
+                const char *derived = !chip                                               ? ""
+                                      : !chip->bandwidth_verified && !chip->flops_verified ? "bandwidth and FLOP/s"
+                                      : !chip->bandwidth_verified                           ? "bandwidth"
+                                      : !chip->flops_verified                               ? "FLOP/s"
+                                                                                            : "";
                 if (chip)
-                    printf("         chip table: %s, %d GPU cores, %.0f GB/s, FP32 %.1f TFLOP/s, FP16 %.1f TFLOP/s%s\n",
+                    printf("         chip table: %s, %d GPU cores, %.0f GB/s, FP32 %.1f TFLOP/s, FP16 %.1f TFLOP/s%s%s%s\n",
                            chip->name, chip->gpu_cores, chip->bandwidth_gbps, chip->fp32_tflops, chip->fp16_tflops,
-                           chip->flops_verified ? "" : " (FLOP/s derived, not Apple-published)");
+                           derived[0] ? " (" : "", derived, derived[0] ? " derived, not Apple-published)" : "");
                 else
                     printf("         chip table: no entry for '%s': peaks unknown, %% of peak not reported\n",
                            b->device_name);
@@ -91,7 +98,8 @@ int cli_main(int argc, char **argv) {
         return EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("gdnbench %s\n", GDNBENCH_VERSION);
+        if (gdnbench_git_sha[0]) printf("gdnbench %s (git %s)\n", gdnbench_version, gdnbench_git_sha);
+        else printf("gdnbench %s (commit unknown)\n", gdnbench_version);
         return EXIT_OK;
     }
     if (strcmp(cmd, "list") == 0) return cmd_list(argc, argv);

@@ -15,9 +15,16 @@
  *   noisy        fewer than 5 samples on a side, or a change beyond the threshold
  *                that the test cannot tell from noise (p >= alpha);
  *   same         otherwise.
+ * Machine state: a pair whose records' machine states differ in what moves timings
+ * by tens of percent (thermal state before/after the runs, Low Power Mode, power
+ * source: the JSON `environment`) is not compared — compare exits 2 naming the
+ * difference, since a "regression" there may be the machine's — unless
+ * --ignore-machine-state, which compares anyway and says so in the pair's note.
+ * Fields recorded on one side only (older reports) are not a difference.
+ *
  * Exit: 1 on any regression or any NEW record that is not pass (report.md:
  * "regression or correctness failure"), 0 otherwise, 2 on unreadable input, a
- * different schema, or nothing to pair. */
+ * different schema, nothing to pair, or differing machine states. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +48,9 @@ typedef struct cmp_pair {
     double old_median, new_median, change_pct, p;
     int n_old, n_new;
     const char *verdict;
-    char note[200];
+    char note[600];
+    int machine_differs;
+    char machine[300];     /* how the machine states differ, or what is marked */
 } cmp_pair;
 
 typedef struct cmp_unpaired {
@@ -65,8 +74,11 @@ static void usage(FILE *f) {
             "  --threshold   smallest change in median time that counts, in %% (default 5)\n"
             "  --alpha       significance level of the Mann-Whitney U test (default 0.01)\n"
             "  --format      table (default), markdown (for PR comments) or json\n"
+            "  --ignore-machine-state  compare pairs whose machine states differ (thermal state,\n"
+            "                Low Power Mode, power source) instead of refusing\n"
             "Pairs records by op, kernel, shape and device (never across backends).\n"
-            "Exit 1 on a regression or a failing check in NEW, 0 otherwise, 2 on bad input.\n");
+            "Exit 1 on a regression or a failing check in NEW, 0 otherwise, 2 on bad input or\n"
+            "when paired records' machine states differ.\n");
 }
 
 /* ---- pairing keys -------------------------------------------------------- */
@@ -92,6 +104,16 @@ static void record_key(const cJSON *rec, int what, char *out, size_t n) {
     rj_shape_str(rec, shape, sizeof shape);
     append(out, n, shape);
     if (what == 0) append(out, n, rj_str(rec, "kernel", "sha256", ""));
+    /* Stages from the user's files (--stage, --shader) are part of the source: a
+     * record whose kkt stage was theirs is a changed kernel next to one that ran ours,
+     * even where the first stage (kernel.*) is the same. */
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "launch"), "stages");
+    cJSON_ArrayForEach(c, stages) {
+        if (what != 0 || strcmp(rj_str(c, "origin", NULL, ""), "theirs") != 0) continue;
+        char one[160];
+        snprintf(one, sizeof one, "%s@%s", rj_str(c, "name", NULL, ""), rj_str(c, "sha256", NULL, ""));
+        append(out, n, one);
+    }
     if (what <= 1) {
         append(out, n, rj_str(rec, "device", "name", ""));
         append(out, n, rj_str(rec, "device", "backend", ""));
@@ -257,6 +279,36 @@ static int pair_records(const report_set *base, const report_set *nw, cmp_result
     return 0;
 }
 
+/* ---- machine state -------------------------------------------------------- */
+
+/* Fills p->machine: how the two machine states differ, else which side is marked.
+ * Returns 1 when they differ. */
+static int machine_check(cmp_pair *p) {
+    int unknown = 0;
+    char marks[240];
+    p->machine_differs = rj_machine_differs(p->base->rec, p->new->rec, "BASE", "NEW", p->machine, sizeof p->machine,
+                                            &unknown);
+    if (p->machine_differs) return 1;
+    size_t len = 0;
+    for (int side = 0; side < 2; side++) {
+        const cJSON *rec = side == 0 ? p->base->rec : p->new->rec;
+        if (rj_marked(rec, marks, sizeof marks) && len < sizeof p->machine) {
+            int w = snprintf(p->machine + len, sizeof p->machine - len, "%s%s marked: %s", len ? "; " : "",
+                             side == 0 ? "BASE" : "NEW", marks);
+            if (w > 0) len += (size_t)w;
+        }
+    }
+    if (unknown && len < sizeof p->machine)
+        snprintf(p->machine + len, sizeof p->machine - len, "%smachine state not recorded on one side", len ? "; " : "");
+    return 0;
+}
+
+static void append_note(cmp_pair *p, const char *what, const char *text) {
+    if (!text[0]) return;
+    size_t len = strlen(p->note);
+    snprintf(p->note + len, sizeof p->note - len, "; %s%s", what, text);
+}
+
 /* ---- output -------------------------------------------------------------- */
 
 static void fmt_us(char *out, size_t n, double v) {
@@ -288,7 +340,7 @@ static void device_label(const cJSON *rec, char *out, size_t n) {
 }
 
 typedef struct row {
-    char cell[9][256];
+    char cell[9][640];
 } row;
 
 static void pair_row(const cmp_pair *p, row *r) {
@@ -425,6 +477,7 @@ static int print_json(FILE *f, const cmp_result *res, const char *base, const ch
         cJSON_AddStringToObject(o, "new_status", status_of(rec));
         cJSON_AddStringToObject(o, "verdict", p->verdict);
         cJSON_AddStringToObject(o, "note", p->note);
+        cJSON_AddBoolToObject(o, "machine_state_differs", p->machine_differs);
         cJSON_AddStringToObject(o, "base_file", p->base->file);
         cJSON_AddStringToObject(o, "new_file", p->new->file);
     }
@@ -476,7 +529,7 @@ static int parse_number(const char *flag, const char *s, double lo, double hi, d
 
 int cmd_compare(int argc, char **argv) {
     double threshold = 5, alpha = 0.01;
-    int format = FMT_TABLE;
+    int format = FMT_TABLE, ignore_machine = 0;
     const char *paths[2] = {NULL, NULL};
     int npaths = 0;
     for (int i = 1; i < argc; i++) {
@@ -485,6 +538,8 @@ int cmd_compare(int argc, char **argv) {
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return EXIT_OK;
+        } else if (strcmp(a, "--ignore-machine-state") == 0) {
+            ignore_machine = 1;
         } else if (strcmp(a, "--threshold") == 0) {
             if (parse_number(a, val, 0, 1e6, &threshold)) return EXIT_BAD_INPUT;
             i++;
@@ -539,11 +594,28 @@ int cmd_compare(int argc, char **argv) {
                 paths[0], base.n, base.n == 1 ? "" : "s", paths[1], nw.n, why);
         goto done;
     }
+    int differing = 0, first_differing = -1;
+    for (int i = 0; i < res.npairs; i++) {
+        if (machine_check(&res.pairs[i]) && differing++ == 0) first_differing = i;
+    }
+    if (differing && !ignore_machine) {
+        const cmp_pair *p = &res.pairs[first_differing];
+        char shape[256];
+        rj_shape_str(p->new->rec, shape, sizeof shape);
+        fprintf(stderr,
+                "gdnbench compare: the machine state differs between BASE and NEW in %d of %d pairs (first: %s [%s]: "
+                "%s), so a timing difference may be the machine's, not the kernel's: rerun under the same conditions, "
+                "or pass --ignore-machine-state\n",
+                differing, res.npairs, rj_str(p->new->rec, "op", NULL, "?"), shape, p->machine);
+        goto done;
+    }
     for (int i = 0; i < res.npairs; i++) {
         if (judge(&res.pairs[i], threshold, alpha, &res)) {
             fprintf(stderr, "gdnbench compare: out of memory\n");
             goto done;
         }
+        cmp_pair *p = &res.pairs[i];
+        append_note(p, p->machine_differs ? "machine state differs (--ignore-machine-state): " : "", p->machine);
     }
     if (format == FMT_TABLE)
         print_table(stdout, &res, threshold, alpha);

@@ -7,6 +7,12 @@
  * what it is.  Rows are shapes (plus the kernel function when an op has several),
  * columns are devices, cells are "median · GB/s · % of the chip's peak bandwidth".
  * Duplicate records for one cell (repeated runs) show the best median, marked.
+ * A % of a derived peak (not an Apple-published figure: device.peak_verified, or for
+ * older reports the chip table) is marked with a dagger and explained under the
+ * table, and the column header says the peak is derived.  A cell whose record's
+ * machine state is marked (thermal state not nominal, Low Power Mode, battery: the
+ * JSON environment) carries a double dagger, explained under its table: its time
+ * may be throttled and is not the chip's.
  *
  * Charts: one SVG bar chart (GB/s) per table, written next to the Markdown file as
  * STEM-OP-CLASS.svg and linked relatively — GitHub renders linked SVG files but
@@ -22,6 +28,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "core/chips.h"
 #include "io/report_load.h"
 #include "io/svg.h"
 
@@ -80,12 +87,33 @@ static void device_key(const cJSON *rec, char *out, size_t n) {
              rj_num(rec, "device", "gpu_cores", 0));
 }
 
+/* 1 when the record's bandwidth peak is derived rather than Apple-published:
+ * device.peak_verified.bandwidth_gbps == false, or, in reports written before that
+ * key existed, the chip table's entry with the same name, cores and bandwidth. */
+static int bandwidth_peak_derived(const cJSON *rec) {
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(rec, "device");
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(dev, "peak_verified");
+    if (pv) return cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(pv, "bandwidth_gbps"));
+    double bw = rj_num(rec, "device", "bandwidth_gbps", -1);
+    if (bw <= 0) return 0;
+    const chip_info *chip = chip_find(rj_str(rec, "device", "name", ""), (int)rj_num(rec, "device", "gpu_cores", -1));
+    return chip && chip->bandwidth_gbps == bw && !chip->bandwidth_verified;
+}
+
+static const char derived_mark[] = "\xe2\x80\xa0"; /* U+2020 dagger */
+/* A cell whose run's machine state is marked (environment.marked). */
+static const char machine_mark[] = "\xe2\x80\xa1"; /* U+2021 double dagger */
+static const char derived_note[] =
+    "% of a derived peak: not an Apple-published figure (src/core/chips.c says how it was derived)";
+
 static void device_header(const cJSON *rec, char *out, size_t n) {
     int len = snprintf(out, n, "%s (%s", rj_str(rec, "device", "name", "?"), rj_str(rec, "device", "backend", "?"));
     double cores = rj_num(rec, "device", "gpu_cores", -1);
     double bw = rj_num(rec, "device", "bandwidth_gbps", -1);
     if (cores > 0 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, ", %g-core GPU", cores);
-    if (bw > 0 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, ", peak %g GB/s", bw);
+    if (bw > 0 && len > 0 && (size_t)len < n)
+        len += snprintf(out + len, n - (size_t)len, ", peak %g GB/s%s", bw,
+                        bandwidth_peak_derived(rec) ? ", derived" : "");
     if (class_of(rec) == CLASS_EMULATED && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, ", emulated");
     if (len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, ")");
@@ -119,12 +147,17 @@ static void cell_text(const cJSON *rec, int count, char *out, size_t n) {
         if (isfinite(gbps) && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " · %.1f GB/s", gbps);
         double pct = rj_num(rec, "throughput", "pct_of_peak_bandwidth", NAN);
         if (isfinite(pct) && len > 0 && (size_t)len < n)
-            len += snprintf(out + len, n - (size_t)len, pct < 10 ? " · %.1f%%" : " · %.0f%%", pct);
+            len += snprintf(out + len, n - (size_t)len, pct < 10 ? " · %.1f%%%s" : " · %.0f%%%s", pct,
+                            bandwidth_peak_derived(rec) ? derived_mark : "");
         if (strcmp(status, "pass") != 0 && len > 0 && (size_t)len < n)
             len += snprintf(out + len, n - (size_t)len, " (%s)", status);
     }
-    if (count > 1 && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " (best of %d)", count);
+    if (count > 1 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " (best of %d)", count);
+    char marks[240];
+    if (rj_marked(rec, marks, sizeof marks) && len > 0 && (size_t)len < n)
+        snprintf(out + len, n - (size_t)len, " %s", machine_mark);
 }
+
 
 /* One table: an op's records of one device class. */
 typedef struct rtable {
@@ -224,6 +257,40 @@ static void html_escape(FILE *f, const char *s) {
         else
             fputc(*s, f);
     }
+}
+
+/* 1 when some cell of t shows a % of a derived peak (then the table gets the note). */
+static int table_has_derived(const rtable *t) {
+    for (int k = 0; k < t->rows.n * t->cols.n; k++)
+        if (t->best[k] && isfinite(rj_num(t->best[k], "throughput", "pct_of_peak_bandwidth", NAN)) &&
+            bandwidth_peak_derived(t->best[k]))
+            return 1;
+    return 0;
+}
+
+/* One line per marked cell under a table: which cell and why. */
+static void write_marks(FILE *f, const rtable *t, int html) {
+    int any = 0;
+    for (int r = 0; r < t->rows.n; r++) {
+        for (int c = 0; c < t->cols.n; c++) {
+            const cJSON *rec = t->best[r * t->cols.n + c];
+            char marks[240];
+            if (!rec || !rj_marked(rec, marks, sizeof marks)) continue;
+            if (!any) fputs(html ? "<p class=\"note\">" : "\n", f);
+            any = 1;
+            char line[1200];
+            snprintf(line, sizeof line, "%s %s on %s: machine state marked (%s); timings may be throttled",
+                     machine_mark, t->rows.v[r], t->col_headers[c], marks);
+            if (html) {
+                html_escape(f, line);
+                fputs("<br>\n", f);
+            } else {
+                md_escape(f, line);
+                fputs("  \n", f);
+            }
+        }
+    }
+    if (any && html) fputs("</p>\n", f);
 }
 
 static void write_md_table(FILE *f, const rtable *t) {
@@ -439,9 +506,14 @@ int cmd_report(int argc, char **argv) {
             }
             fprintf(md, "\n### %s\n\n", class_title[cls]);
             write_md_table(md, &t);
+            int derived = table_has_derived(&t);
+            if (derived) fprintf(md, "\n%s %s\n", derived_mark, derived_note);
+            write_marks(md, &t, 0);
             if (html) {
                 fprintf(html, "<h3>%s</h3>\n", class_title[cls]);
                 write_html_table(html, &t);
+                if (derived) fprintf(html, "<p class=\"note\">%s %s</p>\n", derived_mark, derived_note);
+                write_marks(html, &t, 1);
             }
             if (out_md || html) {
                 char *doc = render_chart(&t, ops.v[o], cls);

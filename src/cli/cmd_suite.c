@@ -14,8 +14,11 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/kernel_opts.h"
+#include "cli/stage_opts.h"
 #include "cli/table.h"
 #include "io/report_json.h"
+#include "runner/machine.h"
 #include "runner/runner.h"
 
 typedef struct suite_case {
@@ -173,11 +176,18 @@ int cmd_suite(int argc, char **argv) {
         const char *a = argv[i];
         int64_t v;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n\nsuites:\n");
+            printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n"
+                   "                          [--fast-math]\n"
+                   "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n\n"
+                   "--shader FILE runs, in every case, the stages FILE defines under their default names (ours\n"
+                   "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
+                   "and JSON say which file and function every stage ran.\n\nsuites:\n");
             print_suites(stdout);
             return EXIT_OK;
         } else if (strcmp(a, "--quiet") == 0) {
             o.quiet = 1;
+        } else if (strcmp(a, "--fast-math") == 0) {
+            o.fast_math = 1;
         } else if (a[0] != '-') {
             if (name) {
                 snprintf(err, sizeof err, "suite: one suite name at a time ('%s' and '%s')", name, a);
@@ -191,6 +201,13 @@ int cmd_suite(int argc, char **argv) {
             json_dir = argv[++i];
         } else if (strcmp(a, "--backend") == 0) {
             o.backend = argv[++i];
+        } else if (strcmp(a, "--function") == 0) {
+            snprintf(err, sizeof err, "--function names one kernel, but a suite runs several ops: choose a stage's kernel "
+                                      "with --stage STAGE=FILE:%s", argv[i + 1]);
+            goto bad;
+        } else if (strcmp(a, "--shader") == 0 || strcmp(a, "--stage") == 0 || strcmp(a, "--constant") == 0) {
+            if (cli_parse_kernel_option(a + 2, argv[i + 1], &o, err, sizeof err) < 0) goto bad;
+            i++;
         } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
             if (args_parse_int(a + 2, argv[++i], &v, err, sizeof err)) goto bad;
             if (v < (a[2] == 'i') || v > 100000) {
@@ -236,6 +253,10 @@ int cmd_suite(int argc, char **argv) {
         snprintf(err, sizeof err, "--json %s: cannot create or write the directory", json_dir);
         goto out;
     }
+    if (cli_has_kernel_choice(&o) && strcmp(o.backend, "cpu") == 0) {
+        snprintf(err, sizeof err, "--%s needs a Metal backend (--backend sw or metal), not cpu", o.shader ? "shader" : "stage");
+        goto out;
+    }
     b = backend_open(o.backend, &o, err, sizeof err);
     if (!b) goto out;
     /* Sizes depend on the device: the software device gets the cases' sw_dims. */
@@ -246,6 +267,23 @@ int cmd_suite(int argc, char **argv) {
         }
         if (case_dims(op_find(s->cases[k].op), &s->cases[k], b->emulated, dims[n], err, sizeof err)) goto out;
         run_cases[n++] = &s->cases[k];
+    }
+    if (cli_has_kernel_choice(&o)) {
+        const op_desc **ops = malloc(sizeof *ops * (size_t)(n ? n : 1));
+        if (!ops) {
+            snprintf(err, sizeof err, "out of memory");
+            goto out;
+        }
+        for (int k = 0; k < n; k++) ops[k] = op_find(run_cases[k]->op);
+        int bad_choice = cli_check_kernel_choice(b, ops, (const int64_t(*)[OP_MAX_DIMS])dims, n, &o, 0, err, sizeof err);
+        free(ops);
+        if (bad_choice) goto out;
+    }
+    /* Printed once nothing can be refused any more: a refusal prints nothing on stdout. */
+    if (!o.quiet) {
+        rec_machine now;
+        machine_sample(&now, b);
+        table_print_machine(stdout, &now);
     }
     int progress = !o.quiet && isatty(2);
     double t0 = (clock_now_us() * 1e-6);

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/kernel_opts.h"
+#include "cli/stage_opts.h"
 #include "cli/validate_table.h"
 #include "runner/validate_report.h"
 
@@ -54,9 +55,13 @@ static void print_help(const op_desc *op) {
         printf("  %-15s %s%s\n", validate_profiles[i].name, validate_profiles[i].help,
                validate_profiles[i].check_f64 ? "" : " (judged vs bf16-parity only)");
     printf("\noptions:\n"
-           "  --shader FILE --function NAME  validate a third-party kernel with the same ABI\n"
-           "  --constant ID=VALUE      function constant for --shader (repeatable)\n"
-           "  --include DIR, --define NAME[=VALUE]  include directory and macro for --shader (repeatable)\n"
+           "  --shader FILE --function NAME  validate a third-party kernel with the same ABI as the main\n"
+           "                           stage; the other stages take FILE's kernels of their default names, else ours\n"
+           "  --shader FILE            every stage FILE defines under its default name, the rest ours\n"
+           "  --stage NAME=FILE[:FUNCTION]  one stage's kernel from FILE (repeatable; wins over --shader)\n"
+           "  --constant ID=VALUE      function constant for the kernels from FILE (repeatable)\n"
+           "  --include DIR, --define NAME[=VALUE]  include directory and macro for the kernels from FILE\n"
+           "                           (repeatable)\n"
            "  --profile LIST           comma list of input profiles\n"
            "  --seed N                 input generator seed (default 0)\n"
            "  --atol X --rtol X        override every output's atol/rtol (rel_l2 and ulp bounds stay)\n"
@@ -64,9 +69,12 @@ static void print_help(const op_desc *op) {
            "  --backend sw|cpu         sw (default); cpu judges the parity reference itself against\n"
            "                           f64 under the same sweep (calibrates the f64 budgets)\n"
            "  --json FILE|-            write every case as JSON\n"
+           "  --sw-max-findings N      distinct bugs of the device's checks shown per case (default 5;\n"
+           "                           the JSON has all)\n"
            "  --quiet                  no table on stdout\n\n"
            "exit status: 0 every case passed or is unsupported, 1 a case failed, 2 bad input or could not run\n",
            DEFAULT_ULP_P99_MAX);
+    cli_print_stage_help(stdout, op);
 }
 
 static int parse_profiles(validate_cli *vc, const char *val, char *err, size_t errlen) {
@@ -113,6 +121,31 @@ static int parse_dim(const op_desc *op, int di, const char *val, validate_cli *v
         vc->dims.n[di] = l->n;
     }
     free(l);
+    return rc;
+}
+
+/* The kernel choice at every shape of the sweep the op accepts (the others are
+ * reported as unsupported), checked before any case runs. */
+static int check_kernel_choice(const op_desc *op, backend *b, const validate_case_spec *specs, int nspecs,
+                               const run_opts *o, char *err, size_t errlen) {
+    if (!cli_has_kernel_choice(o)) return 0;
+    const op_desc **ops = malloc(sizeof *ops * (size_t)nspecs);
+    int64_t(*dims)[OP_MAX_DIMS] = malloc(sizeof *dims * (size_t)nspecs);
+    int n = 0, rc = -1;
+    if (!ops || !dims) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int k = 0; k < nspecs; k++) {
+        char why[256];
+        if (op->validate && op->validate(specs[k].dim, why, sizeof why) != 0) continue;
+        ops[n] = op;
+        memcpy(dims[n++], specs[k].dim, sizeof dims[0]);
+    }
+    rc = cli_check_kernel_choice(b, ops, (const int64_t(*)[OP_MAX_DIMS])dims, n, o, 1, err, errlen);
+out:
+    free(ops);
+    free(dims);
     return rc;
 }
 
@@ -178,8 +211,8 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
         }
     }
     if (cli_check_kernel_options(o, err, errlen)) return -1;
-    if (o->shader && strcmp(o->backend, "cpu") == 0) {
-        snprintf(err, errlen, "--shader needs the software device (--backend sw), not cpu");
+    if (cli_has_kernel_choice(o) && strcmp(o->backend, "cpu") == 0) {
+        snprintf(err, errlen, "--%s needs the software device (--backend sw), not cpu", o->shader ? "shader" : "stage");
         return -1;
     }
     return 0;
@@ -188,7 +221,8 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
 int cmd_validate(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: gdnbench validate <op> [--shader FILE --function NAME] [dimension lists] [--json FILE]\n"
+        fprintf(f, "usage: gdnbench validate <op> [--shader FILE [--function NAME]] [--stage NAME=FILE[:FUNCTION]]\n"
+                   "                                [dimension lists] [--json FILE]\n"
                    "       gdnbench validate <op> --help   the sweep, profiles and options\n");
         return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
     }
@@ -226,6 +260,7 @@ int cmd_validate(int argc, char **argv) {
     }
     b = backend_open(vc->ro.backend, &vc->ro, err, sizeof err);
     if (!b) goto bad;
+    if (check_kernel_choice(op, b, specs, nspecs, &vc->ro, err, sizeof err) != 0) goto bad;
     validate_ctx ctx = {op, b, vc->ro, vc->seed, vc->ulp_p99_max};
     if (strcmp(b->name, "cpu") == 0) ctx.ro.sw_checks = NULL;
     int on_sw = strcmp(b->name, "sw") == 0;
@@ -239,6 +274,7 @@ int cmd_validate(int argc, char **argv) {
                           .specs = specs,
                           .nspecs = nspecs,
                           .results = results,
+                          .max_findings = run_max_findings(&vc->ro),
                           .status = "pass"};
     validate_run_configs(vc->seed, vr.runs);
     if (!vc->quiet) validate_table_header(stdout, &vr, &vc->ro);

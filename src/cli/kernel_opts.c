@@ -5,6 +5,7 @@
 #include "cli/args.h"
 #include "cli/kernel_opts.h"
 #include "swmetal/msl_include.h"
+#include "cli/stage_opts.h"
 
 int cli_split_option(int argc, char **argv, int *i, const char *const *bare, char *name, size_t namelen,
                      const char **val, char *err, size_t errlen) {
@@ -55,6 +56,7 @@ static int parse_constant(run_opts *o, const char *val, char *err, size_t errlen
 }
 
 int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char *err, size_t errlen) {
+    if (strcmp(name, "stage") == 0) return cli_parse_stage_option(val, o, err, errlen) ? -1 : 1;
     if (strcmp(name, "shader") == 0) {
         o->shader = val;
     } else if (strcmp(name, "function") == 0) {
@@ -83,6 +85,16 @@ int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char
         }
         if (name[0] == 'a') o->has_atol = 1, o->atol = d;
         else o->has_rtol = 1, o->rtol = d;
+    } else if (strcmp(name, "sw-max-findings") == 0) {
+        int64_t n;
+        if (args_parse_int(name, val, &n, err, errlen)) return -1;
+        if (n < 0 || n > 100000) {
+            snprintf(err, errlen, "--sw-max-findings %s is out of range: accepted 0..100000 (the JSON report has all)",
+                     val);
+            return -1;
+        }
+        o->has_sw_max_findings = 1;
+        o->sw_max_findings = (int)n;
     } else {
         return 0;
     }
@@ -90,12 +102,14 @@ int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char
 }
 
 int cli_check_kernel_options(const run_opts *o, char *err, size_t errlen) {
-    if ((o->shader != NULL) != (o->function != NULL)) {
-        snprintf(err, errlen, "--shader and --function go together: name the .metal file and the kernel in it");
+    /* --shader alone runs FILE's kernels under their default names (stage_opts.h). */
+    if (o->function && !o->shader) {
+        snprintf(err, errlen, "--function %s needs --shader FILE: name the .metal file that defines it", o->function);
         return -1;
     }
-    if (!o->shader && (o->source.ninclude_dirs || o->source.ndefines)) {
-        snprintf(err, errlen, "--include and --define apply to a --shader file: give --shader FILE --function NAME");
+    if (!cli_has_kernel_choice(o) && (o->source.ninclude_dirs || o->source.ndefines)) {
+        snprintf(err, errlen, "--include and --define apply to a kernel file of yours: give --shader FILE or --stage "
+                              "NAME=FILE");
         return -1;
     }
     return 0;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/table.h"
+#include "runner/machine.h"
 
 void table_fmt_us(double us, char *buf, size_t n) {
     if (us < 1) snprintf(buf, n, "%.0f ns", us * 1e3);
@@ -28,10 +29,27 @@ void table_print_header(FILE *f, const op_desc *op, const char *backend, const c
             warmup, iters, seed);
 }
 
+void table_print_machine(FILE *f, const rec_machine *m) {
+    char line[512];
+    machine_describe(m, line, sizeof line);
+    fprintf(f, "machine: %s\n", line);
+}
+
+void table_print_findings(FILE *f, const run_record *r, int max) {
+    if (r->nfindings <= 0) return;
+    fprintf(f, "  %d distinct finding%s of the software device's checks:\n", r->nfindings,
+            r->nfindings == 1 ? "" : "s");
+    dev_findings_print(f, r->findings, r->nfindings, max, "    ");
+}
+
 void table_print_record(FILE *f, const run_record *r) {
     char shape[256], med[32], mn[32], p90[32];
     table_shape_str(r->op, r->dim, shape, sizeof shape);
     fprintf(f, "\n%s\n", shape);
+    /* before any number, so none is read without it */
+    for (int i = 0; i < r->nwarnings && i < REC_MAX_WARNINGS; i++) fprintf(f, "  WARNING %s\n", r->warnings[i]);
+    if (r->kernel.fast_math_known && r->kernel.fast_math)
+        fprintf(f, "  kernel compiled with fast math (--fast-math): Metal may reassociate and use fast:: functions\n");
     if (strcmp(r->status, "error") == 0 && r->timing.n == 0) {
         fprintf(f, "  ERROR %s\n", r->error);
         return;
@@ -58,13 +76,25 @@ void table_print_record(FILE *f, const run_record *r) {
         fprintf(f, "; %lld dispatch%s in %lld command buffer%s\n", (long long)r->dispatches,
                 r->dispatches == 1 ? "" : "es", (long long)r->command_buffers, r->command_buffers == 1 ? "" : "s");
     }
+    if (r->nstages > 1 && r->stage_timing[0]) {
+        if (strcmp(r->stage_timing, "counters") == 0)
+            fprintf(f, "  stages timed by GPU timestamp counters at stage boundaries, in the same submission\n");
+        else
+            fprintf(f, "  stages timed by running each again in command buffers of its own%s%s\n",
+                    r->stage_timing_why[0] ? ": " : "", r->stage_timing_why);
+    }
     if (r->nstages > 1) {
         for (int i = 0; i < r->nstages; i++) {
-            table_fmt_us(r->stages[i].timing.median, med, sizeof med);
-            fprintf(f, "    stage %-12s %-44s median %s\n", r->stages[i].name, r->stages[i].function, med);
+            const rec_stage *st = &r->stages[i];
+            table_fmt_us(st->timing.median, med, sizeof med);
+            fprintf(f, "    stage %-12s %-44s median %-10s", st->name, st->function, med);
+            if (st->source[0]) fprintf(f, "  %s: %s", st->theirs ? "theirs" : "ours", st->source);
+            fprintf(f, "\n");
         }
+    } else if (r->kernel.source[0]) {
+        fprintf(f, "  kernel %s  %s: %s\n", r->kernel.function, r->kernel.theirs ? "theirs" : "ours", r->kernel.source);
     }
-    if (r->nchecks > 0)
+    if (r->nchecks + r->nself > 0)
         fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  %s\n", "output", "reference", "max_abs", "max_rel",
                 "rel_l2", "ulp_p99", "nan", "inf", "unwritten", "result");
     for (int i = 0; i < r->nchecks; i++) {
@@ -87,12 +117,23 @@ void table_print_record(FILE *f, const run_record *r) {
         }
         fprintf(f, "\n");
     }
+    for (int i = 0; i < r->nself && i < REC_MAX_CHECKS; i++)
+        fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  self, not a check (the %s backend's output is this "
+                   "reference)\n",
+                r->self_refs[i].output, r->self_refs[i].reference, "-", "-", "-", "-", "-", "-", "-", r->device.backend);
     if (r->ref_us[REF_F64] > 0 || r->ref_us[REF_PARITY] > 0) {
         char f64[32], par[32];
         table_fmt_us(r->ref_us[REF_F64], f64, sizeof f64);
         table_fmt_us(r->ref_us[REF_PARITY], par, sizeof par);
         fprintf(f, "  CPU references computed in: f64 %s, bf16-parity %s (host wall clock, all cores)\n",
                 r->ref_us[REF_F64] > 0 ? f64 : "-", r->ref_us[REF_PARITY] > 0 ? par : "-");
+    }
+    char marks[4][80];
+    int nmarks = machine_marks(&r->machine, marks, 4);
+    if (nmarks > 0) {
+        fprintf(f, "  MARKED (timings may be throttled):");
+        for (int i = 0; i < nmarks && i < 4; i++) fprintf(f, "%s %s", i ? ";" : "", marks[i]);
+        fprintf(f, "\n");
     }
     if (r->determinism_runs > 1 && !r->bitwise_identical)
         fprintf(f, "  NONDETERMINISTIC: outputs differ across %d runs with the same inputs\n", r->determinism_runs);

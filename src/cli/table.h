@@ -9,8 +9,12 @@
 /* Prints the header line for a run of `op` on `backend_desc` (once per command). */
 void table_print_header(FILE *f, const op_desc *op, const char *backend, const char *device, int emulated,
                         int warmup, int iters, unsigned long long seed);
+/* Prints the machine's state (machine.h) as one line under the header. */
+void table_print_machine(FILE *f, const rec_machine *m);
 /* Prints one case: shape, timing, throughput, then one line per check. */
 void table_print_record(FILE *f, const run_record *r);
+/* The software device's findings of r (bugs its checks found), at most max of them. */
+void table_print_findings(FILE *f, const run_record *r, int max);
 /* "B=1 T=4096 Hg=16 H=32 K=128" */
 void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n);
 /* Human duration: "812 ns", "12.3 us", "4.56 ms", "1.23 s". */

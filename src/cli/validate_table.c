@@ -7,10 +7,18 @@
 
 void validate_table_header(FILE *f, const validate_report *vr, const run_opts *ro) {
     fprintf(f, "gdnbench validate %s — %s\n", vr->op->name, vr->op->summary);
-    if (ro->shader)
-        fprintf(f, "kernel %s: %s", ro->shader, ro->function);
-    else
+    if (ro->shader && ro->function)
+        fprintf(f, "kernel %s: %s (main stage; other stages: the file's kernels of their default names, else ours)",
+                ro->shader, ro->function);
+    else if (ro->shader)
+        fprintf(f, "kernels: %s's of the stages' default names, else ours", ro->shader);
+    else if (ro->nstage_choices == 0)
         fprintf(f, "kernel: gdnbench's own (shaders/)");
+    for (int i = 0; i < ro->nstage_choices; i++) {
+        const run_stage_choice *c = &ro->stage_choices[i];
+        fprintf(f, "%sstage %s: %s%s%s", i || ro->shader ? "; " : "kernels: ours, but ", c->stage, c->file,
+                c->function[0] ? ":" : "", c->function);
+    }
     for (int i = 0; i < ro->nconstants; i++)
         fprintf(f, "%s%d=%s", i ? " " : " constants ", ro->constants[i].index, ro->constants[i].value);
     fprintf(f, "\ndevice %s (%s), checks %s, seed %llu\n", vr->device, vr->backend, vr->checks,
@@ -21,8 +29,12 @@ void validate_table_header(FILE *f, const validate_report *vr, const run_opts *r
             fprintf(f, " %s/%s%s", vr->runs[i].schedule, vr->runs[i].tg_order, i == vr->nruns - 1 ? " (repeat)" : ",");
         fprintf(f, "\n");
     }
-    fprintf(f, "bounds: the op's tolerances vs f64 and bf16-parity, bf16 outputs p99 <= %d ulp vs parity\n\n",
-            vr->ulp_p99_max);
+    if (strcmp(vr->backend, "cpu") == 0)
+        fprintf(f, "bounds: the op's tolerances vs f64 (the cpu backend's output is the bf16-parity reference: "
+                   "parity is self, not a check)\n\n");
+    else
+        fprintf(f, "bounds: the op's tolerances vs f64 and bf16-parity, bf16 outputs p99 <= %d ulp vs parity\n\n",
+                vr->ulp_p99_max);
     fprintf(f, "  %3s  %-8s %-15s %-40s %-12s %s\n", "#", "sweep", "profile", "shape", "result", "time");
 }
 
@@ -40,6 +52,8 @@ void validate_table_case(FILE *f, const validate_report *vr, int k) {
         const validate_finding *x = &r->findings[i];
         fprintf(f, "       %s %s\n", x->is_note ? "note:" : "-", x->text);
         if (x->pattern[0]) fprintf(f, "         pattern: %s\n", x->pattern);
+        if (strcmp(x->kind, "fault") == 0 && r->ndev_findings > 0)
+            dev_findings_print(f, r->dev_findings, r->ndev_findings, vr->max_findings, "         ");
     }
     fflush(f);
 }

@@ -88,3 +88,25 @@ const chip_info *chip_table(int *n) {
     *n = (int)(sizeof chips / sizeof chips[0]);
     return chips;
 }
+
+/* macOS virtual machines (Virtualization.framework, which hosted macOS arm64 CI
+ * runners use) expose the host GPU through a paravirtual Metal device named
+ * "Apple Paravirtual device".  Custom compute kernels have been reported returning
+ * zeros there, and hosted runners document no GPU acceleration: numbers from it are
+ * not an Apple GPU's.  Matched without regard to case so a renamed variant
+ * ("Apple paravirtual device") is still caught. */
+int chip_is_paravirtual(const char *metal_name) {
+    static const char word[] = "paravirtual";
+    if (!metal_name) return 0;
+    for (const char *p = metal_name; *p; p++) {
+        size_t i = 0;
+        while (word[i] && p[i] && (p[i] | 0x20) == word[i]) i++;
+        if (!word[i]) return 1;
+    }
+    return 0;
+}
+
+const char *chip_paravirtual_warning(void) {
+    return "paravirtual Metal device (a virtual machine's GPU): its timings and results are not those of an Apple "
+           "GPU; run on a real Mac for numbers, use --backend sw for correctness";
+}

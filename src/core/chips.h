@@ -25,8 +25,9 @@ typedef struct chip_info {
     double bandwidth_gbps;   /* GB/s (1e9 bytes/s) */
     double fp32_tflops;      /* < 0: unknown */
     double fp16_tflops;      /* < 0: unknown */
-    int bandwidth_verified;  /* 1: Apple-published figure */
-    int flops_verified;      /* 1: Apple-published figure; 0: derived, see above */
+    int bandwidth_verified;  /* 1: Apple-published figure; 0: derived, see above */
+    int flops_verified;      /* 1: Apple-published FP32 figure; 0: derived, see above
+                              * (FP16 peaks are never Apple-published) */
 } chip_info;
 
 /* Looks a chip up by its Metal name and GPU core count.
@@ -40,5 +41,12 @@ const chip_info *chip_find(const char *name, int gpu_cores);
 
 /* The whole table, for `gdnbench info`: n entries. */
 const chip_info *chip_table(int *n);
+
+/* 1 when a Metal device name is a virtual machine's paravirtual GPU ("Apple
+ * Paravirtual device", e.g. on hosted macOS CI runners), whose timings and results
+ * are not an Apple GPU's; 0 otherwise (NULL included). */
+int chip_is_paravirtual(const char *metal_name);
+/* The one-line warning every table and report carries for such a device. */
+const char *chip_paravirtual_warning(void);
 
 #endif

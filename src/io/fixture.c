@@ -12,6 +12,7 @@
 #include "io/fixture.h"
 #include "io/mlxfix.h"
 #include "io/npy.h"
+#include "io/npz.h"
 #include "io/safetensors.h"
 
 struct fixture {
@@ -144,6 +145,30 @@ static int open_dir(const char *dir, fixture *fx, char *err, size_t errlen) {
     }
     mlxfix_free_names(names, n);
     names = NULL;
+    if (list_with_suffix(dir, ".npz", &names, &n) != 0) {
+        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (n == 1) {
+        size_t len = strlen(dir) + strlen(names[0]) + 2;
+        char *p = malloc(len);
+        if (p) {
+            snprintf(p, len, "%s/%s", dir, names[0]);
+            fx->format = "npz";
+            rc = npz_read(p, &fx->set, err, errlen);
+            free(p);
+        } else {
+            io_err(err, errlen, "%s: out of memory", dir);
+        }
+        goto done;
+    }
+    if (n > 1) {
+        join_names(names, n, "", list, sizeof list);
+        io_err(err, errlen, "%s holds %d .npz files (%s): pass one of them", dir, n, list);
+        goto done;
+    }
+    mlxfix_free_names(names, n);
+    names = NULL;
     if (list_with_suffix(dir, ".safetensors", &names, &n) != 0) {
         io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
         return -1;
@@ -163,7 +188,7 @@ static int open_dir(const char *dir, fixture *fx, char *err, size_t errlen) {
         join_names(names, n, "", list, sizeof list);
         io_err(err, errlen, "%s holds %d safetensors files (%s): pass one of them", dir, n, list);
     } else {
-        io_err(err, errlen, "%s: no fixture found (expected a *_meta.json set, *.npy files or one .safetensors file)",
+        io_err(err, errlen, "%s: no fixture found (expected a *_meta.json set, *.npy files, one .npz or one .safetensors file)",
                dir);
     }
 done:
@@ -171,11 +196,12 @@ done:
     return rc;
 }
 
-typedef enum file_kind { KIND_UNKNOWN, KIND_SAFETENSORS, KIND_NPY, KIND_MLX } file_kind;
+typedef enum file_kind { KIND_UNKNOWN, KIND_SAFETENSORS, KIND_NPY, KIND_NPZ, KIND_MLX } file_kind;
 
 static file_kind sniff(const char *path) {
     if (io_has_suffix(path, ".safetensors")) return KIND_SAFETENSORS;
     if (io_has_suffix(path, ".npy")) return KIND_NPY;
+    if (io_has_suffix(path, ".npz")) return KIND_NPZ;
     if (io_has_suffix(path, ".json")) return KIND_MLX;
     uint8_t head[9];
     io_src s;
@@ -184,6 +210,7 @@ static file_kind sniff(const char *path) {
     int got = io_src_read(&s, 0, head, s.size < 9 ? (size_t)s.size : 9) == 0 ? (int)(s.size < 9 ? s.size : 9) : 0;
     io_src_close(&s);
     if (got >= 6 && memcmp(head, "\x93NUMPY", 6) == 0) return KIND_NPY;
+    if (got >= 4 && memcmp(head, "PK\x03\x04", 4) == 0) return KIND_NPZ;
     if (got >= 9 && head[8] == '{') return KIND_SAFETENSORS;
     if (got >= 1 && head[0] == '{') return KIND_MLX;
     return KIND_UNKNOWN;
@@ -233,14 +260,18 @@ fixture *fixture_open(const char *path, char *err, size_t errlen) {
             }
             break;
         }
+        case KIND_NPZ:
+            fx->format = "npz";
+            rc = npz_read(path, &fx->set, err, errlen);
+            break;
         case KIND_MLX:
             fx->format = "mlx-native";
             rc = mlxfix_read(path, &fx->set, err, errlen);
             break;
         default:
             io_err(err, errlen,
-                   "%s: not a fixture gdnbench reads (expected .safetensors, .npy, an mlx-native *_meta.json or a "
-                   "directory of them)",
+                   "%s: not a fixture gdnbench reads (expected .safetensors, .npy, .npz, an mlx-native *_meta.json "
+                   "or a directory of them)",
                    path);
         }
     }

@@ -5,9 +5,10 @@
  *   - a .safetensors file (params/tolerances from __metadata__; the optional metadata
  *     keys "inputs" and "outputs", comma lists of tensor names, give tensor roles);
  *   - a .npy file: one tensor named by the file stem;
+ *   - a .npz file (numpy.savez: a zip of .npy members, stored; see io/npz.h);
  *   - an mlx-native PREFIX_meta.json, or DIR/PREFIX (the meta.json is found);
  *   - a directory: the single *_meta.json set in it (several: an error listing them),
- *     else all of its *.npy files, else its single *.safetensors file.
+ *     else all of its *.npy files, else its single *.npz, else its single *.safetensors file.
  * Files with another extension are recognised by their first bytes.
  * Every failure is one line naming the file (and tensor) and what would fix it; a
  * fixture is either fully loaded or not returned at all. */
@@ -27,7 +28,7 @@ fixture *fixture_open(const char *path, char *err, size_t errlen);
 void fixture_free(fixture *f);
 
 const char *fixture_path(const fixture *f);
-/* "safetensors", "npy", "npy-dir" or "mlx-native". */
+/* "safetensors", "npy", "npy-dir", "npz" or "mlx-native". */
 const char *fixture_format(const fixture *f);
 
 int fixture_count(const fixture *f);

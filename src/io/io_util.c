@@ -41,6 +41,7 @@ void io_src_init_mem(io_src *s, const char *name, const void *buf, size_t len) {
 int io_src_read(const io_src *s, uint64_t off, void *dst, size_t n) {
     if (off > s->size || n > s->size - off) return -1;
     if (n == 0) return 0;
+    off += s->base;
     if (s->mem) {
         memcpy(dst, s->mem + off, n);
         return 0;
@@ -58,8 +59,18 @@ int io_src_read(const io_src *s, uint64_t off, void *dst, size_t n) {
 }
 
 void io_src_close(io_src *s) {
-    if (s->fd >= 0) close(s->fd);
+    if (s->fd >= 0 && !s->borrowed_fd) close(s->fd);
     s->fd = -1;
+}
+
+int io_src_slice(io_src *slice, const io_src *parent, uint64_t off, uint64_t len, const char *name) {
+    if (off > parent->size || len > parent->size - off) return -1;
+    *slice = *parent;
+    snprintf(slice->name, sizeof slice->name, "%s", name ? name : parent->name);
+    slice->base = parent->base + off;
+    slice->size = len;
+    slice->borrowed_fd = 1;
+    return 0;
 }
 
 int io_set_add(io_set *s, tensor *t, io_role role) {

@@ -23,6 +23,8 @@ typedef struct io_src {
     uint64_t size;
     const uint8_t *mem;      /* memory source, or NULL */
     int fd;                  /* file source, or -1 */
+    uint64_t base;           /* offset of byte 0 in the file or memory (a slice), else 0 */
+    int borrowed_fd;         /* 1: a slice's fd belongs to its parent; close leaves it open */
 } io_src;
 
 int io_src_open_file(io_src *s, const char *path, char *err, size_t errlen);
@@ -31,6 +33,10 @@ void io_src_init_mem(io_src *s, const char *name, const void *buf, size_t len);
  * or the read fails. */
 int io_src_read(const io_src *s, uint64_t off, void *dst, size_t n);
 void io_src_close(io_src *s);
+/* A view of len bytes of parent from byte off (a member of an archive): reads go to
+ * the parent's file or memory, which must outlive the slice.  -1 when the range is
+ * outside the parent. */
+int io_src_slice(io_src *slice, const io_src *parent, uint64_t off, uint64_t len, const char *name);
 
 /* Where a tensor sits in a fixture: fed to the kernel, or the expected result. */
 typedef enum io_role { IO_ROLE_UNKNOWN = 0, IO_ROLE_INPUT, IO_ROLE_OUTPUT } io_role;

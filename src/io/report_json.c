@@ -18,6 +18,7 @@
 #include "core/sha256.h"
 #include "core/version.h"
 #include "io/report_json.h"
+#include "runner/machine.h"
 
 typedef struct builder {
     int ok;
@@ -75,12 +76,15 @@ static void add_u32x3(builder *b, cJSON *obj, const char *key, const uint32_t v[
 
 /* ---- host ---------------------------------------------------------------- */
 
+#ifndef __APPLE__
+/* Strips surrounding blanks from a /proc/cpuinfo key or value in place. */
 static void trim(char *s) {
     size_t n = strlen(s);
     while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
     size_t lead = strspn(s, " \t");
     if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
 }
+#endif
 
 /* CPU model: "model name" on x86 Linux, "Model"/"Hardware" on some Arm boards,
  * machdep.cpu.brand_string on macOS; the machine name (uname -m) otherwise. */
@@ -182,10 +186,65 @@ static void add_device(builder *b, cJSON *root, const run_record *r) {
     add_str(b, d, "name", r->device.name);
     add_str(b, d, "backend", r->device.backend);
     add_bool(b, d, "emulated", r->device.emulated);
+    add_bool(b, d, "paravirtual", r->device.paravirtual);
     add_num_or_null(b, d, "gpu_cores", r->device.gpu_cores, r->device.gpu_cores > 0);
     add_num_or_null(b, d, "bandwidth_gbps", r->device.bandwidth_gbps, r->device.bandwidth_gbps > 0);
     add_num_or_null(b, d, "fp32_tflops", r->device.fp32_tflops, r->device.fp32_tflops > 0);
     add_num_or_null(b, d, "fp16_tflops", r->device.fp16_tflops, r->device.fp16_tflops > 0);
+    /* Per peak: true = Apple-published, false = derived (src/core/chips.c says how),
+     * null = no peak; pct_of_peak_* against a derived peak is an estimate. */
+    cJSON *v = add_obj(b, d, "peak_verified");
+    if (!v) return;
+    add_item(b, v, "bandwidth_gbps",
+             r->device.bandwidth_gbps > 0 && r->device.bandwidth_verified >= 0
+                 ? cJSON_CreateBool(r->device.bandwidth_verified)
+                 : cJSON_CreateNull());
+    add_item(b, v, "fp32_tflops",
+             r->device.fp32_tflops > 0 && r->device.flops_verified >= 0 ? cJSON_CreateBool(r->device.flops_verified)
+                                                                          : cJSON_CreateNull());
+    add_item(b, v, "fp16_tflops", r->device.fp16_tflops > 0 ? cJSON_CreateFalse() : cJSON_CreateNull());
+}
+
+static void add_bool_or_null(builder *b, cJSON *obj, const char *key, int v) {
+    add_item(b, obj, key, v < 0 ? cJSON_CreateNull() : cJSON_CreateBool(v != 0));
+}
+
+/* The machine's state (machine.h): unknown fields null; marked when a condition
+ * that throttles timings held (marks says which). */
+static void add_environment(builder *b, cJSON *root, const run_record *r) {
+    cJSON *e = add_obj(b, root, "environment");
+    if (!e) return;
+    rec_machine unknown = {0};
+    const rec_machine *m = r->machine.collected ? &r->machine : &unknown;
+    if (!r->machine.collected) {
+        unknown.thermal_before = unknown.thermal_after = unknown.low_power = unknown.gpu_cores = -1;
+        unknown.nfamilies = unknown.paravirtual = -1;
+        unknown.working_set = -1;
+    }
+    add_str_or_null(b, e, "macos_version", m->macos_version);
+    add_str_or_null(b, e, "thermal_state_before", machine_thermal_name(m->thermal_before));
+    add_str_or_null(b, e, "thermal_state_after", machine_thermal_name(m->thermal_after));
+    add_bool_or_null(b, e, "low_power_mode", m->low_power);
+    add_str_or_null(b, e, "power_source", m->power_source);
+    add_str_or_null(b, e, "gpu_name", m->gpu_name);
+    add_num_or_null(b, e, "gpu_cores", m->gpu_cores, m->gpu_cores > 0);
+    if (m->nfamilies < 0) {
+        add_item(b, e, "gpu_families", cJSON_CreateNull());
+    } else {
+        cJSON *fam = check(b, cJSON_CreateArray());
+        for (int i = 0; fam && i < m->nfamilies && i < REC_MAX_FAMILIES; i++)
+            if (!cJSON_AddItemToArray(fam, check(b, cJSON_CreateString(m->families[i])))) b->ok = 0;
+        add_item(b, e, "gpu_families", fam);
+    }
+    add_num_or_null(b, e, "recommended_max_working_set_bytes", (double)m->working_set, m->working_set > 0);
+    add_bool_or_null(b, e, "paravirtual", m->paravirtual);
+    char marks[4][80];
+    int nmarks = machine_marks(m, marks, 4);
+    add_bool(b, e, "marked", nmarks > 0);
+    cJSON *arr = check(b, cJSON_CreateArray());
+    for (int i = 0; arr && i < nmarks && i < 4; i++)
+        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(marks[i])))) b->ok = 0;
+    add_item(b, e, "marks", arr);
 }
 
 static void add_kernel(builder *b, cJSON *root, const run_record *r) {
@@ -194,6 +253,8 @@ static void add_kernel(builder *b, cJSON *root, const run_record *r) {
     add_str_or_null(b, k, "source", r->kernel.source);
     add_str_or_null(b, k, "function", r->kernel.function);
     add_str_or_null(b, k, "sha256", r->kernel.sha256);
+    /* Optional (absent in older reports and for the cpu backend): whose kernel ran. */
+    if (r->kernel.source[0]) add_str(b, k, "origin", r->kernel.theirs ? "theirs" : "ours");
     cJSON *consts = check(b, cJSON_CreateArray());
     add_item(b, k, "constants", consts);
     for (int i = 0; b->ok && i < r->kernel.nconstants && i < REC_MAX_CONSTANTS; i++) {
@@ -207,6 +268,15 @@ static void add_kernel(builder *b, cJSON *root, const run_record *r) {
         add_num(b, c, "index", r->kernel.constants[i].index);
         add_str(b, c, "value", r->kernel.constants[i].value);
     }
+    add_item(b, k, "fast_math",
+             r->kernel.fast_math_known ? cJSON_CreateBool(r->kernel.fast_math != 0) : cJSON_CreateNull());
+}
+
+static void add_warnings(builder *b, cJSON *root, const run_record *r) {
+    cJSON *arr = check(b, cJSON_CreateArray());
+    add_item(b, root, "warnings", arr);
+    for (int i = 0; b->ok && i < r->nwarnings && i < REC_MAX_WARNINGS; i++)
+        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(r->warnings[i])))) b->ok = 0;
 }
 
 static void add_shape(builder *b, cJSON *root, const run_record *r) {
@@ -245,6 +315,11 @@ static void add_launch(builder *b, cJSON *root, const run_record *r) {
         }
         add_str(b, o, "name", st->name);
         add_str_or_null(b, o, "function", st->function);
+        if (st->source[0]) { /* optional: which file, ours or the user's */
+            add_str(b, o, "source", st->source);
+            add_str_or_null(b, o, "sha256", st->sha256);
+            add_str(b, o, "origin", st->theirs ? "theirs" : "ours");
+        }
         add_u32x3(b, o, "grid", st->grid);
         add_u32x3(b, o, "threadgroup", st->tg);
         add_num(b, o, "threadgroup_memory_bytes", st->tgmem_bytes);
@@ -264,6 +339,7 @@ static void add_timing(builder *b, cJSON *root, const run_record *r) {
     add_samples(b, t, &r->timing);
     add_stats_summary(b, t, &r->timing);
     add_str_or_null(b, t, "source", r->timing_source);
+    add_str_or_null(b, t, "stage_timing", r->stage_timing);
     if (r->wall.n <= 0) {
         add_item(b, t, "wall", cJSON_CreateNull());
         return;
@@ -335,6 +411,169 @@ static void add_checks(builder *b, cJSON *root, const run_record *r) {
     }
 }
 
+/* ---- findings of the device's checks ------------------------------------- */
+
+static void add_int_or_null(builder *b, cJSON *obj, const char *key, double v, int known) {
+    add_item(b, obj, key, known ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static cJSON *site_json(builder *b, const dev_site *s, int with_access) {
+    cJSON *o = check(b, cJSON_CreateObject());
+    if (!o) return NULL;
+    if (with_access) {
+        add_str_or_null(b, o, "access", s->access);
+        add_int_or_null(b, o, "size", s->size, s->size > 0);
+    }
+    add_str_or_null(b, o, "file", s->file);
+    add_int_or_null(b, o, "line", s->line, s->line > 0);
+    add_int_or_null(b, o, "column", s->column, s->column > 0);
+    add_str_or_null(b, o, "text", s->text);
+    if (with_access) {
+        if (s->has_thread) {
+            add_u32x3(b, o, "thread", s->thread);
+            add_u32x3(b, o, "threadgroup", s->threadgroup);
+        } else {
+            add_item(b, o, "thread", cJSON_CreateNull());
+            add_item(b, o, "threadgroup", cJSON_CreateNull());
+        }
+        add_int_or_null(b, o, "thread_index", s->index, s->has_thread);
+        add_int_or_null(b, o, "threads_here", s->nthreads, s->nthreads > 0);
+    }
+    return o;
+}
+
+static cJSON *finding_json(builder *b, const dev_finding *f) {
+    cJSON *o = check(b, cJSON_CreateObject());
+    if (!o) return NULL;
+    add_str(b, o, "kind", dev_finding_kind_name(f->kind));
+    add_str(b, o, "kernel", f->kernel);
+    add_str_or_null(b, o, "memory", f->memory);
+    add_int_or_null(b, o, "buffer", f->buffer, f->buffer >= 0);
+    add_str_or_null(b, o, "variable", f->variable);
+    add_int_or_null(b, o, "variable_line", f->variable_line, f->variable_line > 0);
+    if (f->has_range) {
+        cJSON *r = add_obj(b, o, "bytes");
+        if (r) {
+            add_num(b, r, "first", (double)f->offset_lo);
+            add_num(b, r, "last", (double)(f->offset_hi - 1));
+        }
+    } else {
+        add_item(b, o, "bytes", cJSON_CreateNull());
+    }
+    add_int_or_null(b, o, "length", (double)f->length, f->length > 0);
+    add_str_or_null(b, o, "detail", f->detail);
+    cJSON *sites = check(b, cJSON_CreateArray());
+    for (int i = 0; sites && i < f->nsites && i < 2; i++) {
+        cJSON *s = site_json(b, &f->site[i], 1);
+        if (s && !cJSON_AddItemToArray(sites, s)) {
+            cJSON_Delete(s);
+            b->ok = 0;
+        }
+    }
+    add_item(b, o, "sites", sites);
+    if (f->has_interval) {
+        cJSON *iv = add_obj(b, o, "barriers");
+        for (int i = 0; iv && i < 2; i++) {
+            const char *key = i == 0 ? "opening" : "closing";
+            if (f->barrier[i].line > 0) add_item(b, iv, key, site_json(b, &f->barrier[i], 0));
+            else add_item(b, iv, key, cJSON_CreateNull());
+        }
+    } else {
+        add_item(b, o, "barriers", cJSON_CreateNull());
+    }
+    add_num(b, o, "occurrences", (double)f->occurrences);
+    add_num(b, o, "threads", (double)f->threads);
+    add_num(b, o, "threadgroups", (double)f->threadgroups);
+    char line[1500];
+    dev_finding_summary(f, line, sizeof line);
+    add_str(b, o, "summary", line);
+    return o;
+}
+
+cJSON *report_findings_json(const dev_finding *list, int n) {
+    builder b = {1};
+    cJSON *a = cJSON_CreateArray();
+    if (!a) return NULL;
+    for (int i = 0; i < n; i++) {
+        cJSON *f = finding_json(&b, &list[i]);
+        if (f && !cJSON_AddItemToArray(a, f)) {
+            cJSON_Delete(f);
+            b.ok = 0;
+        }
+    }
+    if (!b.ok) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Appends the ", "-separated names of list to arr as strings. */
+static void add_name_list(builder *b, cJSON *arr, const char *list) {
+    for (const char *p = list; b->ok && p && *p;) {
+        size_t l = strcspn(p, ",");
+        char one[128];
+        snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one - 1 ? l : sizeof one - 1), p);
+        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(one)))) b->ok = 0;
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+}
+
+/* Optional "fixture" (only for --fixture runs): the file, tensors converted into the
+ * kernel's dtypes, tensors bound to nothing, dimensions the file did not fix. */
+static void add_fixture(builder *b, cJSON *root, const run_record *r) {
+    const rec_fixture *fx = &r->fixture;
+    if (!fx->path[0]) return;
+    cJSON *o = add_obj(b, root, "fixture");
+    if (!o) return;
+    add_str(b, o, "path", fx->path);
+    add_str_or_null(b, o, "format", fx->format);
+    cJSON *conv = check(b, cJSON_CreateArray());
+    add_item(b, o, "converted", conv);
+    for (int i = 0; b->ok && i < fx->nconverted && i < OP_MAX_BUFS; i++) {
+        cJSON *c = check(b, cJSON_CreateObject());
+        if (!c || !cJSON_AddItemToArray(conv, c)) {
+            cJSON_Delete(c);
+            b->ok = 0;
+            break;
+        }
+        add_str(b, c, "tensor", fx->converted[i].tensor);
+        add_str(b, c, "buffer", fx->converted[i].buffer);
+        add_str(b, c, "from", fx->converted[i].from);
+        add_str(b, c, "to", fx->converted[i].to);
+        add_str(b, c, "rounding", strcmp(fx->converted[i].to, "bf16") == 0 ? "nearest-even" : "exact");
+    }
+    cJSON *ign = check(b, cJSON_CreateArray());
+    add_item(b, o, "ignored", ign);
+    if (ign) add_name_list(b, ign, fx->ignored);
+    cJSON *unf = check(b, cJSON_CreateArray());
+    add_item(b, o, "unfixed", unf);
+    if (unf) add_name_list(b, unf, fx->unfixed);
+}
+
+/* Outputs not checked against a reference because they are that reference (the cpu
+ * backend's output is bf16-parity): written only when there are some, so records of
+ * other backends are unchanged. */
+static void add_not_checked(builder *b, cJSON *root, const run_record *r) {
+    if (r->nself <= 0) return;
+    cJSON *arr = check(b, cJSON_CreateArray());
+    add_item(b, root, "not_checked", arr);
+    for (int i = 0; b->ok && i < r->nself && i < REC_MAX_CHECKS; i++) {
+        cJSON *o = check(b, cJSON_CreateObject());
+        if (!o) break;
+        if (!cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            b->ok = 0;
+            break;
+        }
+        add_str(b, o, "output", r->self_refs[i].output);
+        add_str(b, o, "reference", r->self_refs[i].reference);
+        add_str(b, o, "reason", "self");
+        add_str(b, o, "note", "self, not a check: the backend's output is this reference");
+    }
+}
+
 cJSON *report_record_json(const run_record *r) {
     builder b = {1};
     cJSON *root = cJSON_CreateObject();
@@ -344,11 +583,12 @@ cJSON *report_record_json(const run_record *r) {
     cJSON *tool = add_obj(&b, root, "tool");
     if (tool) {
         add_str(&b, tool, "name", "gdnbench");
-        add_str(&b, tool, "version", GDNBENCH_VERSION);
-        add_str_or_null(&b, tool, "git_sha", GDNBENCH_GIT_SHA);
+        add_str(&b, tool, "version", gdnbench_version);
+        add_str_or_null(&b, tool, "git_sha", gdnbench_git_sha);
     }
     add_host(&b, root);
     add_device(&b, root, r);
+    add_environment(&b, root, r);
     add_str_or_null(&b, root, "op", r->op ? r->op->name : NULL);
     add_kernel(&b, root, r);
     add_num(&b, root, "seed", (double)r->seed);
@@ -357,6 +597,7 @@ cJSON *report_record_json(const run_record *r) {
     add_timing(&b, root, r);
     add_throughput(&b, root, r);
     add_checks(&b, root, r);
+    add_not_checked(&b, root, r);
     if (r->determinism_runs > 0) {
         cJSON *d = add_obj(&b, root, "determinism");
         if (d) {
@@ -366,8 +607,11 @@ cJSON *report_record_json(const run_record *r) {
     } else {
         add_item(&b, root, "determinism", cJSON_CreateNull());
     }
+    add_warnings(&b, root, r);
+    add_fixture(&b, root, r);
     add_str(&b, root, "status", r->status);
     add_str_or_null(&b, root, "error", r->error);
+    add_item(&b, root, "findings", r->device_checks ? report_findings_json(r->findings, r->nfindings) : cJSON_CreateNull());
     if (!b.ok) {
         cJSON_Delete(root);
         return NULL;

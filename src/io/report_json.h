@@ -29,6 +29,10 @@
  * memory runs out. */
 cJSON *report_record_json(const run_record *r);
 
+/* The array of the device's findings as the record's "findings" key holds it (also
+ * used by the validate document), or NULL when memory runs out. */
+cJSON *report_findings_json(const dev_finding *list, int n);
+
 /* Writes one object (n == 1) or an array (n != 1) to path, or stdout for "-".  A
  * file is written to PATH.tmp and renamed, so a reader never sees half a report.
  * Returns 0, or -1 with a one-line message naming the file in err. */

@@ -204,3 +204,63 @@ int rj_samples(const cJSON *rec, double **out, int *n) {
     *n = k;
     return 0;
 }
+
+int rj_marked(const cJSON *rec, char *out, size_t n) {
+    if (n) out[0] = 0;
+    if (!cJSON_IsTrue(field(rec, "environment", "marked"))) return 0;
+    size_t len = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, field(rec, "environment", "marks")) {
+        if (!cJSON_IsString(m) || len >= n) continue;
+        int w = snprintf(out + len, n - len, "%s%s", len ? "; " : "", m->valuestring);
+        if (w > 0) len += (size_t)w;
+    }
+    if (len == 0 && n) snprintf(out, n, "marked");
+    return 1;
+}
+
+/* The fields of `environment` that move timings: thermal pressure, Low Power Mode
+ * and the power source. */
+static const struct {
+    const char *key, *label;
+} machine_state_fields[] = {
+    {"thermal_state_before", "thermal state before the runs"},
+    {"thermal_state_after", "thermal state after the runs"},
+    {"low_power_mode", "Low Power Mode"},
+    {"power_source", "power source"},
+};
+
+static void state_value(const cJSON *x, char *out, size_t n) {
+    if (cJSON_IsString(x))
+        snprintf(out, n, "%s", x->valuestring);
+    else if (cJSON_IsBool(x))
+        snprintf(out, n, "%s", cJSON_IsTrue(x) ? "on" : "off");
+    else
+        snprintf(out, n, "unknown");
+}
+
+int rj_machine_differs(const cJSON *a, const cJSON *b, const char *name_a, const char *name_b, char *why, size_t n,
+                       int *unknown) {
+    if (n) why[0] = 0;
+    *unknown = 0;
+    int differs = 0;
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof machine_state_fields / sizeof machine_state_fields[0]; i++) {
+        const cJSON *x = field(a, "environment", machine_state_fields[i].key);
+        const cJSON *y = field(b, "environment", machine_state_fields[i].key);
+        int known_x = cJSON_IsString(x) || cJSON_IsBool(x), known_y = cJSON_IsString(y) || cJSON_IsBool(y);
+        if (known_x != known_y) *unknown = 1;
+        if (!known_x || !known_y) continue;
+        char vx[32], vy[32];
+        state_value(x, vx, sizeof vx);
+        state_value(y, vy, sizeof vy);
+        if (strcmp(vx, vy) == 0) continue;
+        differs = 1;
+        if (len < n) {
+            int w = snprintf(why + len, n - len, "%s%s %s in %s, %s in %s", len ? "; " : "",
+                             machine_state_fields[i].label, vx, name_a, vy, name_b);
+            if (w > 0) len += (size_t)w;
+        }
+    }
+    return differs;
+}

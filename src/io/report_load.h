@@ -36,6 +36,17 @@ double rj_num(const cJSON *obj, const char *a, const char *b, double fallback);
 /* "B=1 T=4096 H=32" from the record's shape (dtypes left out). */
 void rj_shape_str(const cJSON *rec, char *out, size_t n);
 
+/* 1 when the record's machine state is marked (environment.marked: thermal state
+ * not nominal, Low Power Mode, battery), with its marks joined by "; " into out. */
+int rj_marked(const cJSON *rec, char *out, size_t n);
+/* 1 when two records' machine states differ in what moves timings (thermal state
+ * before and after the runs, Low Power Mode, power source), compared where both
+ * record a field, with the differences into why ("power source ac in BASE, battery
+ * in NEW").  *unknown = 1 when a field is recorded on one side only (an older
+ * report, another platform): not a difference, but not a match either. */
+int rj_machine_differs(const cJSON *a, const cJSON *b, const char *name_a, const char *name_b, char *why, size_t n,
+                       int *unknown);
+
 /* Timing samples of a record into a new array (caller frees); *n = count (0 with
  * NULL when there are none). Returns -1 only when memory runs out. */
 int rj_samples(const cJSON *rec, double **out, int *n);

@@ -2,7 +2,15 @@
  *
  * Ownership follows Apple's rules: objects from new... and alloc are ours (+1) and are
  * released in the *_free functions; everything else (command buffers, encoders,
- * strings, errors) is autoreleased, so each run is wrapped in an autorelease pool. */
+ * strings, errors) is autoreleased, so each run is wrapped in an autorelease pool:
+ * NSAutoreleasePool on every platform, which is where the software device's
+ * autoreleased objects go too (see src/swmetal/objc_base.c).
+ *
+ * Every selector, argument type and enum value below is Metal's as declared in its
+ * headers (MTLDevice.h, MTLCommandBuffer.h, MTLCounters.h, MTLComputePass.h,
+ * MTLCaptureManager.h; metal-cpp's Metal/MTL*.hpp are a readable copy).  Metal's
+ * headers are Objective-C, so the few C-level declarations needed are written out
+ * here with Apple's prototypes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,21 +23,53 @@
 
 #if defined(__APPLE__)
 extern id MTLCreateSystemDefaultDevice(void);
+/* MTLCounters.h: MTL_EXTERN MTLCommonCounterSet const MTLCommonCounterSetTimestamp,
+ * where MTLCommonCounterSet is NSString *. */
+extern id const MTLCommonCounterSetTimestamp;
 #endif
 
 /* Apple's enum values. */
 enum { MTL_RESOURCE_STORAGE_SHARED = 0, MTL_RESOURCE_STORAGE_PRIVATE = 2 << 4, MTL_CB_STATUS_ERROR = 5 };
 enum { MTL_TYPE_FLOAT = 3, MTL_TYPE_INT = 29, MTL_TYPE_BOOL = 53 };
+/* MTLMathMode and MTLMathFloatingPointFunctions (NSInteger; macOS 15). */
+enum { MTL_MATH_MODE_SAFE = 0, MTL_MATH_MODE_FAST = 2 };
+enum { MTL_MATH_FUNCTIONS_FAST = 0, MTL_MATH_FUNCTIONS_PRECISE = 1 };
+/* MTLCounterSamplingPoint (NSUInteger), MTLStorageMode (NSUInteger),
+ * MTLCaptureDestination (NSInteger). */
+enum { MTL_COUNTER_SAMPLING_AT_STAGE_BOUNDARY = 0 };
+enum { MTL_STORAGE_MODE_SHARED = 0 };
+enum { MTL_CAPTURE_DESTINATION_GPU_TRACE_DOCUMENT = 2 };
+/* MTLCounters.h: #define MTLCounterErrorValue ((uint64_t)~0ULL),
+ * #define MTLCounterDontSample ((NSUInteger)-1). */
+#define MTL_COUNTER_ERROR_VALUE (~(uint64_t)0)
+#define MTL_COUNTER_DONT_SAMPLE ((NSUInteger)-1)
+
+/* MTLGPUFamily (NSInteger) values gdnbench reports. */
+static const struct {
+    const char *name;
+    NSInteger value;
+} gpu_families[] = {
+    {"Apple7", 1007}, {"Apple8", 1008}, {"Apple9", 1009}, {"Apple10", 1010}, {"Metal3", 5001},
+};
 
 struct mtl_device {
     id device;
     id queue;
     int software;
     char name[128];
+    /* Stage timestamps: probed on first use.  sample_buffer holds two samples per
+     * pass (start and end of encoder) for up to MTL_MAX_TIMED_PASSES passes. */
+    int counters_probed;
+    id sample_buffer;
+    char counters_why[200];
+    dev_finding *findings;   /* of the last failed mtl_run (software device) */
+    int nfindings;
 };
 
 struct mtl_library {
     id library;
+    int fast_math; /* the code was compiled with fast math */
+    int software;
 };
 
 struct mtl_pipeline {
@@ -54,11 +94,23 @@ static id pool_push(void) {
 
 static void pool_pop(id pool) { MSG0(void, pool, "drain"); }
 
+/* A class the host instantiates and hands to the device: the software device takes
+ * only its own (on a Mac, the MTL names are Metal.framework's classes). */
+static id device_class(const mtl_device *d, const char *metal_name) {
+    return d->software ? (id)swmtl_class(metal_name) : objc_class_named(metal_name);
+}
+
 static id nsstring(const char *s) {
     return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s);
 }
 
 static const char *cstring(id s) { return s ? MSG0(const char *, s, "UTF8String") : NULL; }
+
+/* Whether obj answers sel: asked of the runtime, so it works for objects whose
+ * class has no -respondsToSelector: (the software device's). */
+static int responds(id obj, const char *sel) {
+    return obj && class_respondsToSelector(object_getClass(obj), sel_registerName(sel));
+}
 
 /* Copies an NSError's description into err (first line only). */
 static void error_text(id error, const char *what, char *err, size_t errlen) {
@@ -112,17 +164,57 @@ mtl_device *mtl_device_open(const char *kind, char *err, size_t errlen) {
 
 void mtl_device_free(mtl_device *d) {
     if (!d) return;
+    release(d->sample_buffer);
     release(d->queue);
     release(d->device);
+    free(d->findings);
     free(d);
+}
+
+int mtl_device_take_findings(mtl_device *d, dev_finding **out) {
+    *out = d->findings;
+    int n = d->nfindings;
+    d->findings = NULL;
+    d->nfindings = 0;
+    return n;
+}
+
+/* Keeps a copy of a failed software command buffer's findings. */
+static void keep_findings(mtl_device *d, id cb) {
+    int n = 0;
+    const dev_finding *f = d->software ? swmtl_command_buffer_findings(cb, &n) : NULL;
+    free(d->findings);
+    d->findings = NULL;
+    d->nfindings = 0;
+    if (!f || n <= 0) return;
+    d->findings = malloc(sizeof *f * (size_t)n);
+    if (!d->findings) return;
+    memcpy(d->findings, f, sizeof *f * (size_t)n);
+    d->nfindings = n;
 }
 
 const char *mtl_device_name(const mtl_device *d) { return d->name; }
 
 int mtl_device_is_software(const mtl_device *d) { return d->software; }
 
+int mtl_device_fast_math_applies(const mtl_device *d) { return !d->software || swmtl_fast_math_applies(); }
+
+/* Metal compiles with fast math unless told otherwise.  macOS 15 split the BOOL
+ * fastMathEnabled into mathMode and mathFloatingPointFunctions (fast math off =
+ * safe mode + the precise:: functions, as MSL's -fno-fast-math); macOS 14 has only
+ * the BOOL. */
+static void set_fast_math(const mtl_device *d, id opts, int on) {
+    if (!d->software && MSG1(BOOL, opts, "respondsToSelector:", SEL, MSG_SEL("setMathMode:"))) {
+        MSG1(void, opts, "setMathMode:", NSInteger, on ? MTL_MATH_MODE_FAST : MTL_MATH_MODE_SAFE);
+        MSG1(void, opts, "setMathFloatingPointFunctions:", NSInteger,
+             on ? MTL_MATH_FUNCTIONS_FAST : MTL_MATH_FUNCTIONS_PRECISE);
+    } else {
+        MSG1(void, opts, "setFastMathEnabled:", BOOL, on ? 1 : 0);
+    }
+}
+
 mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, const msl_source_opts *so,
-                             char *err, size_t errlen) {
+                             int fast_math, char *err, size_t errlen) {
     /* headers inlined here, for both devices: a real GPU's newLibraryWithSource: has
      * no include path and no file to be relative to */
     char *xerr = NULL;
@@ -142,10 +234,18 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
     id error = NULL;
     id src = nsstring(expanded);
     free(expanded);
-    id opts = MSG0(id, MSG0(id, objc_class_named("MTLCompileOptions"), "alloc"), "init");
+    id opts = MSG0(id, MSG0(id, device_class(d, "MTLCompileOptions"), "alloc"), "init");
+    if (!opts) {
+        snprintf(err, errlen, "%s: cannot create MTLCompileOptions", d->name);
+        pool_pop(pool);
+        free(l);
+        return NULL;
+    }
+    set_fast_math(d, opts, fast_math);
     /* Metal has no place for a file name; the software device takes it on the side so
      * its diagnostics say "kkt.metal:12:5". */
     if (d->software) swmtl_set_source_name(filename);
+    l->software = d->software;
     l->library = MSG3(id, d->device, "newLibraryWithSource:options:error:", id, src, id, opts, id *, &error);
     release(opts);
     if (!l->library) {
@@ -156,8 +256,48 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
         free(l);
         return NULL;
     }
+    l->fast_math = fast_math && mtl_device_fast_math_applies(d);
     pool_pop(pool);
     return l;
+}
+
+int mtl_library_fast_math(const mtl_library *l) { return l->fast_math; }
+
+/* Metal answers with MTLLibrary.functionNames (an NSArray of NSString); the
+ * software device's library has no NSArray to give, so it is asked in C. */
+int mtl_library_function_count(const mtl_library *l) {
+    if (l->software) return swmtl_library_function_count(l->library);
+    id pool = pool_push();
+    id names = MSG0(id, l->library, "functionNames");
+    int n = names ? (int)MSG0(NSUInteger, names, "count") : 0;
+    pool_pop(pool);
+    return n;
+}
+
+int mtl_library_function_name(const mtl_library *l, int i, char *buf, size_t n) {
+    const char *name = NULL;
+    if (n == 0 || i < 0 || i >= mtl_library_function_count(l)) return -1;
+    if (l->software) {
+        name = swmtl_library_function_name(l->library, i);
+    } else {
+        id pool = pool_push();
+        id names = MSG0(id, l->library, "functionNames");
+        name = cstring(MSG1(id, names, "objectAtIndex:", NSUInteger, (NSUInteger)i));
+        snprintf(buf, n, "%s", name ? name : "");
+        pool_pop(pool);
+        return name ? 0 : -1;
+    }
+    if (!name) return -1;
+    snprintf(buf, n, "%s", name);
+    return 0;
+}
+
+int mtl_library_has_function(const mtl_library *l, const char *function) {
+    char name[256];
+    int count = mtl_library_function_count(l);
+    for (int i = 0; i < count; i++)
+        if (mtl_library_function_name(l, i, name, sizeof name) == 0 && strcmp(name, function) == 0) return 1;
+    return 0;
 }
 
 void mtl_library_free(mtl_library *l) {
@@ -194,7 +334,11 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     id pool = pool_push();
     id error = NULL, fn = NULL;
     if (nconsts > 0) {
-        id values = MSG0(id, MSG0(id, objc_class_named("MTLFunctionConstantValues"), "alloc"), "init");
+        id values = MSG0(id, MSG0(id, device_class(d, "MTLFunctionConstantValues"), "alloc"), "init");
+        if (!values) {
+            snprintf(err, errlen, "%s: cannot create MTLFunctionConstantValues", d->name);
+            goto fail;
+        }
         for (int i = 0; i < nconsts; i++) set_constant(values, &consts[i]);
         fn = MSG3(id, l->library, "newFunctionWithName:constantValues:error:", id, nsstring(function), id, values, id *,
                   &error);
@@ -343,7 +487,110 @@ static void encode_dispatch(id enc, const mtl_dispatch *x, uint32_t rep) {
     MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
 }
 
-int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen) {
+/* ---- stage timestamps: counter sampling at stage boundaries ---- */
+
+/* The name of the timestamp counter set: MTLCommonCounterSetTimestamp on a real
+ * GPU, "timestamp" (its value) on the software device. */
+static const char *timestamp_set_name(const mtl_device *d) {
+#if defined(__APPLE__)
+    if (!d->software) return cstring(MTLCommonCounterSetTimestamp);
+#endif
+    return "timestamp";
+}
+
+static void probe_counters(mtl_device *d) {
+    d->counters_probed = 1;
+    id pool = pool_push();
+    const char *why = NULL;
+    id set = NULL;
+    if (!responds(d->device, "supportsCounterSampling:") || !responds(d->device, "counterSets") ||
+        !MSG1(BOOL, d->device, "supportsCounterSampling:", NSUInteger, (NSUInteger)MTL_COUNTER_SAMPLING_AT_STAGE_BOUNDARY)) {
+        why = "the device cannot sample counters at stage boundaries";
+        goto done;
+    }
+    id sets = MSG0(id, d->device, "counterSets");
+    NSUInteger nsets = sets ? MSG0(NSUInteger, sets, "count") : 0;
+    const char *want = timestamp_set_name(d);
+    for (NSUInteger i = 0; i < nsets && !set; i++) {
+        id candidate = MSG1(id, sets, "objectAtIndex:", NSUInteger, i);
+        const char *name = candidate ? cstring(MSG0(id, candidate, "name")) : NULL;
+        if (name && want && strcmp(name, want) == 0) set = candidate;
+    }
+    if (!set) {
+        why = "the device has no timestamp counter set";
+        goto done;
+    }
+    id cls = device_class(d, "MTLCounterSampleBufferDescriptor");
+    id desc = cls ? MSG0(id, MSG0(id, cls, "alloc"), "init") : NULL;
+    if (!desc) {
+        why = "cannot create an MTLCounterSampleBufferDescriptor";
+        goto done;
+    }
+    MSG1(void, desc, "setCounterSet:", id, set);
+    MSG1(void, desc, "setSampleCount:", NSUInteger, (NSUInteger)(2 * MTL_MAX_TIMED_PASSES));
+    MSG1(void, desc, "setStorageMode:", NSUInteger, (NSUInteger)MTL_STORAGE_MODE_SHARED);
+    MSG1(void, desc, "setLabel:", id, nsstring("gdnbench stage timestamps"));
+    id error = NULL;
+    d->sample_buffer = MSG2(id, d->device, "newCounterSampleBufferWithDescriptor:error:", id, desc, id *, &error);
+    release(desc);
+    if (!d->sample_buffer) error_text(error, "cannot make a counter sample buffer", d->counters_why, sizeof d->counters_why);
+done:
+    if (why) snprintf(d->counters_why, sizeof d->counters_why, "%s", why);
+    pool_pop(pool);
+}
+
+int mtl_device_stage_counters(mtl_device *d, char *why, size_t whylen) {
+    if (!d->counters_probed) probe_counters(d);
+    if (!d->sample_buffer && why && whylen) snprintf(why, whylen, "%s", d->counters_why);
+    return d->sample_buffer != NULL;
+}
+
+/* A compute encoder whose pass samples the timestamp counters into slots start and
+ * end (MTL_COUNTER_DONT_SAMPLE: no sample there). */
+static id sampled_encoder(mtl_device *d, id cb, NSUInteger start, NSUInteger end) {
+    if (start == MTL_COUNTER_DONT_SAMPLE && end == MTL_COUNTER_DONT_SAMPLE) return MSG0(id, cb, "computeCommandEncoder");
+    id pass = MSG0(id, device_class(d, "MTLComputePassDescriptor"), "computePassDescriptor");
+    id attachments = pass ? MSG0(id, pass, "sampleBufferAttachments") : NULL;
+    id a = attachments ? MSG1(id, attachments, "objectAtIndexedSubscript:", NSUInteger, (NSUInteger)0) : NULL;
+    if (!a) return NULL;
+    MSG1(void, a, "setSampleBuffer:", id, d->sample_buffer);
+    MSG1(void, a, "setStartOfEncoderSampleIndex:", NSUInteger, start);
+    MSG1(void, a, "setEndOfEncoderSampleIndex:", NSUInteger, end);
+    return MSG1(id, cb, "computeCommandEncoderWithDescriptor:", id, pass);
+}
+
+/* Pass k's samples (slots 2k, 2k+1) into times.  GPU ticks become CPU nanoseconds
+ * through the two sampleTimestamps:gpuTimestamp: pairs taken before encoding and
+ * after completion (Apple's "Converting GPU timestamps into CPU time").  A sample
+ * that is MTLCounterErrorValue, outside the two pairs (a slot not written this run
+ * still holds an older run's value) or ends before it starts makes the whole
+ * result unusable: returns -1 and the caller times stages another way. */
+static int stage_times(mtl_device *d, int n, uint64_t c0, uint64_t g0, uint64_t c1, uint64_t g1, mtl_timing *t) {
+    if (g1 <= g0 || c1 <= c0) return -1;
+    size_t bytes = sizeof(uint64_t) * 2 * (size_t)n;
+    NSRange range = {0, (NSUInteger)(2 * n)};
+    id data = MSG1(id, d->sample_buffer, "resolveCounterRange:", NSRange, range);
+    if (!data || MSG0(NSUInteger, data, "length") < bytes) return -1;
+    uint64_t v[2 * MTL_MAX_TIMED_PASSES];
+    memcpy(v, MSG0(const void *, data, "bytes"), bytes);
+    double ns_per_tick = (double)(c1 - c0) / (double)(g1 - g0);
+    for (int k = 0; k < n; k++) {
+        uint64_t s = v[2 * k], e = v[2 * k + 1];
+        if (s == MTL_COUNTER_ERROR_VALUE || e == MTL_COUNTER_ERROR_VALUE || s < g0 || e > g1 || e < s) return -1;
+        t->stage_us[k] = (double)(e - s) * ns_per_tick * 1e-3;
+        t->stage_start_s[k] = ((double)c0 + (double)(s - g0) * ns_per_tick) * 1e-9;
+        t->stage_end_s[k] = ((double)c0 + (double)(e - g0) * ns_per_tick) * 1e-9;
+    }
+    t->nstages = n;
+    return 0;
+}
+
+int mtl_run_timed(mtl_device *d, const mtl_dispatch *ds, int n, int stage_counters, mtl_timing *t, char *err,
+                  size_t errlen) {
+    memset(t, 0, sizeof *t);
+    free(d->findings);
+    d->findings = NULL;
+    d->nfindings = 0;
     size_t ncb = 0, cap = 0;
     for (int k = 0; k < n; k++) cap += ds[k].own_command_buffers ? (ds[k].repeat ? ds[k].repeat : 1) : 1;
     id *cbs = calloc(cap ? cap : 1, sizeof *cbs);
@@ -351,15 +598,31 @@ int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *
         snprintf(err, errlen, "out of memory for %zu command buffers", cap);
         return -1;
     }
+    int sample = stage_counters && n > 0 && n <= MTL_MAX_TIMED_PASSES && mtl_device_stage_counters(d, NULL, 0);
+    uint64_t c0 = 0, g0 = 0, c1 = 0, g1 = 0;
     id pool = pool_push();
+    if (sample) MSG2(void, d->device, "sampleTimestamps:gpuTimestamp:", uint64_t *, &c0, uint64_t *, &g0);
     id cb = NULL;
-    for (int k = 0; k < n; k++) {
+    int rc = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
         const mtl_dispatch *x = &ds[k];
         uint32_t reps = x->repeat ? x->repeat : 1;
         id enc = NULL;
         for (uint32_t r = 0; r < reps; r++) {
             if (!cb) cb = cbs[ncb++] = MSG0(id, d->queue, "commandBuffer");
-            if (!enc) enc = MSG0(id, cb, "computeCommandEncoder");
+            if (!enc) {
+                /* Pass k's start sample opens its first encoder, its end sample closes
+                 * its last: one encoder in all, or one per command buffer. */
+                int first = r == 0, last = !x->own_command_buffers || r + 1 == reps;
+                enc = sample ? sampled_encoder(d, cb, first ? (NSUInteger)(2 * k) : MTL_COUNTER_DONT_SAMPLE,
+                                               last ? (NSUInteger)(2 * k + 1) : MTL_COUNTER_DONT_SAMPLE)
+                             : MSG0(id, cb, "computeCommandEncoder");
+                if (!enc) {
+                    snprintf(err, errlen, "%s: cannot create a compute encoder", d->name);
+                    rc = -1;
+                    break;
+                }
+            }
             encode_dispatch(enc, x, r);
             if (x->own_command_buffers) {
                 /* Committed at once so the GPU starts while the next one is encoded. */
@@ -371,20 +634,98 @@ int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *
         if (enc) MSG0(void, enc, "endEncoding");
     }
     if (cb) MSG0(void, cb, "commit");
-    int rc = 0;
     double first = 0, last = 0;
     for (size_t i = 0; i < ncb; i++) {
         MSG0(void, cbs[i], "waitUntilCompleted");
         if (rc == 0 && (NSInteger)MSG0(NSUInteger, cbs[i], "status") == MTL_CB_STATUS_ERROR) {
             error_text(MSG0(id, cbs[i], "error"), "the kernel failed on the device", err, errlen);
+            keep_findings(d, cbs[i]);
             rc = -1;
         }
         double t0 = MSG0(double, cbs[i], "GPUStartTime"), t1 = MSG0(double, cbs[i], "GPUEndTime");
         if (i == 0 || t0 < first) first = t0;
         if (i == 0 || t1 > last) last = t1;
     }
-    *gpu_us = (last - first) * 1e6;
+    t->gpu_us = (last - first) * 1e6;
+    t->gpu_start_s = first;
+    t->gpu_end_s = last;
+    if (sample && rc == 0) {
+        MSG2(void, d->device, "sampleTimestamps:gpuTimestamp:", uint64_t *, &c1, uint64_t *, &g1);
+        if (stage_times(d, n, c0, g0, c1, g1, t) != 0) t->nstages = 0;
+    }
     pool_pop(pool);
     free(cbs);
     return rc;
+}
+
+int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen) {
+    mtl_timing t;
+    int rc = mtl_run_timed(d, ds, n, 0, &t, err, errlen);
+    *gpu_us = t.gpu_us;
+    return rc;
+}
+
+/* ---- what the device says about itself ---- */
+
+int64_t mtl_device_recommended_working_set(mtl_device *d) {
+    if (!responds(d->device, "recommendedMaxWorkingSetSize")) return -1;
+    uint64_t v = MSG0(uint64_t, d->device, "recommendedMaxWorkingSetSize");
+    return v > 0 && v <= (uint64_t)INT64_MAX ? (int64_t)v : -1;
+}
+
+int mtl_device_gpu_families(mtl_device *d, const char **names, int max) {
+    if (!responds(d->device, "supportsFamily:")) return -1;
+    int n = 0;
+    for (size_t i = 0; i < sizeof gpu_families / sizeof gpu_families[0]; i++)
+        if (n < max && MSG1(BOOL, d->device, "supportsFamily:", NSInteger, gpu_families[i].value))
+            names[n++] = gpu_families[i].name;
+    return n;
+}
+
+/* ---- GPU capture ---- */
+
+int mtl_capture_start(mtl_device *d, const char *path, char *err, size_t errlen) {
+    if (d->software) {
+        snprintf(err, errlen, "a GPU capture needs --backend metal (the %s has no GPU trace to record)", d->name);
+        return -1;
+    }
+    id pool = pool_push();
+    int rc = -1;
+    id manager = MSG0(id, objc_class_named("MTLCaptureManager"), "sharedCaptureManager");
+    id desc = NULL;
+    if (!manager || !MSG1(BOOL, manager, "supportsDestination:", NSInteger,
+                          (NSInteger)MTL_CAPTURE_DESTINATION_GPU_TRACE_DOCUMENT)) {
+        snprintf(err, errlen, "Metal cannot capture to a .gputrace file here: MTL_CAPTURE_ENABLED=1 must be set before "
+                              "the device is created (gdnbench does this for --capture)");
+        goto done;
+    }
+    id cls = objc_class_named("MTLCaptureDescriptor");
+    desc = cls ? MSG0(id, MSG0(id, cls, "alloc"), "init") : NULL;
+    id url = MSG1(id, objc_class_named("NSURL"), "fileURLWithPath:", id, nsstring(path));
+    if (!desc || !url) {
+        snprintf(err, errlen, "cannot describe a GPU capture to %s", path);
+        goto done;
+    }
+    MSG1(void, desc, "setCaptureObject:", id, d->device);
+    MSG1(void, desc, "setDestination:", NSInteger, (NSInteger)MTL_CAPTURE_DESTINATION_GPU_TRACE_DOCUMENT);
+    MSG1(void, desc, "setOutputURL:", id, url);
+    id error = NULL;
+    if (!MSG2(BOOL, manager, "startCaptureWithDescriptor:error:", id, desc, id *, &error)) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot start a GPU capture to %s", path);
+        error_text(error, what, err, errlen);
+        goto done;
+    }
+    rc = 0;
+done:
+    release(desc);
+    pool_pop(pool);
+    return rc;
+}
+
+void mtl_capture_stop(mtl_device *d) {
+    if (d->software) return;
+    id pool = pool_push();
+    MSG0(void, MSG0(id, objc_class_named("MTLCaptureManager"), "sharedCaptureManager"), "stopCapture");
+    pool_pop(pool);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/finding.h"
+
 typedef struct mtl_device mtl_device;
 typedef struct mtl_library mtl_library;
 typedef struct mtl_pipeline mtl_pipeline;
@@ -27,16 +29,30 @@ mtl_device *mtl_device_open(const char *kind, char *err, size_t errlen);
 void mtl_device_free(mtl_device *d);
 const char *mtl_device_name(const mtl_device *d);
 int mtl_device_is_software(const mtl_device *d);
+/* 1 when fast math (MTLCompileOptions) changes what the device computes: a real
+ * GPU; the software device always computes as with fast math off. */
+int mtl_device_fast_math_applies(const mtl_device *d);
 
 /* Compiles MSL source; filename names the source in diagnostics and, when it is
  * the file's path, is where its quoted #includes are looked for first.  opts
  * (may be NULL): include directories and -D macros.  The headers are inlined
  * before the source goes to the device (Metal takes no include path), see
- * swmetal/msl_include.h. */
+ * swmetal/msl_include.h.  fast_math: let the compiler use fast math (Metal's
+ * default; off here unless asked, since it can break ulp bounds). */
 struct msl_source_opts;
 mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename,
-                             const struct msl_source_opts *opts, char *err, size_t errlen);
+                             const struct msl_source_opts *opts, int fast_math, char *err, size_t errlen);
+/* 1 when the library was compiled with fast math in effect (asked for, and the
+ * device has it). */
+int mtl_library_fast_math(const mtl_library *l);
 void mtl_library_free(mtl_library *l);
+/* The library's functions by name (MTLLibrary.functionNames): the count, the i-th
+ * name into buf (0, or -1 when i is out of range), and whether one is called
+ * `function` (1) or not (0).  How a kernel choice learns what a file defines
+ * before it builds a pipeline. */
+int mtl_library_function_count(const mtl_library *l);
+int mtl_library_function_name(const mtl_library *l, int i, char *buf, size_t n);
+int mtl_library_has_function(const mtl_library *l, const char *function);
 
 mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *function, const mtl_constant *consts,
                                int nconsts, char *err, size_t errlen);
@@ -93,5 +109,51 @@ typedef struct mtl_dispatch {
  * Returns 0, or -1 with the command buffer's error text (kernel fault, check
  * diagnosis) in err. */
 int mtl_run(mtl_device *d, const mtl_dispatch *ds, int n, double *gpu_us, char *err, size_t errlen);
+
+#define MTL_MAX_TIMED_PASSES 64
+
+/* What mtl_run_timed measured. */
+typedef struct mtl_timing {
+    double gpu_us;                 /* last GPUEndTime - first GPUStartTime */
+    double gpu_start_s, gpu_end_s; /* those two, host seconds */
+    /* Per dispatch entry, from timestamp counters sampled at the start and end of
+     * its compute pass (0 when not asked for, unavailable, or unusable this run):
+     * the pass's length, and its ends in seconds on the CPU timestamp clock of
+     * sampleTimestamps:gpuTimestamp: (on the software device, GPUStartTime's). */
+    int nstages;
+    double stage_us[MTL_MAX_TIMED_PASSES];
+    double stage_start_s[MTL_MAX_TIMED_PASSES], stage_end_s[MTL_MAX_TIMED_PASSES];
+} mtl_timing;
+
+/* mtl_run, and with stage_counters (and mtl_device_stage_counters) every dispatch
+ * entry in a compute pass of its own whose start and end are sampled into a counter
+ * sample buffer, all in the same command buffer(s): per-stage GPU times from one
+ * submission.  t->nstages == 0 afterwards means the samples could not be used (a
+ * counter error value): time the stages another way. */
+int mtl_run_timed(mtl_device *d, const mtl_dispatch *ds, int n, int stage_counters, mtl_timing *t, char *err,
+                  size_t errlen);
+
+/* 1 when the device samples the timestamp counter set at stage boundaries
+ * (supportsCounterSampling: MTLCounterSamplingPointAtStageBoundary) and the sample
+ * buffer could be made; else 0 with the reason in why. */
+int mtl_device_stage_counters(mtl_device *d, char *why, size_t whylen);
+
+/* MTLDevice.recommendedMaxWorkingSetSize in bytes; -1 when the device does not say. */
+int64_t mtl_device_recommended_working_set(mtl_device *d);
+/* The GPU families (of Apple7..Apple10, Metal3) supportsFamily: answers YES for,
+ * into names[0..max); returns how many, or -1 when the device does not answer
+ * supportsFamily: (the software device). */
+int mtl_device_gpu_families(mtl_device *d, const char **names, int max);
+
+/* Starts an MTLCaptureManager capture of the device into a .gputrace document at
+ * path (MTL_CAPTURE_ENABLED=1 must be in the environment before the device was
+ * created).  Returns 0, or -1 with err set (always on the software device). */
+int mtl_capture_start(mtl_device *d, const char *path, char *err, size_t errlen);
+void mtl_capture_stop(mtl_device *d);
+
+/* What the software device's checks found in the last mtl_run that failed (every
+ * distinct finding, with source lines): hands over the array (free it) and returns
+ * its length; 0 with *out NULL when there is none (always on a real GPU). */
+int mtl_device_take_findings(mtl_device *d, dev_finding **out);
 
 #endif

@@ -88,4 +88,9 @@ typedef struct MTLSize {
     NSUInteger width, height, depth;
 } MTLSize;
 
+/* Foundation's NSRange (passed by value, e.g. resolveCounterRange:). */
+typedef struct NSRange {
+    NSUInteger location, length;
+} NSRange;
+
 #endif

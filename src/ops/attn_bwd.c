@@ -115,15 +115,15 @@ static int attn_bwd_launch(const op_case *c, int stage, op_launch *l) {
                         : s.D == 128 ? "flash_attn_train_bwd_bf16_d128"
                                      : "flash_attn_train_bwd_bf16_d256",
             .nbinds = 9,
-            .binds = {{0, AB_Q, 0},
-                      {1, AB_K, 0},
-                      {2, AB_V, 0},
-                      {4, AB_L, 0},
-                      {5, AB_DO, 0},
-                      {6, AB_DVEC, 0},
-                      {7, AB_DQ, 0},
-                      {8, AB_DK, 0},
-                      {9, AB_DV, 0}},
+            .binds = {{.index = 0, .buf = AB_Q},
+                      {.index = 1, .buf = AB_K},
+                      {.index = 2, .buf = AB_V},
+                      {.index = 4, .buf = AB_L},
+                      {.index = 5, .buf = AB_DO},
+                      {.index = 6, .buf = AB_DVEC},
+                      {.index = 7, .buf = AB_DQ},
+                      {.index = 8, .buf = AB_DK},
+                      {.index = 9, .buf = AB_DV}},
         };
         attn_launch_common(&s, l);
         return 0;
@@ -137,10 +137,12 @@ static int attn_bwd_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {(uint32_t)((n + 255) / 256), 1, 1},
         .tg = {256, 1, 1},
         .nbinds = 2,
-        .binds = {{0, stage == 1 ? AB_DK : AB_DV, 0}, {1, stage == 1 ? AB_DK16 : AB_DV16, 0}},
+        .binds = {{.index = 0, .buf = stage == 1 ? AB_DK : AB_DV},
+                  {.index = 1, .buf = stage == 1 ? AB_DK16 : AB_DV16}},
         .params_index = 2,
         .params = {(uint32_t)n},
         .nparams = 1,
+        .role = "cast",
     };
     return 0;
 }
@@ -157,6 +159,21 @@ static double attn_bwd_flops(const int64_t *dim) {
     return 10.0 * (double)dim[0] * (double)dim[1] * (double)dim[5] * attn_visible_pairs(dim);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const attn_bwd_shapes[AB_NBUFS] = {
+    [AB_Q] = "B,Hq,qL,D",
+    [AB_K] = "B,Hkv,kL,D",
+    [AB_V] = "B,Hkv,kL,D",
+    [AB_L] = "B,Hq,qL",
+    [AB_DO] = "B,Hq,qL,D",
+    [AB_DVEC] = "B,Hq,qL",
+    [AB_DQ] = "B,Hq,qL,D",
+    [AB_DK] = "B,Hkv,kL,D",
+    [AB_DV] = "B,Hkv,kL,D",
+    [AB_DK16] = "B,Hkv,kL,D",
+    [AB_DV16] = "B,Hkv,kL,D",
+};
+
 const op_desc op_attn_bwd = {
     .name = "attn_bwd",
     .group = "attn",
@@ -170,6 +187,8 @@ const op_desc op_attn_bwd = {
     .reference = attn_bwd_reference,
     .nstages = attn_bwd_nstages,
     .launch = attn_bwd_launch,
+    .shapes = attn_bwd_shapes,
+    .main_stage = "attn_bwd",
     .bytes = attn_bwd_bytes,
     .flops = attn_bwd_flops,
     .nondeterministic = 1,

@@ -60,7 +60,11 @@ static int attn_fwd_launch(const op_case *c, int stage, op_launch *l) {
         .function = s.D == 64 ? "flash_attn_fwd_bf16_d64" : s.D == 128 ? "flash_attn_fwd_bf16_d128"
                                                                         : "flash_attn_fwd_bf16_d256",
         .nbinds = 5,
-        .binds = {{0, AF_Q, 0}, {1, AF_K, 0}, {2, AF_V, 0}, {3, AF_O, 0}, {4, AF_L, 0}},
+        .binds = {{.index = 0, .buf = AF_Q},
+                  {.index = 1, .buf = AF_K},
+                  {.index = 2, .buf = AF_V},
+                  {.index = 3, .buf = AF_O},
+                  {.index = 4, .buf = AF_L}},
     };
     attn_launch_common(&s, l);
     return 0;
@@ -76,6 +80,15 @@ static double attn_fwd_flops(const int64_t *dim) {
     return 4.0 * (double)dim[0] * (double)dim[1] * (double)dim[5] * attn_visible_pairs(dim);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const attn_fwd_shapes[AF_NBUFS] = {
+    [AF_Q] = "B,Hq,qL,D",
+    [AF_K] = "B,Hkv,kL,D",
+    [AF_V] = "B,Hkv,kL,D",
+    [AF_O] = "B,Hq,qL,D",
+    [AF_L] = "B,Hq,qL",
+};
+
 const op_desc op_attn_fwd = {
     .name = "attn_fwd",
     .group = "attn",
@@ -89,6 +102,7 @@ const op_desc op_attn_fwd = {
     .reference = attn_fwd_reference,
     .nstages = attn_fwd_nstages,
     .launch = attn_fwd_launch,
+    .shapes = attn_fwd_shapes,
     .bytes = attn_fwd_bytes,
     .flops = attn_fwd_flops,
 };

@@ -164,6 +164,18 @@ static double chunk_fwd_flops(const int64_t *dim) {
     return (double)s.B * (s.H * per_head + (l2 ? 2.0 * T * s.Hg * 3 * K : 0.0));
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const chunk_fwd_shapes[CF_NBUFS] = {
+    [CF_Q] = "B,T,Hg,K",
+    [CF_K] = "B,T,Hg,K",
+    [CF_V] = "B,T,H,V",
+    [CF_G] = "B,T,H",
+    [CF_BETA] = "B,T,H",
+    [CF_H0] = "B,H,V,K",
+    [CF_O] = "B,T,H,V",
+    [CF_FINAL] = "B,H,V,K",
+};
+
 const op_desc op_chunk_fwd = {
     .name = "chunk_fwd",
     .group = "gdn",
@@ -177,6 +189,7 @@ const op_desc op_chunk_fwd = {
     .reference = chunk_fwd_reference,
     .nstages = chunk_fwd_nstages,
     .launch = chunk_fwd_launch,
+    .shapes = chunk_fwd_shapes,
     .bytes = chunk_fwd_bytes,
     .flops = chunk_fwd_flops,
 };

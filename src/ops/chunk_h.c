@@ -97,6 +97,18 @@ static double chunk_h_flops(const int64_t *dim) {
     return (double)s.B * s.H * (4.0 * s.T * s.K * s.V + (double)s.NT * s.K * s.V + 2.0 * s.T * s.V);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const chunk_h_shapes[CH_NBUFS] = {
+    [CH_K] = "B,T,Hg,K",
+    [CH_W] = "B,T,H,K",
+    [CH_U] = "B,T,H,V",
+    [CH_G] = "B,T,H",
+    [CH_H0] = "B,H,V,K",
+    [CH_H] = "B,*,H,V,K",
+    [CH_VNEW] = "B,T,H,V",
+    [CH_FINAL] = "B,H,V,K",
+};
+
 const op_desc op_chunk_h = {
     .name = "chunk_h",
     .group = "gdn",
@@ -110,6 +122,7 @@ const op_desc op_chunk_h = {
     .reference = chunk_h_reference,
     .nstages = chunk_h_nstages,
     .launch = chunk_h_launch,
+    .shapes = chunk_h_shapes,
     .bytes = chunk_h_bytes,
     .flops = chunk_h_flops,
 };

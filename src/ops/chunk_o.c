@@ -93,6 +93,16 @@ static double chunk_o_flops(const int64_t *dim) {
     return (double)s.B * s.H * (2.0 * s.T * s.K * s.V + tri * (double)(s.K + s.V) + 3.0 * s.T * s.V);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const chunk_o_shapes[CO_NBUFS] = {
+    [CO_Q] = "B,T,Hg,K",
+    [CO_K] = "B,T,Hg,K",
+    [CO_VNEW] = "B,T,H,V",
+    [CO_H] = "B,*,H,V,K",
+    [CO_G] = "B,T,H",
+    [CO_O] = "B,T,H,V",
+};
+
 const op_desc op_chunk_o = {
     .name = "chunk_o",
     .group = "gdn",
@@ -106,6 +116,7 @@ const op_desc op_chunk_o = {
     .reference = chunk_o_reference,
     .nstages = chunk_o_nstages,
     .launch = chunk_o_launch,
+    .shapes = chunk_o_shapes,
     .bytes = chunk_o_bytes,
     .flops = chunk_o_flops,
 };

@@ -57,7 +57,7 @@ static int cumsum_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {1, (uint32_t)s.H, (uint32_t)(s.B * s.NT)},
         .tg = {64, 1, 1},
         .nbinds = 2,
-        .binds = {{0, CS_G}, {1, CS_GC}},
+        .binds = {{.index = 0, .buf = CS_G}, {.index = 1, .buf = CS_GC}},
         .params_index = 2,
         .params = {(uint32_t)s.B, (uint32_t)s.T, (uint32_t)s.H, (uint32_t)s.BT, (uint32_t)s.NT},
         .nparams = 5,
@@ -68,6 +68,12 @@ static int cumsum_launch(const op_case *c, int stage, op_launch *l) {
 static double cumsum_bytes(const int64_t *dim) { return 8.0 * (double)dim[0] * (double)dim[1] * (double)dim[2]; }
 
 static double cumsum_flops(const int64_t *dim) { return (double)dim[0] * (double)dim[1] * (double)dim[2]; }
+
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const cumsum_shapes[CS_NBUFS] = {
+    [CS_G] = "B,T,H",
+    [CS_GC] = "B,T,H",
+};
 
 const op_desc op_cumsum = {
     .name = "cumsum",
@@ -82,6 +88,7 @@ const op_desc op_cumsum = {
     .reference = cumsum_reference,
     .nstages = cumsum_nstages,
     .launch = cumsum_launch,
+    .shapes = cumsum_shapes,
     .bytes = cumsum_bytes,
     .flops = cumsum_flops,
 };

@@ -114,7 +114,14 @@ static int decode_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {(uint32_t)(s.V / nsg), (uint32_t)s.H, (uint32_t)s.B},
         .tg = {32, nsg, 1},
         .nbinds = 8,
-        .binds = {{0, DC_Q}, {1, DC_K}, {2, DC_V}, {3, DC_G}, {4, DC_BETA}, {5, DC_SIN}, {6, DC_OUT}, {7, DC_SOUT}},
+        .binds = {{.index = 0, .buf = DC_Q},
+                  {.index = 1, .buf = DC_K},
+                  {.index = 2, .buf = DC_V},
+                  {.index = 3, .buf = DC_G},
+                  {.index = 4, .buf = DC_BETA},
+                  {.index = 5, .buf = DC_SIN},
+                  {.index = 6, .buf = DC_OUT},
+                  {.index = 7, .buf = DC_SOUT}},
         .params_index = 8,
         .params = {(uint32_t)s.K, (uint32_t)s.V, (uint32_t)s.Hg, (uint32_t)s.H, 1, (uint32_t)s.B, 0, 0, 0},
         .nparams = 9,
@@ -132,6 +139,18 @@ static double decode_flops(const int64_t *dim) {
     return (double)s.B * s.H * (7.0 * s.K * s.V + 3.0 * s.V);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const decode_shapes[DC_NBUFS] = {
+    [DC_Q] = "B,1,Hg,K",
+    [DC_K] = "B,1,Hg,K",
+    [DC_V] = "B,1,H,V",
+    [DC_G] = "B,1,H",
+    [DC_BETA] = "B,1,H",
+    [DC_SIN] = "B,H,V,K",
+    [DC_OUT] = "B,1,H,V",
+    [DC_SOUT] = "B,H,V,K",
+};
+
 const op_desc op_decode = {
     .name = "decode",
     .group = "gdn",
@@ -145,6 +164,7 @@ const op_desc op_decode = {
     .reference = decode_reference,
     .nstages = decode_nstages,
     .launch = decode_launch,
+    .shapes = decode_shapes,
     .bytes = decode_bytes,
     .flops = decode_flops,
 };

@@ -81,6 +81,14 @@ static double kkt_flops(const int64_t *dim) {
     return (double)s.B * s.H * (pairs * (2.0 * s.K + 3.0) + tokens * s.K);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const kkt_shapes[KKT_NBUFS] = {
+    [KKT_K] = "B,T,Hg,K",
+    [KKT_BETA] = "B,T,H",
+    [KKT_G] = "B,T,H",
+    [KKT_A] = "B,T,H,BT",
+};
+
 const op_desc op_kkt = {
     .name = "kkt",
     .group = "gdn",
@@ -94,6 +102,7 @@ const op_desc op_kkt = {
     .reference = kkt_reference,
     .nstages = kkt_nstages,
     .launch = kkt_launch,
+    .shapes = kkt_shapes,
     .bytes = kkt_bytes,
     .flops = kkt_flops,
 };

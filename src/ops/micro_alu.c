@@ -142,7 +142,7 @@ static int alu_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {(uint32_t)c->dim[D_GROUPS], 1, 1},
         .tg = {AL_TG, 1, 1},
         .nbinds = 3,
-        .binds = {{0, AL_COEF}, {1, AL_MAT}, {2, AL_OUT}},
+        .binds = {{.index = 0, .buf = AL_COEF}, {.index = 1, .buf = AL_MAT}, {.index = 2, .buf = AL_OUT}},
         .params_index = 3,
         .params = {(uint32_t)c->dim[D_STEPS]},
         .nparams = 1,

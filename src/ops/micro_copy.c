@@ -63,7 +63,7 @@ static int copy_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {micro_groups(items, 256), 1, 1},
         .tg = {256, 1, 1},
         .nbinds = 2,
-        .binds = {{0, CP_SRC}, {1, CP_DST}},
+        .binds = {{.index = 0, .buf = CP_SRC}, {.index = 1, .buf = CP_DST}},
         .params_index = 2,
         .params = {(uint32_t)items},
         .nparams = 1,

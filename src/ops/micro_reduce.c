@@ -61,7 +61,7 @@ static int reduce_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {(uint32_t)reduce_groups(c->dim), 1, 1},
         .tg = {RD_TG, 1, 1},
         .nbinds = 2,
-        .binds = {{0, RD_X}, {1, RD_PARTIAL}},
+        .binds = {{.index = 0, .buf = RD_X}, {.index = 1, .buf = RD_PARTIAL}},
         .params_index = 2,
         .params = {(uint32_t)reduce_n(c->dim), (uint32_t)c->dim[D_ITEMS]},
         .nparams = 2,

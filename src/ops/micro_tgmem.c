@@ -69,7 +69,7 @@ static int tgmem_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {(uint32_t)c->dim[D_GROUPS], 1, 1},
         .tg = {TM_TG, 1, 1},
         .nbinds = 2,
-        .binds = {{0, TM_IN}, {1, TM_OUT}},
+        .binds = {{.index = 0, .buf = TM_IN}, {.index = 1, .buf = TM_OUT}},
         .params_index = 2,
         .params = {(uint32_t)c->dim[D_STRIDE], (uint32_t)c->dim[D_ROUNDS]},
         .nparams = 2,

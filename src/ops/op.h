@@ -112,6 +112,11 @@ typedef struct op_launch {
                                       order (0 or 1: once) — e.g. N launches of one kernel */
     int own_command_buffers;       /* 1: each of those dispatches is committed in a command
                                       buffer of its own; 0: they share the run's one */
+    /* The kernel role of this dispatch when several dispatches share one (attn_bwd's
+     * cast_dK and cast_dV: "cast"; decode_seq_steps' token0, token1, ...: "prep_step"):
+     * --stage ROLE=FILE replaces all of them at once, as --stage STAGE=FILE replaces
+     * one.  NULL: the stage name is the only name. */
+    const char *role;
 } op_launch;
 
 typedef struct op_desc {
@@ -140,8 +145,26 @@ typedef struct op_desc {
 
     /* Number of dispatches (1 for single kernels; chunk_fwd: one per stage). */
     int (*nstages)(const op_case *c);
-    /* Fills the launch of stage s.  Returns 0, or -1 if the op has no kernel. */
+    /* Fills the launch of stage s.  Returns 0, or -1 if the op has no kernel.
+     * nstages() and launch() read only c->op and c->dim (never the tensors), so the
+     * kernel choice of every shape can be checked before any tensor exists. */
     int (*launch)(const op_case *c, int stage, op_launch *l);
+
+    /* The stage doing the op's work, whose kernel `--shader FILE --function NAME`
+     * replaces (the other stages then take FILE's kernels of their default names, or
+     * ours): a stage or role name, or a comma list of them when the op's stages
+     * differ by shape (the first present at a shape).  NULL: the only stage of a
+     * single-stage op; an op of several equal stages (chunk_fwd) has none, and
+     * --function is refused there in favour of --stage NAME=FILE:FUNCTION. */
+    const char *main_stage;
+
+    /* The ABI shape of each buffer, indexed like bufs, as a comma list of axes: a
+     * dimension name ("B,T,Hg,K"), a fixed size ("1"), or "*" for an axis that is no
+     * single dimension (NT chunks, 2*Hk*Dk).  A fixture without parameters gets its
+     * dimensions from the shapes of its tensors through this (runner/fixture_bind.c).
+     * NULL (or a NULL entry): not described; such a fixture must then carry its
+     * dimensions as metadata, or the flags give them. */
+    const char *const *shapes;
 
     /* Minimum bytes moved (each input read once, each output written once) and
      * useful floating-point operations, for GB/s and TFLOP/s. */

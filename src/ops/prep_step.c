@@ -145,6 +145,18 @@ static int prep_alloc(op_case *c, int i, int ndim, const int64_t *shape, char *e
     return 0;
 }
 
+/* ABI shapes by dimension name (op.h); conv_out's width is 2*Hk*Dk + Hv*Dv and the
+ * norm weights hold Hk*Dk: no single dimension, so Hk comes from a flag or the
+ * parameters of a fixture. */
+static const char *const prep_step_shapes[PS_NBUFS] = {
+    [PS_CONV] = "B,*", [PS_ALOG] = "Hv",     [PS_DTB] = "Hv",         [PS_ARAW] = "B,Hv",         [PS_BRAW] = "B,Hv",
+    [PS_QW] = "*",     [PS_KW] = "*",        [PS_SIN] = "B,Hv,Dv,Dk", [PS_SOUT] = "B,Hv,Dv,Dk", [PS_Y] = "B,Hv,Dv",
+};
+static const char *const decode_seq_shapes[PS_NBUFS] = {
+    [PS_CONV] = "N,B,*", [PS_ALOG] = "Hv", [PS_DTB] = "Hv",         [PS_ARAW] = "N,B,Hv",       [PS_BRAW] = "N,B,Hv",
+    [PS_QW] = "*",       [PS_KW] = "*",    [PS_SIN] = "B,Hv,Dv,Dk", [PS_SOUT] = "B,Hv,Dv,Dk", [PS_Y] = "N,B,Hv,Dv",
+};
+
 /* prep_step drops the leading N of every per-token tensor (its ABI is one token). */
 static int prep_setup(op_case *c, char *err, size_t errlen) {
     prep_shape s = prep_shape_of(c);
@@ -224,7 +236,7 @@ static int decode_seq_steps_launch(const op_case *c, int stage, op_launch *l) {
     static const char *const names[] = {"token0", "token1", "token2", "token3", "token4", "token5", "token6",
                                         "token7", "token8", "token9", "token10+"};
     prep_shape s = prep_shape_of(c);
-    *l = (op_launch){.stage = names[stage < 10 ? stage : 10], .function = "mt_gated_delta_prep_step"};
+    *l = (op_launch){.stage = names[stage < 10 ? stage : 10], .function = "mt_gated_delta_prep_step", .role = "prep_step"};
     prep_launch_common(&s, stage, l);
     if (stage > 0) l->binds[PS_SIN].buf = PS_SOUT; /* the state carries over in place */
     return 0;
@@ -259,6 +271,7 @@ const op_desc op_prep_step = {
     .reference = prep_reference,
     .nstages = prep_one_stage,
     .launch = prep_step_launch,
+    .shapes = prep_step_shapes,
     .bytes = prep_step_bytes,
     .flops = prep_step_flops,
 };
@@ -276,6 +289,7 @@ const op_desc op_decode_seq = {
     .reference = prep_reference,
     .nstages = prep_one_stage,
     .launch = decode_seq_launch,
+    .shapes = decode_seq_shapes,
     .bytes = decode_seq_bytes,
     .flops = decode_seq_flops,
 };
@@ -293,6 +307,8 @@ const op_desc op_decode_seq_steps = {
     .reference = prep_reference,
     .nstages = prep_steps_nstages,
     .launch = decode_seq_steps_launch,
+    .shapes = decode_seq_shapes,
+    .main_stage = "prep_step",
     .bytes = decode_seq_bytes,
     .flops = decode_seq_flops,
 };

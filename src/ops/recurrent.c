@@ -97,7 +97,14 @@ static int recurrent_launch(const op_case *c, int stage, op_launch *l) {
         .grid = {(uint32_t)((s.V + 3) / 4), (uint32_t)s.H, (uint32_t)s.B},
         .tg = {32, 4, 1},
         .nbinds = 8,
-        .binds = {{0, RC_Q}, {1, RC_K}, {2, RC_V}, {3, RC_G}, {4, RC_BETA}, {5, RC_H0}, {6, RC_O}, {7, RC_FINAL}},
+        .binds = {{.index = 0, .buf = RC_Q},
+                  {.index = 1, .buf = RC_K},
+                  {.index = 2, .buf = RC_V},
+                  {.index = 3, .buf = RC_G},
+                  {.index = 4, .buf = RC_BETA},
+                  {.index = 5, .buf = RC_H0},
+                  {.index = 6, .buf = RC_O},
+                  {.index = 7, .buf = RC_FINAL}},
         .params_index = 8,
         .params = {(uint32_t)s.B, (uint32_t)s.T, (uint32_t)s.Hg, (uint32_t)s.H, (uint32_t)s.K, (uint32_t)s.V,
                    f32_bits((float)gdn_scale(s)), (uint32_t)op_dimv(c, "l2norm")},
@@ -118,6 +125,18 @@ static double recurrent_flops(const int64_t *dim) {
     return (double)s.B * s.T * (s.H * (7.0 * s.K * s.V + 3.0 * s.V) + (l2 ? 6.0 * s.Hg * s.K : 0.0));
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const recurrent_shapes[RC_NBUFS] = {
+    [RC_Q] = "B,T,Hg,K",
+    [RC_K] = "B,T,Hg,K",
+    [RC_V] = "B,T,H,V",
+    [RC_G] = "B,T,H",
+    [RC_BETA] = "B,T,H",
+    [RC_H0] = "B,H,V,K",
+    [RC_O] = "B,T,H,V",
+    [RC_FINAL] = "B,H,V,K",
+};
+
 const op_desc op_recurrent = {
     .name = "recurrent",
     .group = "gdn",
@@ -131,6 +150,7 @@ const op_desc op_recurrent = {
     .reference = recurrent_reference,
     .nstages = recurrent_nstages,
     .launch = recurrent_launch,
+    .shapes = recurrent_shapes,
     .bytes = recurrent_bytes,
     .flops = recurrent_flops,
 };

@@ -72,6 +72,12 @@ static double solve_tril_flops(const int64_t *dim) {
     return (double)s.B * s.H * gdn_sum_over_chunks(s.T, s.BT, solve_tril_chunk_flops);
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const solve_tril_shapes[ST_NBUFS] = {
+    [ST_A] = "B,T,H,BT",
+    [ST_AI] = "B,T,H,BT",
+};
+
 const op_desc op_solve_tril = {
     .name = "solve_tril",
     .group = "gdn",
@@ -85,6 +91,7 @@ const op_desc op_solve_tril = {
     .reference = solve_tril_reference,
     .nstages = solve_tril_nstages,
     .launch = solve_tril_launch,
+    .shapes = solve_tril_shapes,
     .bytes = solve_tril_bytes,
     .flops = solve_tril_flops,
 };

@@ -93,6 +93,17 @@ static double wy_flops(const int64_t *dim) {
     return (double)s.B * s.H * (tri * (double)(s.K + s.V) + (double)s.T * (2.0 * s.K + s.V));
 }
 
+/* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
+static const char *const wy_shapes[WY_NBUFS] = {
+    [WY_K] = "B,T,Hg,K",
+    [WY_V] = "B,T,H,V",
+    [WY_BETA] = "B,T,H",
+    [WY_G] = "B,T,H",
+    [WY_AI] = "B,T,H,BT",
+    [WY_W] = "B,T,H,K",
+    [WY_U] = "B,T,H,V",
+};
+
 const op_desc op_wy = {
     .name = "wy",
     .group = "gdn",
@@ -106,6 +117,7 @@ const op_desc op_wy = {
     .reference = wy_reference,
     .nstages = wy_nstages,
     .launch = wy_launch,
+    .shapes = wy_shapes,
     .bytes = wy_bytes,
     .flops = wy_flops,
 };

@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
 #include "ref/gdn_ref.h"
 
 #if defined(__clang__)
@@ -37,6 +41,17 @@ static inline vd2 vd2_load(const double *p) {
 }
 static inline void vd2_store(double *p, vd2 v) { memcpy(p, &v, sizeof v); }
 static inline vd2 vd2_splat(double a) { return (vd2){a, a}; }
+
+/* a * b + c, fused where the target has a 2-wide f64 FMA (arm64); for the f64 ideal
+ * reference only, where fusing is allowed and the build's -ffp-contract=off would
+ * otherwise keep the multiply and the add apart.  Parity code never calls this. */
+static inline vd2 vd2_fma(vd2 a, vd2 b, vd2 c) {
+#if defined(__aarch64__) && defined(__ARM_NEON)
+    return (vd2)vfmaq_f64((float64x2_t)c, (float64x2_t)a, (float64x2_t)b);
+#else
+    return a * b + c;
+#endif
+}
 
 /* y[i] += a * x[i] */
 static inline void axpy_f32(float *restrict y, float a, const float *restrict x, int64_t n) {

@@ -26,6 +26,12 @@ backend *backend_open(const char *name, const run_opts *o, char *err, size_t err
             snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", o->sw_schedule);
             return NULL;
         }
+        /* Every op compiles MSL: without a compiler, say so now, in one line. */
+        char why[768];
+        if (!swmtl_can_compile(why, sizeof why)) {
+            snprintf(err, errlen, "--backend sw: %s", why);
+            return NULL;
+        }
         return backend_metal_open("sw", err, errlen);
     }
     if (strcmp(name, "metal") == 0) return backend_metal_open("metal", err, errlen);

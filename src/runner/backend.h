@@ -13,6 +13,14 @@
 #include "runner/record.h"
 
 typedef struct run_opts run_opts;
+struct stage_kernel;
+
+/* How backend_timing.stage_us was measured. */
+enum {
+    STAGE_TIMING_NONE = 0,     /* one stage (its time is the total), or no GPU */
+    STAGE_TIMING_COUNTERS,     /* timestamps sampled at stage boundaries, one submission */
+    STAGE_TIMING_SEPARATE      /* each stage run again in command buffers of its own */
+};
 
 /* Timing of one iteration.  gpu_us < 0 when the backend has no GPU clock. */
 typedef struct backend_timing {
@@ -20,6 +28,8 @@ typedef struct backend_timing {
     double gpu_us;
     int nstages;
     double stage_us[OP_MAX_STAGES]; /* GPU time per dispatch (or wall per stage) */
+    int stage_method;               /* STAGE_TIMING_* */
+    const char *stage_why;          /* why not counters (owned by the backend), or NULL */
 } backend_timing;
 
 typedef struct backend {
@@ -27,6 +37,10 @@ typedef struct backend {
     int emulated;
     char device_name[96];
     int gpu_cores;           /* from the device when it says; -1 unknown */
+    /* CHECK_* mask of the references this backend's output is itself (cpu: its output
+     * is the bf16-parity reference): comparing with them checks nothing, so the runner
+     * lists them as not checked instead of reporting a PASS. */
+    int self_references;
 
     /* Compiles/loads kernels, allocates device buffers, uploads inputs. */
     int (*prepare)(struct backend *b, op_case *c, const run_opts *o, char *err, size_t errlen);
@@ -38,6 +52,27 @@ typedef struct backend {
     /* Fills rec->kernel (source path, function, sha256 of the source, constants) of
      * the case just prepared; may be NULL (cpu: no kernel). */
     void (*fill_kernel)(struct backend *b, run_record *rec);
+    /* Fills the facts of the GPU the numbers come from into m (name, core count,
+     * Metal GPU families, working set, paravirtual); NULL when there is no GPU. */
+    void (*device_facts)(struct backend *b, rec_machine *m);
+    /* Records the work of the next run_once into a GPU trace at path (the metal
+     * backend: MTLCaptureManager); NULL when the backend cannot.  Returns 0, or -1
+     * with err set. */
+    int (*capture_begin)(struct backend *b, const char *path, char *err, size_t errlen);
+    void (*capture_end)(struct backend *b);
+    /* After run_once failed: what the device's checks found (software device; NULL
+     * for backends without checks).  Hands over a malloc'd array, returns its length
+     * (0 and *out NULL when none). */
+    int (*take_findings)(struct backend *b, dev_finding **out);
+    /* Resolves which kernel every dispatch of c runs under o (runner/kernel_choice.h)
+     * into out[0..nstages) without allocating buffers or running anything, so the
+     * CLI can refuse a bad choice for every shape first.  c needs only op and dim.
+     * Returns the number of dispatches, or -1 with err set.  NULL: no kernels (cpu). */
+    int (*check_kernels)(struct backend *b, const op_case *c, const run_opts *o, struct stage_kernel *out,
+                         char *err, size_t errlen);
+    /* The kernel dispatch s of the case just prepared runs (file, function, ours or
+     * theirs); NULL when the backend has none (cpu).  Valid until release_case. */
+    const struct stage_kernel *(*stage_kernel)(struct backend *b, int s);
     /* Frees per-case state (called after each case); the backend stays usable. */
     void (*release_case)(struct backend *b);
     void (*destroy)(struct backend *b);

@@ -4,8 +4,12 @@
  * software Metal device.  Per case: every tensor of the op gets a shared buffer,
  * inputs are uploaded once, outputs and scratch buffers are poisoned before every
  * run, all stages go into one command buffer (total time from GPUStartTime/
- * GPUEndTime); multi-stage ops then run each stage in its own command buffer for the
- * per-stage times (Metal gives timestamps per command buffer, not per dispatch).
+ * GPUEndTime).  A multi-stage op's per-stage times come from the same submission:
+ * each stage is a compute pass whose start and end sample the device's timestamp
+ * counters (mtl_run_timed) — on Apple GPUs and on the software device.  A device
+ * without counter sampling at stage boundaries, or a run whose samples are
+ * unusable, falls back to running each stage again in a command buffer of its own
+ * (GPUStartTime/GPUEndTime per stage), and the report says which it was.
  * A stage may ask for several dispatches (op_launch.repeat), each in a command buffer
  * of its own if it says so, and a buffer may ask for private storage
  * (op_case.private_bufs): it is then filled and read back through blits. */
@@ -15,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chips.h"
 #include "core/clock.h"
 #include "core/embedded.h"
 #include "core/sha256.h"
@@ -22,6 +27,8 @@
 #include "metal/mtl.h"
 #include "runner/backend.h"
 #include "runner/check.h"
+#include "runner/machine.h"
+#include "runner/kernel_choice.h"
 #include "runner/runner.h"
 #include "runner/shader_source.h"
 #include "swmetal/msl_include.h"
@@ -54,15 +61,29 @@ typedef struct metal_state {
     mtl_buffer *bufs[OP_MAX_BUFS];
     int nstages;
     op_launch launch[OP_MAX_STAGES];
+    stage_kernel kern[OP_MAX_STAGES];  /* which file and function each dispatch runs */
+    int any_theirs;                    /* some dispatch runs a user's kernel */
+    int main_stage;                    /* dispatch the record's `kernel` describes */
     mtl_pipeline *stage_pipe[OP_MAX_STAGES];
-    char stage_function[OP_MAX_STAGES][128];
     tensor *poison[OP_MAX_BUFS];
+    tensor *inout_start[OP_MAX_BUFS]; /* a BUF_INOUT tensor's original input */
+    int counters_failed;          /* this case's counter samples were unusable once */
+    char counters_why[200];       /* why stage times are not from counters */
+    int gpu_cores;                /* IORegistry, real GPUs only; -1 unknown */
 } metal_state;
 
 static lib_entry *find_library(metal_state *s, const char *path) {
     for (int i = 0; i < s->nlibs; i++)
         if (strcmp(s->libs[i].path, path) == 0) return &s->libs[i];
     return NULL;
+}
+
+/* path is a kernel file the user named (--shader FILE, --stage NAME=FILE). */
+static int is_users_file(const run_opts *o, const char *path) {
+    if (o->shader && strcmp(path, o->shader) == 0) return 1;
+    for (int i = 0; i < o->nstage_choices; i++)
+        if (strcmp(path, o->stage_choices[i].file) == 0) return 1;
+    return 0;
 }
 
 static mtl_library *get_library(metal_state *s, const char *path, char *err, size_t errlen) {
@@ -74,10 +95,9 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     }
     shader_source src;
     if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
-    /* --include/--define belong to the user's --shader, not to our own shaders */
-    const msl_source_opts *so =
-        s->opts && s->opts->shader && strcmp(path, s->opts->shader) == 0 ? &s->opts->source : NULL;
-    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, so, err, errlen);
+    /* --include/--define belong to the user's files (--shader, --stage), not to our own shaders */
+    const msl_source_opts *so = is_users_file(s->opts, path) ? &s->opts->source : NULL;
+    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, so, s->opts->fast_math, err, errlen);
     lib_entry *e = &s->libs[s->nlibs];
     snprintf(e->path, sizeof e->path, "%s", path);
     str_copy(e->display, sizeof e->display, src.display_path);
@@ -94,15 +114,44 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     return lib;
 }
 
+/* kernel_lookup_fn over the libraries of this backend: compiles FILE once. */
+static int metal_lookup(void *ctx, const char *path, const char *function, char *names, size_t nameslen, char *err,
+                        size_t errlen) {
+    metal_state *s = ctx;
+    if (!get_library(s, path, err, errlen)) return -1;
+    const mtl_library *lib = find_library(s, path)->lib;
+    if (mtl_library_has_function(lib, function)) return 1;
+    if (names && nameslen) {
+        size_t off = 0;
+        char name[256];
+        names[0] = 0;
+        for (int i = 0; i < mtl_library_function_count(lib) && off + 1 < nameslen; i++) {
+            if (mtl_library_function_name(lib, i, name, sizeof name) != 0) continue;
+            int w = snprintf(names + off, nameslen - off, "%s%s", off ? ", " : "", name);
+            if (w < 0 || (size_t)w >= nameslen - off) break;
+            off += (size_t)w;
+        }
+    }
+    return 0;
+}
+
+/* Fills the backend's view of a resolved kernel: display path and hash of its file. */
+static void describe_file(metal_state *s, stage_kernel *k) {
+    lib_entry *e = find_library(s, k->path);
+    str_copy(k->display, sizeof k->display, e ? e->display : k->path);
+    str_copy(k->sha256, sizeof k->sha256, e ? e->sha256 : "");
+}
+
 /* The launch's own function constants (e.g. attention's align_Q/do_causal), with
- * --constant flags overriding entries of the same index. */
-static int launch_constants(const metal_state *s, const op_launch *l, mtl_constant *consts) {
+ * --constant flags overriding entries of the same index when they apply to this
+ * dispatch (kernel_choice.h: to the user's kernels, or to ours when all are ours). */
+static int launch_constants(const metal_state *s, const op_launch *l, int user_constants, mtl_constant *consts) {
     int n = 0;
     for (int i = 0; i < l->nconstants && n < RUN_MAX_CONSTANTS; i++, n++) {
         consts[n].index = l->constants[i].index;
         snprintf(consts[n].value, sizeof consts[n].value, "%s", l->constants[i].value);
     }
-    for (int i = 0; i < s->opts->nconstants; i++) {
+    for (int i = 0; user_constants && i < s->opts->nconstants; i++) {
         int k = 0;
         while (k < n && consts[k].index != s->opts->constants[i].index) k++;
         if (k == n && n == RUN_MAX_CONSTANTS) break;
@@ -114,9 +163,9 @@ static int launch_constants(const metal_state *s, const op_launch *l, mtl_consta
 }
 
 static mtl_pipeline *get_pipeline(metal_state *s, const char *path, const char *function, const op_launch *l,
-                                  char *err, size_t errlen) {
+                                  int user_constants, char *err, size_t errlen) {
     mtl_constant consts[RUN_MAX_CONSTANTS];
-    int nconsts = launch_constants(s, l, consts);
+    int nconsts = launch_constants(s, l, user_constants, consts);
     char key[256] = "";
     for (int i = 0; i < nconsts; i++) {
         size_t used = strlen(key);
@@ -149,6 +198,8 @@ static void metal_release_case(backend *b) {
         s->bufs[i] = NULL;
         tensor_free(s->poison[i]);
         s->poison[i] = NULL;
+        tensor_free(s->inout_start[i]);
+        s->inout_start[i] = NULL;
     }
     s->nstages = 0;
 }
@@ -158,6 +209,7 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
     const op_desc *op = c->op;
     metal_release_case(b);
     s->opts = o;
+    s->counters_failed = 0;
     if (!op->launch || !op->nstages) {
         snprintf(err, errlen, "%s has no Metal kernel; use --backend cpu", op->name);
         return -1;
@@ -167,22 +219,24 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
         snprintf(err, errlen, "internal error: %s reports %d stages", op->name, s->nstages);
         return -1;
     }
-    if (o->function && s->nstages > 1) {
-        snprintf(err, errlen, "--function names one kernel but %s runs %d stages: put every stage's kernel, under its "
-                              "default name, in the --shader file and omit --function", op->name, s->nstages);
-        return -1;
-    }
     for (int st = 0; st < s->nstages; st++) {
-        op_launch *l = &s->launch[st];
-        if (op->launch(c, st, l) != 0) {
+        if (op->launch(c, st, &s->launch[st]) != 0) {
             snprintf(err, errlen, "%s has no Metal kernel for stage %d; use --backend cpu", op->name, st);
             return -1;
         }
-        const char *path = o->shader ? o->shader : l->shader;
-        const char *fn = o->function ? o->function : l->function;
-        snprintf(s->stage_function[st], sizeof s->stage_function[st], "%s", fn);
-        s->stage_pipe[st] = get_pipeline(s, path, fn, l, err, errlen);
+    }
+    if (kernel_choice_resolve(op, s->launch, s->nstages, o, metal_lookup, s, s->kern, err, errlen) != 0) return -1;
+    s->any_theirs = 0;
+    for (int st = 0; st < s->nstages; st++) s->any_theirs |= s->kern[st].origin != KERNEL_OURS;
+    s->main_stage = kernel_choice_main(op, s->launch, s->nstages);
+    if (s->main_stage < 0) s->main_stage = 0;
+    for (int st = 0; st < s->nstages; st++) {
+        op_launch *l = &s->launch[st];
+        stage_kernel *k = &s->kern[st];
+        const char *fn = k->function;
+        s->stage_pipe[st] = get_pipeline(s, k->path, fn, l, k->origin != KERNEL_OURS || !s->any_theirs, err, errlen);
         if (!s->stage_pipe[st]) return -1;
+        describe_file(s, k);
         unsigned threads = l->tg[0] * l->tg[1] * l->tg[2];
         unsigned maxt = mtl_pipeline_max_threads(s->stage_pipe[st]);
         if (maxt && threads > maxt) {
@@ -207,6 +261,13 @@ static int metal_prepare(backend *b, op_case *c, const run_opts *o, char *err, s
             }
             /* accumulators (atomic adds) start from the zeros tensor_new gave */
             if (!(op->zero_init_bufs & (1u << i))) poison_tensor(s->poison[i]);
+        } else if (r == BUF_INOUT) {
+            /* Every run, the re-runs that time stages included, starts from it. */
+            s->inout_start[i] = tensor_clone(c->t[i]);
+            if (!s->inout_start[i]) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
         }
     }
     /* A repeated dispatch must stay inside its buffers at its last repeat. */
@@ -253,31 +314,44 @@ static void fill_dispatch(metal_state *s, int st, mtl_dispatch *d) {
     d->own_command_buffers = l->own_command_buffers;
 }
 
-static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, size_t errlen) {
-    metal_state *s = b->state;
-    const op_desc *op = c->op;
-    for (int i = 0; i < op->nbufs; i++) {
+/* Fills the device buffers a run starts from: poison in outputs and scratch, the
+ * original input in in-place (BUF_INOUT) tensors. */
+static int reset_buffers(metal_state *s, op_case *c, char *err, size_t errlen) {
+    for (int i = 0; i < c->op->nbufs; i++) {
         if (s->poison[i] &&
             mtl_buffer_write(s->dev, s->bufs[i], s->poison[i]->data, tensor_nbytes(s->poison[i]), err, errlen))
             return -1;
-        if (op->bufs[i].role == BUF_INOUT &&
-            mtl_buffer_write(s->dev, s->bufs[i], c->t[i]->data, tensor_nbytes(c->t[i]), err, errlen))
+        if (s->inout_start[i] && mtl_buffer_write(s->dev, s->bufs[i], s->inout_start[i]->data,
+                                                  tensor_nbytes(s->inout_start[i]), err, errlen))
             return -1;
     }
+    return 0;
+}
+
+static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, size_t errlen) {
+    metal_state *s = b->state;
+    const op_desc *op = c->op;
+    if (reset_buffers(s, c, err, errlen)) return -1;
     mtl_dispatch ds[OP_MAX_STAGES];
     for (int st = 0; st < s->nstages; st++) fill_dispatch(s, st, &ds[st]);
+    int counters = s->nstages > 1 && !s->counters_failed &&
+                   mtl_device_stage_counters(s->dev, s->counters_why, sizeof s->counters_why);
+    mtl_timing mt;
     double w0 = clock_now_us();
-    if (mtl_run(s->dev, ds, s->nstages, &t->gpu_us, err, errlen) != 0) return -1;
+    if (mtl_run_timed(s->dev, ds, s->nstages, counters, &mt, err, errlen) != 0) return -1;
     t->wall_us = clock_now_us() - w0;
+    t->gpu_us = mt.gpu_us;
     t->nstages = s->nstages;
-    if (s->nstages == 1) {
-        t->stage_us[0] = t->gpu_us;
-    } else {
-        /* Reset outputs first: accumulators must start from zero again. */
-        for (int i = 0; i < op->nbufs; i++)
-            if (s->poison[i]) memcpy(mtl_buffer_contents(s->bufs[i]), s->poison[i]->data, tensor_nbytes(s->poison[i]));
-        for (int st = 0; st < s->nstages; st++)
-            if (mtl_run(s->dev, &ds[st], 1, &t->stage_us[st], err, errlen) != 0) return -1;
+    t->stage_method = STAGE_TIMING_NONE;
+    t->stage_why = NULL;
+    if (s->nstages == 1) t->stage_us[0] = t->gpu_us;
+    if (counters && mt.nstages == s->nstages) {
+        for (int st = 0; st < s->nstages; st++) t->stage_us[st] = mt.stage_us[st];
+        t->stage_method = STAGE_TIMING_COUNTERS;
+    } else if (counters) {
+        s->counters_failed = 1;
+        snprintf(s->counters_why, sizeof s->counters_why,
+                 "a run's counter samples were unusable (an error value, or outside the run)");
     }
     for (int i = 0; i < op->nbufs; i++) {
         buf_role r = op->bufs[i].role;
@@ -285,33 +359,104 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
             mtl_buffer_read(s->dev, s->bufs[i], c->t[i]->data, tensor_nbytes(c->t[i]), err, errlen))
             return -1;
     }
+    if (s->nstages > 1 && t->stage_method != STAGE_TIMING_COUNTERS) {
+        /* Each stage again in a command buffer of its own, from the state the real
+         * run started in (accumulators from zero); the outputs above stay those of
+         * the one-submission run. */
+        if (reset_buffers(s, c, err, errlen)) return -1;
+        for (int st = 0; st < s->nstages; st++)
+            if (mtl_run(s->dev, &ds[st], 1, &t->stage_us[st], err, errlen) != 0) return -1;
+        t->stage_method = STAGE_TIMING_SEPARATE;
+        t->stage_why = s->counters_why;
+    }
     return 0;
 }
+
+static void metal_device_facts(backend *b, rec_machine *m) {
+    metal_state *s = b->state;
+    /* The software device is no GPU: nothing to say about one. */
+    if (mtl_device_is_software(s->dev)) return;
+    const char *name = mtl_device_name(s->dev);
+    snprintf(m->gpu_name, sizeof m->gpu_name, "%s", name);
+    m->gpu_cores = s->gpu_cores;
+    const char *families[REC_MAX_FAMILIES];
+    m->nfamilies = mtl_device_gpu_families(s->dev, families, REC_MAX_FAMILIES);
+    for (int i = 0; i < m->nfamilies; i++) snprintf(m->families[i], sizeof m->families[i], "%s", families[i]);
+    m->working_set = mtl_device_recommended_working_set(s->dev);
+    m->paravirtual = chip_is_paravirtual(name); /* the device.paravirtual detector */
+}
+
+static int metal_capture_begin(backend *b, const char *path, char *err, size_t errlen) {
+    return mtl_capture_start(((metal_state *)b->state)->dev, path, err, errlen);
+}
+
+static void metal_capture_end(backend *b) { mtl_capture_stop(((metal_state *)b->state)->dev); }
 
 static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
     metal_state *s = b->state;
     *l = s->launch[st];
-    l->function = s->stage_function[st];
+    l->shader = s->kern[st].path;
+    l->function = s->kern[st].function;
+}
+
+static const stage_kernel *metal_stage_kernel(backend *b, int st) {
+    metal_state *s = b->state;
+    return st >= 0 && st < s->nstages ? &s->kern[st] : NULL;
+}
+
+static int metal_check_kernels(backend *b, const op_case *c, const run_opts *o, stage_kernel *out, char *err,
+                               size_t errlen) {
+    metal_state *s = b->state;
+    s->opts = o; /* user files are compiled here, with the run's options */
+    op_launch *ls = malloc(sizeof *ls * OP_MAX_STAGES);
+    if (!ls) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int n = kernel_choice_launches(c->op, c->dim, ls, err, errlen);
+    if (n > 0 && kernel_choice_resolve(c->op, ls, n, o, metal_lookup, s, out, err, errlen) != 0) n = -1;
+    for (int st = 0; st < n; st++) {
+        /* ours are loaded when they run; a user's file is loaded already */
+        if (out[st].origin != KERNEL_OURS) describe_file(s, &out[st]);
+        else str_copy(out[st].display, sizeof out[st].display, out[st].path);
+    }
+    free(ls);
+    return n;
 }
 
 static void metal_fill_kernel(backend *b, run_record *rec) {
     metal_state *s = b->state;
     if (s->nstages < 1) return;
-    const char *path = s->opts->shader ? s->opts->shader : s->launch[0].shader;
-    lib_entry *e = find_library(s, path);
-    str_copy(rec->kernel.source, sizeof rec->kernel.source, e ? e->display : path);
-    snprintf(rec->kernel.sha256, sizeof rec->kernel.sha256, "%s", e ? e->sha256 : "");
-    str_copy(rec->kernel.function, sizeof rec->kernel.function, s->stage_function[0]);
-    /* The constants the first stage's pipeline was built with: the launch's own,
-     * overridden or extended by --constant. */
+    /* The record's kernel is the main stage's (the first stage when the op has none). */
+    int m = s->main_stage;
+    const stage_kernel *k = &s->kern[m];
+    str_copy(rec->kernel.source, sizeof rec->kernel.source, k->display);
+    str_copy(rec->kernel.sha256, sizeof rec->kernel.sha256, k->sha256);
+    str_copy(rec->kernel.function, sizeof rec->kernel.function, k->function);
+    rec->kernel.theirs = k->origin != KERNEL_OURS;
+    const lib_entry *e = find_library(s, k->path);
+    if (e && e->lib) {
+        rec->kernel.fast_math_known = 1;
+        rec->kernel.fast_math = mtl_library_fast_math(e->lib);
+    }
+    if (s->opts->fast_math && !mtl_device_fast_math_applies(s->dev))
+        run_record_warn(rec, "--fast-math has no effect on the software device: it always computes as with fast math "
+                             "off");
+    /* The constants that stage's pipeline was built with: the launch's own,
+     * overridden or extended by --constant where it applies. */
     mtl_constant consts[RUN_MAX_CONSTANTS];
-    int n = launch_constants(s, &s->launch[0], consts);
+    int n = launch_constants(s, &s->launch[m], k->origin != KERNEL_OURS || !s->any_theirs, consts);
     rec->kernel.nconstants = 0;
     for (int i = 0; i < n && i < REC_MAX_CONSTANTS; i++) {
         rec->kernel.constants[i].index = consts[i].index;
         str_copy(rec->kernel.constants[i].value, sizeof rec->kernel.constants[i].value, consts[i].value);
         rec->kernel.nconstants++;
     }
+}
+
+static int metal_take_findings(backend *b, dev_finding **out) {
+    metal_state *s = b->state;
+    return mtl_device_take_findings(s->dev, out);
 }
 
 static void metal_destroy(backend *b) {
@@ -340,12 +485,19 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
     b->name = mtl_device_is_software(dev) ? "sw" : "metal";
     b->emulated = mtl_device_is_software(dev);
     snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
-    b->gpu_cores = -1;
+    s->gpu_cores = mtl_device_is_software(dev) ? -1 : machine_gpu_core_count();
+    b->gpu_cores = s->gpu_cores;
     b->prepare = metal_prepare;
     b->run_once = metal_run_once;
     b->describe = metal_describe;
     b->fill_kernel = metal_fill_kernel;
+    b->device_facts = metal_device_facts;
+    b->capture_begin = metal_capture_begin;
+    b->capture_end = metal_capture_end;
+    b->check_kernels = metal_check_kernels;
+    b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
+    b->take_findings = mtl_device_is_software(dev) ? metal_take_findings : NULL;
     b->destroy = metal_destroy;
     b->state = s;
     return b;

@@ -1,9 +1,14 @@
-/* host.c — CPU model, core count, OS and kernel of the host. */
+/* host.c — CPU model, core count, OS and kernel of the host, and where our own
+ * executable is. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #ifdef __APPLE__
+#include <mach-o/dyld.h>
 #include <sys/sysctl.h>
 #endif
 
@@ -46,4 +51,26 @@ void host_os(char *buf, size_t n) {
 void host_kernel(char *buf, size_t n) {
     struct utsname u;
     snprintf(buf, n, "%s", uname(&u) == 0 ? u.release : "unknown");
+}
+
+int host_executable_path(char *buf, size_t n) {
+    if (n == 0) return -1;
+#ifdef __APPLE__
+    /* dyld's path may be relative or go through symlinks (Homebrew's bin/ links):
+     * realpath gives the file itself, whose directory is next to its shaders/. */
+    char raw[PATH_MAX];
+    uint32_t size = sizeof raw;
+    if (_NSGetExecutablePath(raw, &size) != 0) return -1;
+    char real[PATH_MAX];
+    if (!realpath(raw, real)) return -1;
+    if (strlen(real) >= n) return -1;
+    memcpy(buf, real, strlen(real) + 1);
+    return 0;
+#else
+    /* the kernel's link is the resolved, absolute path */
+    ssize_t k = readlink("/proc/self/exe", buf, n - 1);
+    if (k <= 0 || (size_t)k >= n - 1) return -1;
+    buf[k] = 0;
+    return 0;
+#endif
 }

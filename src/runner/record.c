@@ -1,4 +1,5 @@
-/* record.c — ownership of a run_record's sample arrays. */
+/* record.c — ownership of a run_record's sample arrays and findings, and its warnings. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "runner/record.h"
@@ -11,4 +12,12 @@ void run_record_free(run_record *r) {
         free(r->stages[i].timing.samples);
         r->stages[i].timing.samples = NULL;
     }
+    free(r->findings);
+    r->findings = NULL;
+    r->nfindings = 0;
+}
+
+void run_record_warn(run_record *r, const char *text) {
+    if (r->nwarnings >= REC_MAX_WARNINGS) return;
+    snprintf(r->warnings[r->nwarnings++], sizeof r->warnings[0], "%s", text);
 }

@@ -8,12 +8,14 @@
 
 #include <stdint.h>
 
+#include "core/finding.h"
 #include "ops/op.h"
 
 #define REC_MAX_SAMPLES 100000
 #define REC_MAX_CHECKS 32
 #define REC_MAX_STAGES OP_MAX_STAGES
 #define REC_MAX_CONSTANTS 16
+#define REC_MAX_WARNINGS 4
 
 typedef struct rec_stats {
     int n;                 /* samples */
@@ -38,6 +40,9 @@ typedef struct rec_check {
 typedef struct rec_stage {
     char name[32];
     char function[96];
+    char source[256];          /* file the function came from; "" when unknown (cpu) */
+    char sha256[65];           /* of that file's text */
+    int theirs;                /* 1: from the user's --shader/--stage file, 0: ours */
     uint32_t grid[3], tg[3];
     uint32_t tgmem_bytes;
     uint32_t repeat;           /* dispatches of this stage per iteration (>= 1) */
@@ -45,27 +50,70 @@ typedef struct rec_stage {
     rec_stats timing;
 } rec_stage;
 
+/* The machine's state during the run (JSON `environment`): what moves timings by
+ * tens of percent, and what identifies the GPU.  Unknown fields are < 0 or "" and
+ * written as null; collected == 0 (a record built without the runner) writes every
+ * field as null. */
+#define REC_MAX_FAMILIES 8
+typedef struct rec_machine {
+    int collected;
+    int thermal_before, thermal_after; /* NSProcessInfoThermalState 0..3 (nominal..critical) */
+    int low_power;                     /* Low Power Mode on at either sample: 1/0 */
+    char power_source[12];             /* "ac" | "battery" | "ups" (battery if either sample was) */
+    char macos_version[32];            /* "14.5"; "" off macOS */
+    /* the Metal GPU the numbers come from ("" / < 0 for the sw and cpu backends) */
+    char gpu_name[96];
+    int gpu_cores;                     /* IORegistry gpu-core-count */
+    int nfamilies;                     /* < 0: the device does not answer supportsFamily: */
+    char families[REC_MAX_FAMILIES][12];
+    int64_t working_set;               /* recommendedMaxWorkingSetSize, bytes */
+    int paravirtual;                   /* the device is a VM's paravirtual GPU */
+} rec_machine;
+/* Where a case's inputs came from when they were not generated (--fixture). */
+typedef struct rec_fixture {
+    char path[256];            /* "" when the inputs were generated */
+    char format[16];           /* "safetensors", "npz", ... */
+    int nconverted;
+    struct {
+        char tensor[48], buffer[48];
+        char from[8], to[8];   /* dtype names: f32 -> bf16 rounds to nearest even */
+    } converted[OP_MAX_BUFS];
+    char ignored[512];         /* tensors of the file bound to no buffer, "a, b" */
+    char unfixed[256];         /* dimensions nothing in the file fixed: "BT=64, causal=1" */
+} rec_fixture;
+
 typedef struct run_record {
     /* tool/host are filled by the report writer itself */
     struct {
         char name[96];         /* "Apple M4 Max", "gdnbench software device", host CPU for cpu */
         char backend[8];       /* "metal" | "sw" | "cpu" */
         int emulated;
+        /* a virtual machine's GPU ("Apple Paravirtual device"): its timings and
+         * results are not those of an Apple GPU */
+        int paravirtual;
         /* from the chip table; < 0 = unknown (null) */
         int gpu_cores;
         double bandwidth_gbps, fp32_tflops, fp16_tflops;
+        /* 1: the peak is an Apple-published figure; 0: derived (core/chips.h says
+         * how); -1: no peak.  FP16 peaks are never Apple-published (chips.h). */
+        int bandwidth_verified, flops_verified;
     } device;
 
     const op_desc *op;
+    /* The main stage's kernel (op_desc.main_stage; the first stage when the op has
+     * none); every stage's own is in stages[]. */
     struct {
         char source[256];      /* path of the .metal source, "" for cpu */
         char function[96];
         char sha256[65];       /* of the source text, "" for cpu */
+        int theirs;            /* 1: the user's kernel (--shader/--stage), 0: ours */
         int nconstants;
         struct {
             int index;
             char value[32];
         } constants[REC_MAX_CONSTANTS];
+        int fast_math_known;   /* 0: no kernel compiled (cpu, setup error): null */
+        int fast_math;         /* compiled with fast math in effect */
     } kernel;
 
     int64_t dim[OP_MAX_DIMS];  /* in op->dims order */
@@ -79,6 +127,11 @@ typedef struct run_record {
 
     int warmup, iterations;
     char timing_source[8];     /* "gpu" | "wall" */
+    /* how stages[].timing was measured when the op has several stages: "counters"
+     * (timestamps at stage boundaries in the one command buffer) or "separate command
+     * buffers" (each stage again on its own); "" for one stage or no GPU */
+    char stage_timing[32];
+    char stage_timing_why[200]; /* why not counters (table only) */
     rec_stats timing;          /* total per iteration (sum of stages for pipelines) */
     rec_stats wall;            /* host wall clock per iteration; n = 0 when not measured */
 
@@ -87,14 +140,39 @@ typedef struct run_record {
     int nchecks;
     rec_check checks[REC_MAX_CHECKS];
     double ref_us[2];          /* wall time of the CPU references (REF_F64, REF_PARITY); 0 = not run */
+    /* Outputs not checked against a reference because the backend's output is that
+     * reference itself (cpu: bf16-parity); the table and the JSON ("not_checked")
+     * say so instead of showing a PASS. */
+    int nself;
+    struct {
+        char output[48];
+        char reference[16];
+    } self_refs[REC_MAX_CHECKS];
+
+    rec_machine machine;
 
     int determinism_runs;      /* 0 = not measured (null) */
     int bitwise_identical;
 
+    /* what a reader of the numbers must know (paravirtual device, a flag that had
+     * no effect); printed with the table, written to the report */
+    int nwarnings;
+    char warnings[REC_MAX_WARNINGS][200];
+
+    rec_fixture fixture;       /* --fixture notes; fixture.path "" when none */
+
     char status[8];            /* "pass" | "fail" | "error" */
     char error[512];
+
+    /* What the device's own checks found (the software device; see core/finding.h):
+     * every distinct finding of the run that failed, grouped, with source lines. */
+    int device_checks;         /* 1: the device checks kernels (findings is a list, maybe empty); 0: null */
+    dev_finding *findings;     /* malloc'd, owned */
+    int nfindings;
 } run_record;
 
-void run_record_free(run_record *r); /* frees sample arrays (not the struct) */
+void run_record_free(run_record *r); /* frees sample arrays and findings (not the struct) */
+/* Adds a warning (dropped past REC_MAX_WARNINGS, cut to fit). */
+void run_record_warn(run_record *r, const char *text);
 
 #endif

@@ -7,7 +7,10 @@
 #include "core/chips.h"
 #include "core/clock.h"
 #include "core/stats.h"
+#include "core/strutil.h"
 #include "runner/check.h"
+#include "runner/machine.h"
+#include "runner/kernel_choice.h"
 #include "runner/runner.h"
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
@@ -34,7 +37,20 @@ static void fail(run_record *rec, const char *msg) {
     snprintf(rec->error, sizeof rec->error, "%s", msg);
 }
 
-static int run_checks(op_case *c, const run_opts *o, run_record *rec, tensor *const *inout_in) {
+/* Lists the outputs of c as not checked against reference `name`: the backend's
+ * output is that reference. */
+static void note_self_reference(const op_case *c, const char *name, run_record *rec) {
+    for (int i = 0; i < c->op->nbufs; i++) {
+        buf_role r = c->op->bufs[i].role;
+        if (r != BUF_OUT && r != BUF_INOUT) continue;
+        if (tensor_numel(c->t[i]) == 0 || rec->nself >= REC_MAX_CHECKS) continue;
+        snprintf(rec->self_refs[rec->nself].output, sizeof rec->self_refs[0].output, "%s", c->op->bufs[i].name);
+        snprintf(rec->self_refs[rec->nself].reference, sizeof rec->self_refs[0].reference, "%s", name);
+        rec->nself++;
+    }
+}
+
+static int run_checks(op_case *c, const run_opts *o, int self_references, run_record *rec, tensor *const *inout_in) {
     const op_desc *op = c->op;
     static const struct {
         int mask;
@@ -44,6 +60,10 @@ static int run_checks(op_case *c, const run_opts *o, run_record *rec, tensor *co
     int all_pass = 1;
     for (int k = 0; k < 2; k++) {
         if (!(o->check & refs[k].mask)) continue;
+        if (self_references & refs[k].mask) {
+            note_self_reference(c, refs[k].name, rec);
+            continue;
+        }
         double *out[OP_MAX_BUFS] = {0};
         int ok = 1;
         for (int i = 0; i < op->nbufs; i++) {
@@ -111,8 +131,12 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->name);
     snprintf(rec->device.name, sizeof rec->device.name, "%s", b->device_name);
     rec->device.emulated = b->emulated;
+    rec->device.paravirtual = !b->emulated && chip_is_paravirtual(b->device_name);
+    if (rec->device.paravirtual) run_record_warn(rec, chip_paravirtual_warning());
     rec->device.gpu_cores = b->gpu_cores;
+    rec->device_checks = b->take_findings != NULL;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
+    rec->device.bandwidth_verified = rec->device.flops_verified = -1;
     /* Peaks only for real chips: an emulated device or the host CPU has none. */
     const chip_info *chip = b->emulated ? NULL : chip_find(b->device_name, b->gpu_cores);
     if (chip) {
@@ -120,6 +144,8 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         rec->device.bandwidth_gbps = chip->bandwidth_gbps;
         rec->device.fp32_tflops = chip->fp32_tflops;
         rec->device.fp16_tflops = chip->fp16_tflops;
+        rec->device.bandwidth_verified = chip->bandwidth_verified;
+        rec->device.flops_verified = chip->flops_verified;
     }
     rec->bytes = c->op->bytes ? c->op->bytes(c->dim) : 0;
     rec->flops = c->op->flops ? c->op->flops(c->dim) : 0;
@@ -138,6 +164,12 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         rec_stage *st = &rec->stages[s];
         snprintf(st->name, sizeof st->name, "%s", l.stage ? l.stage : "");
         snprintf(st->function, sizeof st->function, "%s", l.function ? l.function : "");
+        const stage_kernel *k = b->stage_kernel ? b->stage_kernel(b, s) : NULL;
+        if (k) {
+            str_copy(st->source, sizeof st->source, k->display);
+            str_copy(st->sha256, sizeof st->sha256, k->sha256);
+            st->theirs = k->origin != KERNEL_OURS;
+        }
         memcpy(st->grid, l.grid, sizeof st->grid);
         memcpy(st->tg, l.tg, sizeof st->tg);
         for (int m = 0; m < l.ntgmem; m++) st->tgmem_bytes += l.tgmem[m].bytes;
@@ -156,13 +188,25 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         if (!inout_in[i]) goto oom;
     }
     uint64_t first_hash = 0;
-    int identical = 1, runs = 0, gpu_clock = 1, rc = -1;
+    int identical = 1, runs = 0, gpu_clock = 1, rc = -1, stage_method = STAGE_TIMING_NONE;
+    machine_sample(&rec->machine, b);
     for (int it = 0; it < o->warmup + o->iters; it++) {
         backend_timing t = {0};
         for (int i = 0; i < c->op->nbufs; i++)
             if (inout_in[i]) memcpy(c->t[i]->data, inout_in[i]->data, tensor_nbytes(c->t[i]));
-        if (b->run_once(b, c, &t, err, sizeof err) != 0) {
+        /* The state the timed runs start in (the warmup may have heated the chip). */
+        if (it == o->warmup) machine_sample(&rec->machine, b);
+        int capture = it == o->warmup && o->capture_path;
+        if (capture && (!b->capture_begin || b->capture_begin(b, o->capture_path, err, sizeof err) != 0)) {
+            if (!b->capture_begin) snprintf(err, sizeof err, "a GPU capture needs --backend metal");
             fail(rec, err);
+            goto done;
+        }
+        int run_rc = b->run_once(b, c, &t, err, sizeof err);
+        if (capture) b->capture_end(b);
+        if (run_rc != 0) {
+            fail(rec, err);
+            if (b->take_findings) rec->nfindings = b->take_findings(b, &rec->findings);
             goto done;
         }
         uint64_t h = outputs_hash(c);
@@ -173,17 +217,29 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         if (t.gpu_us < 0) gpu_clock = 0;
         rec->timing.samples[rec->timing.n++] = t.gpu_us >= 0 ? t.gpu_us : t.wall_us;
         rec->wall.samples[rec->wall.n++] = t.wall_us;
+        /* Every stage sample of a record comes from one method: when the backend had
+         * to change (counter samples unusable), the samples so far are dropped. */
+        if (t.stage_method != stage_method) {
+            for (int s = 0; s < nst; s++) rec->stages[s].timing.n = 0;
+            stage_method = t.stage_method;
+            snprintf(rec->stage_timing_why, sizeof rec->stage_timing_why, "%s", t.stage_why ? t.stage_why : "");
+        }
         for (int s = 0; s < nst && s < t.nstages; s++)
             rec->stages[s].timing.samples[rec->stages[s].timing.n++] = t.stage_us[s];
     }
+    machine_resample_after(&rec->machine);
     snprintf(rec->timing_source, sizeof rec->timing_source, "%s", gpu_clock ? "gpu" : "wall");
+    snprintf(rec->stage_timing, sizeof rec->stage_timing, "%s",
+             nst > 1 && stage_method == STAGE_TIMING_COUNTERS   ? "counters"
+             : nst > 1 && stage_method == STAGE_TIMING_SEPARATE ? "separate command buffers"
+                                                                 : "");
     stats_compute(&rec->timing);
     stats_compute(&rec->wall);
     for (int s = 0; s < nst; s++) stats_compute(&rec->stages[s].timing);
     rec->determinism_runs = runs;
     rec->bitwise_identical = identical;
 
-    int pass = o->check ? run_checks(c, o, rec, inout_in) : 1;
+    int pass = o->check ? run_checks(c, o, b->self_references, rec, inout_in) : 1;
     if (pass < 0) goto done;
     /* Ops whose kernels add with float atomics (op->nondeterministic) differ run to run
      * by design: still reported (bitwise_identical), not a failure. */

@@ -14,6 +14,14 @@
 #include "swmetal/msl_include.h"
 
 #define RUN_MAX_CONSTANTS 16
+#define RUN_MAX_STAGE_CHOICES 16
+
+/* --stage NAME=FILE[:FUNCTION]: the kernel of one stage (or role) from a file. */
+typedef struct run_stage_choice {
+    char stage[48];            /* a stage or role name of the op */
+    char file[1024];
+    char function[128];        /* "" = the stage's default name */
+} run_stage_choice;
 
 enum { CHECK_NONE = 0, CHECK_F64 = 1, CHECK_PARITY = 2, CHECK_BOTH = 3 };
 
@@ -25,7 +33,9 @@ struct run_opts {
     int has_atol, has_rtol;
     double atol, rtol;         /* overrides of every output's tolerances */
     const char *shader;        /* --shader FILE, or NULL for ours */
-    const char *function;      /* --function NAME */
+    const char *function;      /* --function NAME: the main stage's kernel in FILE */
+    int nstage_choices;        /* --stage, in the order given (a later one wins) */
+    run_stage_choice stage_choices[RUN_MAX_STAGE_CHOICES];
     int nconstants;
     struct {
         int index;
@@ -34,8 +44,20 @@ struct run_opts {
     msl_source_opts source;    /* --include / --define for the --shader file */
     const char *sw_checks;     /* none|fast|full, NULL = default */
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
+    /* GPU trace of the first timed iteration (--capture; set per case by the CLI) */
+    const char *capture_path;
+    int fast_math;             /* --fast-math: compile kernels with Metal's fast math */
+    int has_sw_max_findings;   /* --sw-max-findings given */
+    int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int quiet;
 };
+
+#define RUN_DEFAULT_MAX_FINDINGS 5
+
+/* The --sw-max-findings value in effect. */
+static inline int run_max_findings(const run_opts *o) {
+    return o->has_sw_max_findings ? o->sw_max_findings : RUN_DEFAULT_MAX_FINDINGS;
+}
 
 /* Runs c on b.  Always fills *rec (status "error" with rec->error on failure).
  * Returns 0 if everything ran (checks may still have failed: see rec->status), -1 if

@@ -1,5 +1,6 @@
 /* shader_source.c — locating and reading .metal sources. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "core/embedded.h"
 #include "core/sha256.h"
+#include "runner/host.h"
 #include "runner/shader_source.h"
 
 static int read_file(const char *path, shader_source *out) {
@@ -42,9 +44,7 @@ static int read_file(const char *path, shader_source *out) {
 }
 
 static int exe_dir(char *buf, size_t n) {
-    ssize_t k = readlink("/proc/self/exe", buf, n - 1);
-    if (k <= 0) return -1;
-    buf[k] = 0;
+    if (host_executable_path(buf, n) != 0) return -1;
     char *slash = strrchr(buf, '/');
     if (!slash) return -1;
     *slash = 0;
@@ -88,7 +88,7 @@ int shader_source_load(const char *path, shader_source *out, char *err, size_t e
         return -1;
     }
     if (!found) {
-        snprintf(err, errlen, "--shader %s: cannot read it (%s): give the path of a .metal file", path,
+        snprintf(err, errlen, "%s: cannot read it (%s): give the path of a .metal file", path,
                  strerror(open_errno));
         return -1;
     }

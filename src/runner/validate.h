@@ -105,6 +105,11 @@ typedef struct validate_result {
     int uses_atomics;             /* the kernel source mentions atomics */
     int nfindings;
     validate_finding findings[VALIDATE_MAX_FINDINGS];
+    /* What the software device's checks found in the first run that failed on the
+     * device (every distinct bug, with source lines); NULL when none did. */
+    dev_finding *dev_findings;    /* malloc'd */
+    int ndev_findings;
+    int dev_findings_run;         /* index into runs, -1 */
     double seconds;               /* wall time of the case */
 } validate_result;
 

@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/strutil.h"
 #include "runner/check.h"
+#include "runner/kernel_choice.h"
 #include "runner/shader_source.h"
 #include "runner/validate.h"
 #include "swmetal/msl_include.h"
@@ -48,6 +49,9 @@ validate_finding *validate_add_finding(validate_result *res, const char *kind, i
 void validate_result_free(validate_result *res) {
     if (res->have_rec) run_record_free(&res->rec);
     res->have_rec = 0;
+    free(res->dev_findings);
+    res->dev_findings = NULL;
+    res->ndev_findings = 0;
 }
 
 /* Limits of the device or the pipeline that a launch exceeds: the kernel cannot run
@@ -62,21 +66,21 @@ static int apply_run_cfg(const validate_run_cfg *cfg) {
     return swmtl_set_schedule(cfg->schedule) == 0 && swmtl_set_threadgroup_order(cfg->tg_order) == 0 ? 0 : -1;
 }
 
-/* Whether any source the case runs mentions atomics. */
+/* Whether any source the case runs mentions atomics: the files the backend chose
+ * for each dispatch (ours or the user's, runner/kernel_choice.h). */
 static int sources_use_atomics(const validate_ctx *ctx, const op_case *c) {
     const char *paths[OP_MAX_STAGES];
     int np = 0;
-    if (ctx->ro.shader) {
-        paths[np++] = ctx->ro.shader;
-    } else {
-        int nst = c->op->nstages ? c->op->nstages(c) : 0;
-        for (int s = 0; s < nst && s < OP_MAX_STAGES; s++) {
-            op_launch l;
-            if (c->op->launch(c, s, &l) == 0 && l.shader) paths[np++] = l.shader;
-        }
+    int nst = c->op->nstages ? c->op->nstages(c) : 0;
+    for (int s = 0; s < nst && s < OP_MAX_STAGES && ctx->b->stage_kernel; s++) {
+        const stage_kernel *k = ctx->b->stage_kernel(ctx->b, s);
+        if (k && k->path[0]) paths[np++] = k->path;
     }
     int uses = 0;
     for (int i = 0; i < np && !uses; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = strcmp(paths[i], paths[j]) == 0;
+        if (seen) continue;
         shader_source src;
         char err[256];
         if (shader_source_load(paths[i], &src, err, sizeof err) != 0) continue;
@@ -162,12 +166,48 @@ static void set_status_from_findings(validate_result *res) {
         if (!res->findings[i].is_note) res->status = VAL_FAIL;
 }
 
-static void fault_finding(validate_result *res, const validate_run_cfg *cfg, const char *msg) {
+/* A run that failed on the device: msg is its error; findings (taken over, may be
+ * NULL) what the device's checks found, listed by the table and the JSON. */
+static void fault_finding(validate_result *res, const validate_run_cfg *cfg, int run, const char *msg,
+                          dev_finding *findings, int nfindings) {
     validate_run_cfg where = *cfg;
     validate_finding *f = validate_add_finding(res, "fault", 0);
-    if (f)
+    if (nfindings > 0 && !res->dev_findings) {
+        res->dev_findings = findings;
+        res->ndev_findings = nfindings;
+        res->dev_findings_run = run;
+        findings = NULL;
+    }
+    free(findings);
+    if (!f) return;
+    if (nfindings > 0) {
+        /* Which kinds, in the order found, then the list itself follows in the table. */
+        uint64_t occ = 0;
+        char kinds[200] = "";
+        size_t kl = 0;
+        int seen[DEV_FIND_NKINDS] = {0};
+        for (int i = 0; i < res->ndev_findings; i++) {
+            const dev_finding *x = &res->dev_findings[i];
+            occ += x->occurrences;
+            if (x->kind <= 0 || x->kind >= DEV_FIND_NKINDS || seen[x->kind]++ || kl >= sizeof kinds - 1) continue;
+            kl += (size_t)snprintf(kinds + kl, sizeof kinds - kl, "%s%s", kl ? ", " : "",
+                                   dev_finding_kind_name(x->kind));
+        }
+        snprintf(f->text, sizeof f->text,
+                 "the kernel failed under schedule %s, threadgroup order %s: the software device's checks found %d "
+                 "distinct bug%s (%llu occurrence%s) in kernel '%s': %s",
+                 where.schedule, where.tg_order, res->ndev_findings, res->ndev_findings == 1 ? "" : "s",
+                 (unsigned long long)occ, occ == 1 ? "" : "s", res->dev_findings[0].kernel, kinds);
+    } else {
         snprintf(f->text, sizeof f->text, "the kernel failed under schedule %s, threadgroup order %s: %s",
                  where.schedule, where.tg_order, msg);
+    }
+}
+
+static dev_finding *copy_findings(const dev_finding *f, int n) {
+    dev_finding *c = n > 0 ? malloc(sizeof *c * (size_t)n) : NULL;
+    if (c) memcpy(c, f, sizeof *c * (size_t)n);
+    return c;
 }
 
 void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, validate_result *res) {
@@ -175,6 +215,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
     char err[1024] = "";
     double t0 = (clock_now_us() * 1e-6);
     memset(res, 0, sizeof *res);
+    res->dev_findings_run = -1;
     validate_run_configs(ctx->seed, res->runs);
     if (op->validate && op->validate(spec->dim, err, sizeof err) != 0) {
         res->status = VAL_UNSUPPORTED;
@@ -189,7 +230,6 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
     }
     int is_sw = strcmp(ctx->b->name, "sw") == 0;
     tensor *snap[OP_MAX_BUFS] = {0};
-    res->uses_atomics = is_sw && sources_use_atomics(ctx, c);
     if (is_sw && apply_run_cfg(&res->runs[0]) != 0) {
         res->status = VAL_ERROR;
         snprintf(res->reason, sizeof res->reason, "the software device refused the schedule %s",
@@ -201,6 +241,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
         str_copy(res->reason, sizeof res->reason, err);
         goto free_case;
     }
+    res->uses_atomics = is_sw && sources_use_atomics(ctx, c);
     res->have_rec = 1;
     res->nruns = 1;
     res->identical = 1;
@@ -210,7 +251,8 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
             str_copy(res->reason, sizeof res->reason, res->rec.error);
         } else {
             snprintf(err, sizeof err, "%s", res->rec.error);
-            fault_finding(res, &res->runs[0], err);
+            dev_finding *copy = copy_findings(res->rec.findings, res->rec.nfindings);
+            fault_finding(res, &res->runs[0], 0, err, copy, copy ? res->rec.nfindings : 0);
             set_status_from_findings(res);
         }
         goto release;
@@ -225,7 +267,9 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
         for (int r = 1; r < VALIDATE_NRUNS; r++) {
             backend_timing t;
             if (apply_run_cfg(&res->runs[r]) != 0 || ctx->b->run_once(ctx->b, c, &t, err, sizeof err) != 0) {
-                fault_finding(res, &res->runs[r], err);
+                dev_finding *found = NULL;
+                int nfound = ctx->b->take_findings ? ctx->b->take_findings(ctx->b, &found) : 0;
+                fault_finding(res, &res->runs[r], r, err, found, nfound);
                 res->nruns = r + 1;
                 break;
             }

@@ -6,6 +6,9 @@
  *    "cases": [{index, sweep, profile, shape: {B: 1, ...}, status, reason, seconds,
  *               runs, bitwise_identical, uses_atomics,
  *               findings: [{kind, note, output, reference, text, first_bad, pattern}],
+ *               device_findings: [<finding of the device's checks, as a record's
+ *                                  "findings" holds them>] | null,
+ *               device_findings_run: index into runs of the run they come from | null,
  *               record: <a schema-1 run record of the judged run> | null}]}
  * Every case of the sweep is listed, unsupported and failed ones included; the
  * embedded record is exactly what `gdnbench <op> --json` writes for that run
@@ -79,6 +82,18 @@ static cJSON *case_json(int *ok, const op_desc *op, int index, const validate_ca
             cJSON_Delete(f);
             *ok = 0;
         }
+    }
+    if (res->ndev_findings > 0) {
+        cJSON *df = report_findings_json(res->dev_findings, res->ndev_findings);
+        need(ok, df);
+        if (df && !cJSON_AddItemToObject(o, "device_findings", df)) {
+            cJSON_Delete(df);
+            *ok = 0;
+        }
+        need(ok, cJSON_AddNumberToObject(o, "device_findings_run", res->dev_findings_run));
+    } else {
+        need(ok, cJSON_AddNullToObject(o, "device_findings"));
+        need(ok, cJSON_AddNullToObject(o, "device_findings_run"));
     }
     if (res->have_rec) {
         cJSON *r = report_record_json(&res->rec);

@@ -209,7 +209,7 @@ void validate_pattern(const tensor *t, const unsigned char *mask, const double *
         ok = hits[d] && live[d];
     }
     /* diagonal relation inside a chunk: j vs i = t mod BT */
-    int64_t on_diag = 0, above = 0, below = 0, nlive = 0;
+    int64_t on_diag = 0, above = 0, nlive = 0;
     int64_t coord[TENSOR_MAX_DIMS];
     for (int64_t i = 0; i < numel && ok; i++) {
         if (!mask[i] && ref && ref[i] == 0) continue;
@@ -225,7 +225,6 @@ void validate_pattern(const tensor *t, const unsigned char *mask, const double *
             int64_t row = coord[at] % bt, col = coord[ac];
             on_diag += col == row;
             above += col > row;
-            below += col < row;
         }
     }
     if (ok) {

@@ -22,6 +22,7 @@ typedef struct validate_report {
     int nspecs;                   /* cases in the sweep */
     const validate_result *results;
     int ncases;                   /* cases run (the first nspecs may stop early on an error) */
+    int max_findings;             /* device findings shown per case in the table */
     const char *status;           /* "pass" | "fail" | "error" */
 } validate_report;
 

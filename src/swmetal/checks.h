@@ -8,10 +8,16 @@
  *         need it), so when a length is not a multiple of 16 the guard begins up to
  *         15 bytes after the end;
  *   full: also a guard page before each buffer, and kernels run in their
- *         instrumented variant (every memory access calls a __tsan_* hook implemented
- *         in checks.c): exact out-of-bounds (any byte outside [start, start+length)),
- *         reads of never-written threadgroup memory, and threadgroup races between
- *         barriers (lanes of one simdgroup are ordered by simd syncs too).
+ *         instrumented variant (every memory access calls a __tsan_* hook
+ *         implemented in checks.c): exact out-of-bounds (any byte outside [start,
+ *         start+length); threadgroup memory past every declared region), reads of
+ *         never-written threadgroup memory, threadgroup races between barriers
+ *         (lanes of one simdgroup are ordered by simd syncs too), and device-memory
+ *         conflicts within a dispatch: two threads writing the same bytes (of
+ *         different threadgroups, or of one with no barrier between), a threadgroup
+ *         reading bytes another writes.
+ * Whatever the mode, what the checks find names the .metal line of each access
+ * (findings.h, symbolize.h).
  *
  * The mode is process-wide: sw_checks_set() or GDNBENCH_SW_CHECKS, read when first
  * needed.  A buffer keeps the layout of the mode it was allocated in. */
@@ -35,6 +41,10 @@ typedef struct sw_guarded {
     uint8_t *data;       /* `length` bytes, zero-filled, 16-byte aligned */
     size_t length;
     int mode;            /* the mode it was laid out for */
+    /* Full checks: the buffer's device-memory shadow, kept between dispatches (its
+     * layout is checks.c's; NULL until a full-check dispatch uses the buffer). */
+    void *shadow;
+    size_t shadow_bytes;
 } sw_guarded;
 
 /* Returns 0, or -1 (length 0 or out of memory; errno set). */

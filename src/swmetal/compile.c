@@ -7,29 +7,27 @@
  *   pp-<hash>.ii         clang -E output of a source (key: source, file name, compiler)
  *   <hash>.so, <hash>.cpp  one compiled variant (key: generated C++, prelude, ABI
  *                        version, instrumentation, compiler and flags)
+ *   cxx-<hash>.ok|.bad   whether a compiler passed the probe (cxx.c)
  * Every file is written under a temporary name and renamed into place, so
  * concurrent processes share the cache safely. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/embedded.h"
 #include "core/sha256.h"
+#include "swmetal/cxx.h"
 #include "swmetal/msl_front.h"
 #include "swmetal/msl_include.h"
 #include "swmetal/sw_compile.h"
-
-extern char **environ;
+#include "swmetal/sw_files.h"
+#include "swmetal/symbolize.h"
 
 #define PRELUDE_PREFIX "src/swmetal/prelude/"
 #define ABI_HEADER "src/swmetal/sw_abi.h"
@@ -38,14 +36,17 @@ typedef struct sw_variant {
     char key[65];
     char *sig;        /* variant_signature(): the same one needs no new C++ or hash */
     void *dl;
+    char *so_path;           /* registered with the symbolizer (symbolize.h) */
 } sw_variant;
 
 struct sw_library {
     char *filename;
+    char *source;            /* the text as given: findings quote its lines */
     msl_unit unit;
     pthread_mutex_t mu;
     sw_variant *variants;
     int nvariants;
+    int sync_free;               /* msl_text_sync_free of the preprocessed source */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -69,140 +70,11 @@ static void pathf(char *out, size_t n, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* ------------------------------------------------------------ processes */
-
-/* Runs argv with stdout and stderr sent to files (NULL: /dev/null).  Returns the
- * exit status, or -1 if it could not start. */
-static int run_process(char *const argv[], const char *out_path, const char *err_path) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return -1;
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-static char *read_file(const char *path, size_t *len_out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    msl_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) msl_buf_put(&b, chunk, n);
-    fclose(f);
-    msl_buf_put(&b, "", 0);
-    if (len_out) *len_out = b.len;
-    return msl_buf_take(&b);
-}
-
-static int write_file_atomic(const char *path, const char *data, size_t len) {
-    char tmp[4096];
-    pathf(tmp, sizeof tmp, "%s.tmp-%d-%lx", path, (int)getpid(), (unsigned long)pthread_self());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return -1;
-    int ok = fwrite(data, 1, len, f) == len;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-static int mkdir_p(const char *path) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
-
 /* ------------------------------------------------------------- compiler */
 
-typedef struct compiler {
-    char path[512];
-    char version[256];    /* first line of --version */
-    int major;
-    char *err;            /* why none was found */
-} compiler;
+typedef sw_cxx compiler;
 
-static compiler the_compiler;
-static pthread_once_t compiler_once = PTHREAD_ONCE_INIT;
-
-/* Major version from `clang++ --version` ("... clang version 19.1.7 ..."), or -1. */
-static int probe_compiler(const char *name, compiler *c) {
-    char tmp[] = "/tmp/gdnbench-cxx-XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd < 0) return -1;
-    close(fd);
-    char *argv[] = {(char *)name, "--version", NULL};
-    int rc = run_process(argv, tmp, NULL);
-    char *out = rc == 0 ? read_file(tmp, NULL) : NULL;
-    unlink(tmp);
-    if (!out) return -1;
-    const char *v = strstr(out, "clang version ");
-    int major = v ? atoi(v + 14) : -1;
-    char *nl = strchr(out, '\n');
-    if (nl) *nl = 0;
-    snprintf(c->path, sizeof c->path, "%s", name);
-    snprintf(c->version, sizeof c->version, "%s", out);
-    free(out);
-    return major;
-}
-
-static void find_compiler(void) {
-    compiler *c = &the_compiler;
-    const char *env = getenv("GDNBENCH_CXX");
-    if (env && *env) {
-        int major = probe_compiler(env, c);
-        if (major >= 17) {
-            c->major = major;
-            return;
-        }
-        c->err = fmt_err(major < 0 ? "GDNBENCH_CXX=%s does not run or is not clang++; the software Metal device "
-                                     "needs clang++ >= 17 (apt-get install clang-19)%s"
-                                   : "GDNBENCH_CXX=%s is clang older than 17; the software Metal device needs "
-                                     "clang++ >= 17 (apt-get install clang-19)%s",
-                         env, NULL);
-        return;
-    }
-    static const char *names[] = {"clang++-19", "clang++-18", "clang++-17", "clang++", NULL};
-    int best_old = -1;
-    for (int i = 0; names[i]; i++) {
-        int major = probe_compiler(names[i], c);
-        if (major >= 17) {
-            c->major = major;
-            return;
-        }
-        if (major > best_old) best_old = major;
-    }
-    c->path[0] = 0;
-    c->err = best_old >= 0 ? strdup("only clang older than 17 was found; the software Metal device needs clang++ >= "
-                                    "17 for _Float16/__bf16: apt-get install clang-19 (or set GDNBENCH_CXX)")
-                           : strdup("no C++ compiler for the software Metal device: clang++ >= 17 is needed "
-                                    "(apt-get install clang-19, or set GDNBENCH_CXX)");
-}
-
-static const compiler *get_compiler(char **err) {
-    pthread_once(&compiler_once, find_compiler);
-    if (the_compiler.err) {
-        *err = strdup(the_compiler.err);
-        return NULL;
-    }
-    return &the_compiler;
-}
+static const compiler *get_compiler(char **err) { return sw_cxx_get(err); }
 
 int sw_compiler_info(const char **path, const char **version, char **err) {
     *err = NULL;
@@ -214,23 +86,6 @@ int sw_compiler_info(const char **path, const char **version, char **err) {
 }
 
 /* ---------------------------------------------------------- cache dirs */
-
-static int cache_dir(char *out, size_t n, char **err) {
-    const char *d = getenv("GDNBENCH_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (d && *d) pathf(out, n, "%s", d);
-    else if (xdg && *xdg) pathf(out, n, "%s/gdnbench/sw", xdg);
-    else if (home && *home) pathf(out, n, "%s/.cache/gdnbench/sw", home);
-    else pathf(out, n, "/tmp/gdnbench-cache-%d/sw", (int)getuid());
-    if (mkdir_p(out) != 0) {
-        *err = fmt_err("cannot create the kernel cache directory %s (%s); set GDNBENCH_CACHE_DIR to a writable "
-                       "directory",
-                       out, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
 
 /* Hash of every prelude file and sw_abi.h (names and contents). */
 static void prelude_hash(char hex[65]) {
@@ -255,7 +110,7 @@ static int prelude_dir(const char *cache, char *out, size_t n, char **err) {
     char marker[4200];
     pathf(marker, sizeof marker, "%s/.complete", out);
     if (access(marker, F_OK) == 0) return 0;
-    if (mkdir_p(out) != 0) {
+    if (sw_mkdir_p(out) != 0) {
         *err = fmt_err("cannot create %s: %s", out, strerror(errno));
         return -1;
     }
@@ -268,7 +123,7 @@ static int prelude_dir(const char *cache, char *out, size_t n, char **err) {
         found++;
         char path[4200];
         pathf(path, sizeof path, "%s/%s", out, base);
-        if (write_file_atomic(path, f->data, f->len) != 0) {
+        if (sw_write_file_atomic(path, f->data, f->len) != 0) {
             *err = fmt_err("cannot write %s: %s", path, strerror(errno));
             return -1;
         }
@@ -278,7 +133,7 @@ static int prelude_dir(const char *cache, char *out, size_t n, char **err) {
                       "src/swmetal/sw_abi.h); rebuild with make");
         return -1;
     }
-    return write_file_atomic(marker, "", 0);
+    return sw_write_file_atomic(marker, "", 0);
 }
 
 /* ------------------------------------------------------- diagnostics */
@@ -286,7 +141,7 @@ static int prelude_dir(const char *cache, char *out, size_t n, char **err) {
 /* clang's stderr from the first error on (warnings and include chains before it
  * dropped), at most ~4 KB; names .metal lines thanks to the line markers. */
 static char *compiler_message(const char *stderr_path, const char *what) {
-    char *text = read_file(stderr_path, NULL);
+    char *text = sw_read_file(stderr_path, NULL);
     msl_buf b = {0};
     if (!text || !*text) {
         msl_buf_printf(&b, "%s failed without a message", what);
@@ -327,13 +182,13 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
     sha256_to_hex(d, hex);
     char ii[4200], src[4200], errp[4200];
     pathf(ii, sizeof ii, "%s/pp-%.32s.ii", cache, hex);
-    char *cached = read_file(ii, NULL);
+    char *cached = sw_read_file(ii, NULL);
     if (cached) return cached;
     pathf(src, sizeof src, "%s/pp-%.32s.tmp-%d.metal.cpp", cache, hex, (int)getpid());
     pathf(errp, sizeof errp, "%s.err", src);
     char out_tmp[4300];
     pathf(out_tmp, sizeof out_tmp, "%s.out", src);
-    if (write_file_atomic(src, prepared, strlen(prepared)) != 0) {
+    if (sw_write_file_atomic(src, prepared, strlen(prepared)) != 0) {
         *err = fmt_err("cannot write %s: %s", src, strerror(errno));
         return NULL;
     }
@@ -348,10 +203,10 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
                     src,
                     NULL};
     __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
-    int rc = run_process(argv, out_tmp, errp);
+    int rc = sw_run_process(argv, out_tmp, errp);
     char *text = NULL;
     if (rc != 0) *err = compiler_message(errp, "preprocessing the MSL source");
-    else if (!(text = read_file(out_tmp, NULL))) *err = fmt_err("cannot read %s%s", out_tmp, NULL);
+    else if (!(text = sw_read_file(out_tmp, NULL))) *err = fmt_err("cannot read %s%s", out_tmp, NULL);
     if (text) (void)rename(out_tmp, ii); /* the cache is best effort */
     unlink(src);
     unlink(errp);
@@ -361,6 +216,15 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
 
 /* ------------------------------------------------------------ variants */
 
+/* This host's kernel build flags. */
+static int kernel_flags(int instr, const char **flags, int max) {
+#ifdef __APPLE__
+    return sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 1, flags, max);
+#else
+    return sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 0, flags, max);
+#endif
+}
+
 static void variant_key(const compiler *cc, const char *cpp, int instr, char hex[65]) {
     char ph[65];
     prelude_hash(ph);
@@ -368,34 +232,42 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     uint8_t d[32];
     sha256_init(&c);
     char hdr[128];
-    snprintf(hdr, sizeof hdr, "variant1 abi=%d instr=%d", SW_ABI_VERSION, instr);
+    snprintf(hdr, sizeof hdr, "variant2 abi=%d instr=%d", SW_ABI_VERSION, instr);
     sha256_update(&c, hdr, strlen(hdr) + 1);
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
     sha256_update(&c, cc->version, strlen(cc->version) + 1);
+    const char *flags[SW_CXX_MAX_FLAGS];
+    int nflags = kernel_flags(instr, flags, SW_CXX_MAX_FLAGS);
+    for (int i = 0; i < nflags; i++) sha256_update(&c, flags[i], strlen(flags[i]) + 1);
     sha256_update(&c, cpp, strlen(cpp) + 1);
     sha256_final(&c, d);
     sha256_to_hex(d, hex);
 }
 
-/* The compiler's target triple (`-dumpmachine`), given again as SYCL's auxiliary
- * target: in SYCL device mode clang takes __bf16's mangling from the auxiliary
- * target and crashes when there is none.  "" when it cannot be asked. */
-static char target_triple[128];
-static pthread_once_t triple_once = PTHREAD_ONCE_INIT;
-
-static void find_triple(void) {
-    char tmp[] = "/tmp/gdnbench-triple-XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd < 0) return;
-    close(fd);
-    char *argv[] = {the_compiler.path, "-dumpmachine", NULL};
-    char *out = run_process(argv, tmp, NULL) == 0 ? read_file(tmp, NULL) : NULL;
-    unlink(tmp);
-    if (!out) return;
-    out[strcspn(out, "\r\n")] = 0;
-    snprintf(target_triple, sizeof target_triple, "%s", out);
-    free(out);
+/* On macOS the driver runs dsymutil after linking with -g: the line tables land in
+ * TMP.dSYM/Contents/Resources/DWARF/<TMP's name>.  They follow the library to its
+ * final name, where the symbolizer looks for them (best effort: without them
+ * findings only lack source lines). */
+static void move_dsym(const char *tmp_so, const char *so_path) {
+#ifdef __APPLE__
+    char from[4400], to[4400], inner_from[4600], inner_to[4600];
+    const char *tb = strrchr(tmp_so, '/'), *sb = strrchr(so_path, '/');
+    tb = tb ? tb + 1 : tmp_so;
+    sb = sb ? sb + 1 : so_path;
+    pathf(from, sizeof from, "%s.dSYM", tmp_so);
+    pathf(to, sizeof to, "%s.dSYM", so_path);
+    pathf(inner_from, sizeof inner_from, "%s/Contents/Resources/DWARF/%s", from, tb);
+    pathf(inner_to, sizeof inner_to, "%s/Contents/Resources/DWARF/%s", from, sb);
+    if (access(from, F_OK) != 0) return;
+    if (rename(inner_from, inner_to) != 0 || rename(from, to) != 0) {
+        char *argv[] = {"rm", "-rf", from, NULL};
+        sw_run_process(argv, NULL, NULL);
+    }
+#else
+    (void)tmp_so;
+    (void)so_path;
+#endif
 }
 
 /* Compiles cpp into <cache>/<key>.so unless it is already there. */
@@ -412,53 +284,23 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     pathf(tmp_so, sizeof tmp_so, "%s/%s.so.tmp-%d-%lx", cache, key, (int)getpid(), (unsigned long)pthread_self());
     pathf(errp, sizeof errp, "%s.err", tmp_so);
     pathf(incl, sizeof incl, "-I%s", pdir);
-    if (write_file_atomic(cpp_path, cpp, strlen(cpp)) != 0) {
+    if (sw_write_file_atomic(cpp_path, cpp, strlen(cpp)) != 0) {
         *err = fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
         return -1;
     }
-    char *argv[32];
+    char *argv[SW_CXX_MAX_FLAGS + 8];
     int a = 0;
     argv[a++] = (char *)cc->path;
-    argv[a++] = "-std=c++17";
-    argv[a++] = "-O2";
-    argv[a++] = "-shared";
-    argv[a++] = "-fPIC";
-    argv[a++] = "-fno-exceptions";
-    argv[a++] = "-fno-rtti";
-    argv[a++] = "-w";
-    /* MSL's address spaces: see prelude/metal_stdlib.h (SYCL device rules for them) */
-    argv[a++] = "-Xclang";
-    argv[a++] = "-fsycl-is-device";
-    pthread_once(&triple_once, find_triple);
-    if (target_triple[0]) {
-        argv[a++] = "-Xclang";
-        argv[a++] = "-aux-triple";
-        argv[a++] = "-Xclang";
-        argv[a++] = target_triple;
-    }
-    argv[a++] = "-Wno-static-float-init";   /* `static const constant float x = 1;` in a class, as Metal allows */
-    /* no fused multiply-add unless the kernel asks (fma()): identical results on x86-64 and arm64 */
-    argv[a++] = "-ffp-contract=off";
-    /* half and bfloat arithmetic rounds after every operation, as on the GPU */
-    argv[a++] = "-Xclang";
-    argv[a++] = "-ffloat16-excess-precision=none";
-    argv[a++] = "-Xclang";
-    argv[a++] = "-fbfloat16-excess-precision=none";
-#ifdef __APPLE__
-    argv[a++] = "-undefined";   /* sw_rt_* come from the gdnbench executable */
-    argv[a++] = "dynamic_lookup";
-#endif
-    if (instr == SW_INSTR_FULL) {
-        /* every memory access calls __tsan_*; the executor implements those hooks */
-        argv[a++] = "-fsanitize=thread";
-    }
+    const char *flags[SW_CXX_MAX_FLAGS];
+    int nflags = kernel_flags(instr, flags, SW_CXX_MAX_FLAGS);
+    for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
     argv[a++] = incl;
     argv[a++] = "-o";
     argv[a++] = tmp_so;
     argv[a++] = cpp_path;
     argv[a] = NULL;
     __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
-    int rc = run_process(argv, NULL, errp);
+    int rc = sw_run_process(argv, NULL, errp);
     if (rc != 0) {
         *err = rc < 0 ? fmt_err("cannot run %s: %s", cc->path, strerror(errno))
                       : compiler_message(errp, "compiling the kernel");
@@ -472,7 +314,19 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         unlink(tmp_so);
         return -1;
     }
+    move_dsym(tmp_so, so_path);
     return 0;
+}
+
+/* GDNBENCH_SW_KEEP_CPP=DIR also writes each variant's C++ as DIR/<key>.cpp, cache hit
+ * or not, so that tests/cli/test_macos_cross.sh can compile exactly what this build
+ * generates for another target.  Best effort: a test that finds nothing there fails. */
+static void keep_cpp(const char *cpp, const char *key) {
+    const char *dir = getenv("GDNBENCH_SW_KEEP_CPP");
+    if (!dir || !*dir || sw_mkdir_p(dir) != 0) return;
+    char path[4200];
+    pathf(path, sizeof path, "%s/%s.cpp", dir, key);
+    (void)sw_write_file_atomic(path, cpp, strlen(cpp));
 }
 
 /* The key of a variant and, when it is not loaded in this library yet, its .so on
@@ -514,6 +368,7 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
     char *cpp = msl_front_emit(&lib->unit, fcs, nfcs, err);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, key);
+    keep_cpp(cpp, key);
     for (int i = 0; loaded && i < lib->nvariants; i++) {
         if (strcmp(lib->variants[i].key, key) == 0) {
             free(cpp);
@@ -523,7 +378,7 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
         }
     }
     char cache[4096];
-    int rc = cache_dir(cache, sizeof cache, err) || build_variant(cc, cache, cpp, instr, key, so_path, n, err);
+    int rc = sw_cache_dir(cache, sizeof cache, err) || build_variant(cc, cache, cpp, instr, key, so_path, n, err);
     free(cpp);
     return rc ? -1 : 0;
 }
@@ -569,7 +424,9 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
     memcpy(v[lib->nvariants].key, key, sizeof key);
     v[lib->nvariants].sig = variant_signature(lib, fcs, nfcs, instr);
     v[lib->nvariants].dl = dl;
+    v[lib->nvariants].so_path = strdup(so);
     lib->nvariants++;
+    sw_symbolize_register(so, lib->filename, lib->source);
     return dl;
 }
 
@@ -586,7 +443,7 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     const compiler *cc = get_compiler(err);
     if (!cc) return NULL;
     char cache[4096];
-    if (cache_dir(cache, sizeof cache, err)) return NULL;
+    if (sw_cache_dir(cache, sizeof cache, err)) return NULL;
     /* the headers are inlined first, so the preprocessing cache key covers them */
     char *prepared = msl_expand_source(source, filename, opts, MSL_EXPAND_SOFTWARE, err);
     if (!prepared) return NULL;
@@ -594,13 +451,15 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     free(prepared);
     if (!pp) return NULL;
     sw_library *lib = calloc(1, sizeof *lib);
-    if (!lib || !(lib->filename = strdup(filename))) {
+    if (!lib || !(lib->filename = strdup(filename)) || !(lib->source = strdup(source))) {
+        if (lib) free(lib->filename);
         free(lib);
         free(pp);
         *err = strdup("out of memory");
         return NULL;
     }
     pthread_mutex_init(&lib->mu, NULL);
+    lib->sync_free = msl_text_sync_free(pp, filename);
     int rc = msl_front_parse(pp, filename, &lib->unit, err);
     free(pp);
     if (rc != 0) {
@@ -618,13 +477,16 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
 void sw_library_free(sw_library *lib) {
     if (!lib) return;
     for (int i = 0; i < lib->nvariants; i++) {
-        dlclose(lib->variants[i].dl);
+        sw_symbolize_unregister(lib->variants[i].so_path);
+        free(lib->variants[i].so_path);
         free(lib->variants[i].sig);
+        dlclose(lib->variants[i].dl);
     }
     free(lib->variants);
     msl_unit_free(&lib->unit);
     pthread_mutex_destroy(&lib->mu);
     free(lib->filename);
+    free(lib->source);
     free(lib);
 }
 
@@ -672,7 +534,7 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
     const sw_kernel_info *k = dlsym(dl, "sw_kernels");
     for (; k && k->name; k++) {
         if (strcmp(k->name, name) == 0) {
-            *out = (sw_kernel){k, dl, instr};
+            *out = (sw_kernel){k, dl, instr, lib->sync_free};
             return 0;
         }
     }

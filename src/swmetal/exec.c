@@ -24,6 +24,11 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <sys/ucontext.h>
+#else
+#include <ucontext.h>
+#endif
 
 #include "core/parallel.h"
 #include "swmetal/checks_internal.h"
@@ -43,7 +48,8 @@ static struct {
     int group_order;
     uint64_t group_seed;
     int env_read;
-} settings = {PTHREAD_MUTEX_INITIALIZER, SW_ORDER_INORDER, 0, SW_ORDER_INORDER, 0, 0};
+    int fibers_only;             /* GDNBENCH_SW_FIBERS=1: sync-free kernels run as fibers too */
+} settings = {PTHREAD_MUTEX_INITIALIZER, SW_ORDER_INORDER, 0, SW_ORDER_INORDER, 0, 0, 0};
 
 static int parse_order(const char *spec, int *order, uint64_t *seed, char *err, size_t errlen) {
     if (strcmp(spec, "inorder") == 0) {
@@ -93,9 +99,16 @@ int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen) {
     return 0;
 }
 
-/* GDNBENCH_SW_SCHEDULE applies until a setter is called. */
-static void read_settings(int *fiber_order, uint64_t *fiber_seed, int *group_order, uint64_t *group_seed) {
+/* GDNBENCH_SW_SCHEDULE applies until a setter is called.  GDNBENCH_SW_FIBERS=1 (read
+ * once) keeps sync-free kernels on fibers, to compare the two ways of running them. */
+static void read_settings(int *fiber_order, uint64_t *fiber_seed, int *group_order, uint64_t *group_seed,
+                          int *fibers_only) {
     pthread_mutex_lock(&settings.mu);
+    if (!settings.fibers_only) {
+        const char *f = getenv("GDNBENCH_SW_FIBERS");
+        settings.fibers_only = f && strcmp(f, "1") == 0 ? 1 : -1;
+    }
+    *fibers_only = settings.fibers_only == 1;
     if (!settings.env_read) {
         settings.env_read = 1;
         const char *env = getenv("GDNBENCH_SW_SCHEDULE");
@@ -153,13 +166,54 @@ void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) {
     pthread_mutex_unlock(&job->diag_mu);
 }
 
-void sw_describe_thread(const sw_gpu_thread *t, char *buf, size_t len) {
-    const sw_ids *id = &t->ids;
-    snprintf(buf, len, "thread_position_in_grid (%u,%u,%u) (threadgroup (%u,%u,%u), thread_index_in_threadgroup %u)",
-             id->thread_position_in_grid[0], id->thread_position_in_grid[1], id->thread_position_in_grid[2],
-             id->threadgroup_position_in_grid[0], id->threadgroup_position_in_grid[1],
-             id->threadgroup_position_in_grid[2], id->thread_index_in_threadgroup);
+sw_access sw_access_of(const sw_gpu_thread *t, const sw_worker *w, const void *pc, int kind, size_t size, int line) {
+    sw_access a;
+    memset(&a, 0, sizeof a);
+    a.pc = pc;
+    if (t && t->ncalls > 0 && t->ncalls <= SW_CALL_DEPTH) a.caller = t->calls[t->ncalls - 1];
+    a.kind = (uint8_t)kind;
+    a.size = (uint16_t)(size > 0xffff ? 0xffff : size);
+    a.line = line;
+    if (t && w) {
+        a.has_thread = 1;
+        a.tid = t->index;
+        a.tg = w->tg_linear;
+    }
+    return a;
 }
+
+void sw_job_thread_ids(const sw_job *job, uint64_t tg_linear, uint32_t tid, uint32_t grid_pos[3], uint32_t tg_pos[3]) {
+    const sw_dispatch *d = job->d;
+    uint64_t g0 = d->groups[0] ? d->groups[0] : 1, g1 = d->groups[1] ? d->groups[1] : 1;
+    tg_pos[0] = (uint32_t)(tg_linear % g0);
+    tg_pos[1] = (uint32_t)((tg_linear / g0) % g1);
+    tg_pos[2] = (uint32_t)(tg_linear / (g0 * g1));
+    uint32_t actual[3];
+    for (int k = 0; k < 3; k++) {
+        uint64_t size = d->tg_size[k] ? d->tg_size[k] : 1, first = (uint64_t)tg_pos[k] * size;
+        if (first + size > job->threads_per_grid[k] && job->threads_per_grid[k] > first)
+            size = job->threads_per_grid[k] - first;
+        actual[k] = (uint32_t)size;
+    }
+    uint32_t local[3] = {tid % actual[0], (tid / actual[0]) % actual[1], tid / (actual[0] * actual[1])};
+    for (int k = 0; k < 3; k++) grid_pos[k] = tg_pos[k] * d->tg_size[k] + local[k];
+}
+
+/* A fault found in kernel code by the executor: one site, fatal. */
+static void fault_finding(sw_worker *w, int kind, const void *pc, int line, const char *detail) {
+    sw_raw_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.buffer = -1;
+    f.detail = detail;
+    f.nsides = 1;
+    f.side[0] = sw_access_of(w->cur, w, pc, SW_ACC_NONE, 0, line);
+    f.fatal = 1;
+    sw_findings_add(w->job, w, &f);
+}
+
+/* Where a call into the runtime came from: the call instruction in kernel code. */
+#define CALL_SITE() ((const void *)((const char *)__builtin_return_address(0) - 1))
 
 /* ---- the runtime services kernels call ---- */
 
@@ -188,15 +242,23 @@ void sw_exec_abandon_current(void) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
     w->tg_abandon = 1;
+    if (w->looping) {
+        /* Plain-loop threadgroup: unwind the worker's own stack (what was reported stays). */
+        w->cur = NULL;
+        siglongjmp(w->fault_jmp, 2);
+    }
     sw_fiber_switch_final(&t->fiber, &w->sched);
 }
 
 void sw_rt_fault(const char *msg, int line) {
     sw_worker *w = tls_worker;
-    char who[200];
-    sw_describe_thread(w->cur, who, sizeof who);
-    sw_job_report(w->job, 1, "kernel '%s' line %d: %s; %s", w->job->d->kernel, line, msg, who);
+    fault_finding(w, DEV_FIND_FAULT, CALL_SITE(), line, msg);
     sw_exec_abandon_current();
+}
+
+static void poison_arena(sw_worker *w) {
+    memset(w->arena, 0xff, SW_TG_MEM_LIMIT);
+    w->arena_poisoned = 1;
 }
 
 void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
@@ -206,19 +268,20 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
 void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
+    if (!w->arena_poisoned) poison_arena(w);
     if (align == 0) align = 1;
     size_t off = (t->tg_bump + align - 1) / align * align;
     if (off > SW_TG_MEM_LIMIT || size > SW_TG_MEM_LIMIT - off) {
-        char who[200];
-        sw_describe_thread(t, who, sizeof who);
-        sw_job_report(w->job, 1,
-                      "kernel '%s': threadgroup memory exceeds the %d-byte limit: '%s' (line %d) needs %zu bytes at "
-                      "offset %zu ([[threadgroup(n)]] arguments take %zu bytes); %s",
-                      w->job->d->kernel, SW_TG_MEM_LIMIT, var ? var : "?", line, size, off, w->job->tg_static_end,
-                      who);
+        char what[200];
+        snprintf(what, sizeof what,
+                 "threadgroup memory exceeds the %d-byte limit: '%s' (line %d) needs %zu bytes at offset %zu "
+                 "([[threadgroup(n)]] arguments take %zu bytes)",
+                 SW_TG_MEM_LIMIT, var ? var : "?", line, size, off, w->job->tg_static_end);
+        fault_finding(w, DEV_FIND_LIMIT, CALL_SITE(), line, what);
         sw_exec_abandon_current();
     }
     t->tg_bump = off + size;
+    if (t->tg_bump > w->tg_declared_end) w->tg_declared_end = t->tg_bump;
     /* Every thread allocates the same regions in the same order; the first to reach
      * allocation k names it for diagnostics. */
     if (t->tg_allocs == w->nallocs_named && w->nvars < SW_MAX_TG_VARS) {
@@ -295,17 +358,42 @@ static void run_next(sw_worker *w, sw_gpu_thread *t) {
     }
 }
 
+/* "thread_position_in_grid (x,y,z) (threadgroup (a,b,c), thread_index_in_threadgroup i)" */
+static void describe_thread(const sw_gpu_thread *t, char *buf, size_t len) {
+    const sw_ids *id = &t->ids;
+    snprintf(buf, len, "thread_position_in_grid (%u,%u,%u) (threadgroup (%u,%u,%u), thread_index_in_threadgroup %u)",
+             id->thread_position_in_grid[0], id->thread_position_in_grid[1], id->thread_position_in_grid[2],
+             id->threadgroup_position_in_grid[0], id->threadgroup_position_in_grid[1],
+             id->threadgroup_position_in_grid[2], id->thread_index_in_threadgroup);
+}
+
+/* A kernel run as a plain loop reached a synchronisation: the static test
+ * (msl_sync.c) let something through.  Report it rather than switch to a fiber that
+ * was never prepared. */
+static void loop_reached_sync(sw_worker *w, const char *what, int line) {
+    char who[200];
+    describe_thread(w->cur, who, sizeof who);
+    sw_job_report(w->job, 1,
+                  "kernel '%s' line %d: %s in a kernel judged free of synchronisation (run as a plain loop); "
+                  "this is a software-device bug: set GDNBENCH_SW_FIBERS=1 to run it on fibers; %s",
+                  w->job->d->kernel, line, what, who);
+    sw_exec_abandon_current();
+}
+
 void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
     (void)mem_flags;
     sw_worker *w = tls_worker;
+    if (w->looping) loop_reached_sync(w, "threadgroup barrier", line);
     sw_gpu_thread *t = w->cur;
     t->state = SW_T_WAIT_BARRIER;
     t->wait_line = line;
+    t->wait_pc = CALL_SITE();
     w->wait_barrier++;
     run_next(w, t);
 }
 
 static inline uint32_t simd_sync(sw_worker *w, sw_gpu_thread *t, int line) {
+    if (w->looping) loop_reached_sync(w, "simd-group synchronisation", line);
     uint32_t sg = t->sg;
     t->state = SW_T_WAIT_SIMD;
     t->wait_line = line;
@@ -427,6 +515,8 @@ static void init_threads(sw_worker *w, sw_job *job, const uint32_t pos[3]) {
         t->read_bank = 0;
         t->state = SW_T_RUNNABLE;
         t->wait_line = 0;
+        t->wait_pc = NULL;
+        t->ncalls = 0;
         t->simd_result = 0;
         t->tg_bump = job->tg_static_end;
         t->tg_allocs = 0;
@@ -448,13 +538,17 @@ static void report_divergent_barrier(sw_worker *w) {
             if (t->wait_line == other->wait_line) n_other++;
         }
     }
-    char a[200], b[200];
-    sw_describe_thread(first, a, sizeof a);
-    sw_describe_thread(other, b, sizeof b);
-    sw_job_report(w->job, 1,
-                  "kernel '%s': divergent threadgroup barrier: threads wait at different barriers, line %d "
-                  "(%u threads, first %s) and line %d (%u threads, first %s)",
-                  w->job->d->kernel, first->wait_line, n_first, a, other->wait_line, n_other, b);
+    sw_raw_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = DEV_FIND_DIVERGENT_BARRIER;
+    f.buffer = -1;
+    f.nsides = 2;
+    f.side[0] = sw_access_of(first, w, first->wait_pc, SW_ACC_BARRIER, 0, first->wait_line);
+    f.side[0].nthreads = n_first;
+    f.side[1] = sw_access_of(other, w, other->wait_pc, SW_ACC_BARRIER, 0, other->wait_line);
+    f.side[1].nthreads = n_other;
+    f.fatal = 1;
+    sw_findings_add(w->job, w, &f);
 }
 
 /* Settles the waits when no fiber can run; queues the fibers to run next.  Returns
@@ -486,20 +580,27 @@ static int resolve(sw_worker *w) {
         w->slow[sg] = w->wait_simd[sg] != 0;
     }
     if (!nnext) {
-        if (w->live_total == 0) return 0;
+        if (w->live_total == 0) {
+            sw_findings_close_interval(w->job, w, NULL);
+            return 0;
+        }
         int line = 0, found = 0;
+        const void *pc = NULL;
         for (uint32_t i = 0; i < w->nthreads; i++) {
             sw_gpu_thread *t = &w->threads[i];
             if (t->state != SW_T_WAIT_BARRIER) continue;
             if (!found) {
                 found = 1;
                 line = t->wait_line;
+                pc = t->wait_pc;
             } else if (t->wait_line != line) {
                 report_divergent_barrier(w);
                 return -1;
             }
             w->next[nnext++] = i;
         }
+        sw_findings_close_interval(w->job, w, pc);
+        w->interval_pc = pc;
         for (uint32_t k = 0; k < nnext; k++) w->threads[w->next[k]].state = SW_T_RUNNABLE;
         w->wait_barrier = 0;
         w->epoch++;
@@ -510,7 +611,67 @@ static int resolve(sw_worker *w) {
 }
 
 static void reset_stacks_after_abandon(sw_worker *w) {
+    if (w->looping) return; /* no fiber stacks in use */
     for (uint32_t i = 0; i < w->nthreads; i++) sw_stack_reset(&w->stacks[i]);
+}
+
+/* A threadgroup of a sync-free kernel (no barrier, no simd or quad function anywhere
+ * it can reach): no thread ever waits for another, so each runs to completion in
+ * turn on the worker's own stack, in the order of the schedule's permutation (so
+ * validate's schedule comparison still reorders them).  One thread record is
+ * re-labelled for each thread instead of preparing n of them.  The checks keep
+ * working: w->cur names the running thread for fault reports and the full-check
+ * hooks, and the barrier epoch is the threadgroup's one interval.  A fault or an
+ * abandoning report leaves through siglongjmp to worker_run_job. */
+static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+    const sw_dispatch *d = job->d;
+    sw_gpu_thread *t = &w->loop_thread;
+    sw_ids *id = &t->ids;
+    uint32_t ax = w->tg_actual[0], ay = w->tg_actual[1];
+    for (int k = 0; k < 3; k++) {
+        id->threadgroup_position_in_grid[k] = pos[k];
+        id->threads_per_threadgroup[k] = w->tg_actual[k];
+        id->threadgroups_per_grid[k] = d->groups[k];
+        id->threads_per_grid[k] = job->threads_per_grid[k];
+    }
+    id->simdgroups_per_threadgroup = (n + SW_SIMD_WIDTH - 1) / SW_SIMD_WIDTH;
+    id->threads_per_simdgroup = SW_SIMD_WIDTH;
+    t->args.buffers = job->buffers;
+    t->args.tg_params = w->tg_params;
+    t->args.ids = id;
+    t->w = w;
+    t->state = SW_T_RUNNABLE;
+    t->out_bank = SW_BANK_NONE;
+    uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
+    int one_d = ay == 1 && w->tg_actual[2] == 1;
+    sw_entry_fn entry = d->entry;
+    w->looping = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = job->fiber_order == SW_ORDER_INORDER ? k : w->next[k];
+        uint32_t lx = one_d ? i : i % ax, ly = one_d ? 0 : (i / ax) % ay, lz = one_d ? 0 : i / (ax * ay);
+        id->thread_position_in_threadgroup[0] = lx;
+        id->thread_position_in_threadgroup[1] = ly;
+        id->thread_position_in_threadgroup[2] = lz;
+        id->thread_position_in_grid[0] = base[0] + lx;
+        id->thread_position_in_grid[1] = base[1] + ly;
+        id->thread_position_in_grid[2] = base[2] + lz;
+        id->thread_index_in_threadgroup = i;
+        id->simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
+        id->thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
+        t->index = i;
+        t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
+        t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
+        t->tg_bump = job->tg_static_end;
+        t->tg_allocs = 0;
+        t->ncalls = 0;
+        w->cur = t;
+        entry(&t->args);
+    }
+    w->cur = NULL;
+    w->looping = 0;
+    w->live_total = 0;
+    sw_findings_close_interval(job, w, NULL);
+    return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
 }
 
 /* Runs threadgroup `linear` of the job.  Returns 0, or -1 when the dispatch is to be
@@ -531,7 +692,7 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
         n *= size;
     }
     if (n == 0) return 0;
-    if (ensure_stacks(w, n) != 0) {
+    if (!job->loop && ensure_stacks(w, n) != 0) {
         sw_job_report(job, 1, "kernel '%s': cannot map %u fiber stacks of %d KB: %s", d->kernel, n,
                       SW_FIBER_STACK_BYTES / 1024, strerror(errno));
         return -1;
@@ -551,9 +712,13 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     }
     w->tg_gen++;
     w->epoch++;
+    w->tg_linear = linear;
+    w->interval_pc = NULL;
+    w->npending = 0;
     w->nvars = 0;
     w->nallocs_named = 0;
     w->nallocs_reached = 0;
+    w->tg_declared_end = job->tg_static_end;
     w->tg_abandon = 0;
     if (d->instrumented && !w->shadow) {
         w->shadow = calloc(SW_TG_MEM_LIMIT, sizeof *w->shadow);
@@ -564,12 +729,21 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     }
     w->rng = job->fiber_seed ^ (linear * 0xd1b54a32d192ed03ull);
     /* Poison: 0xFF bytes read as NaN in f32/f16/bf16, so a read of memory nobody
-     * wrote shows up in the results. */
-    memset(w->arena, 0xff, SW_TG_MEM_LIMIT);
+     * wrote shows up in the results.  Only kernels that can reach the arena pay for it:
+     * here when [[threadgroup(n)]] memory is bound, else at the first sw_rt_tg_alloc. */
+    w->arena_poisoned = 0;
+    if (job->tg_static_end) poison_arena(w);
     for (int i = 0; i < SW_MAX_TG_PARAMS; i++) {
         w->tg_params[i] = d->tg_len[i] ? w->arena + job->tg_off[i] : NULL;
         if (d->tg_len[i] && w->nvars < SW_MAX_TG_VARS)
             w->vars[w->nvars++] = (sw_tg_var){job->tg_off[i], d->tg_len[i], NULL, i, 0};
+    }
+    if (job->loop) {
+        if (job->fiber_order != SW_ORDER_INORDER) {
+            for (uint32_t i = 0; i < n; i++) w->next[i] = i;
+            order_run_list(w, w->next, n);
+        }
+        return run_group_loop(w, job, pos, n);
     }
     init_threads(w, job, pos);
     for (uint32_t i = 0; i < n; i++) w->next[i] = i;
@@ -615,46 +789,111 @@ static const char *signal_what(int sig, int code) {
     }
 }
 
-static void describe_fault_address(sw_worker *w, const uint8_t *addr, char *buf, size_t len) {
-    const sw_dispatch *d = w->job->d;
-    for (int i = 0; i < SW_MAX_BUFFERS; i++) {
-        const sw_exec_binding *b = &d->buf[i];
-        if (!b->ptr || !b->map_lo || addr < b->map_lo || addr >= b->map_hi) continue;
-        const char *kind = b->is_bytes ? "setBytes data" : "buffer";
-        if (addr >= b->data + b->length)
-            snprintf(buf, len, "out-of-bounds access to %s(%d): byte offset %zu past the end (length %zu bytes)", kind,
-                     i, (size_t)(addr - (b->data + b->length)), b->length);
-        else if (addr < b->data)
-            snprintf(buf, len, "out-of-bounds access to %s(%d): %zu bytes before the start (length %zu bytes)", kind, i,
-                     (size_t)(b->data - addr), b->length);
-        else
-            snprintf(buf, len, "access fault inside %s(%d) at byte offset %zu (length %zu bytes)", kind, i,
-                     (size_t)(addr - b->data), b->length);
-        return;
-    }
-    if (addr >= w->arena_map && addr < w->arena_map + w->arena_map_size) {
-        snprintf(buf, len, "threadgroup memory out of bounds: byte offset %zu past the %d-byte arena",
-                 (size_t)(addr - (w->arena + SW_TG_MEM_LIMIT)), SW_TG_MEM_LIMIT);
-        return;
-    }
-    for (int i = 0; i < w->nstacks; i++) {
-        const uint8_t *lo = w->stacks[i].map, *hi = w->stacks[i].base;
-        if (addr >= lo && addr < hi) {
-            snprintf(buf, len, "stack overflow in a GPU thread (each has %d KB of stack)", SW_FIBER_STACK_BYTES / 1024);
-            return;
+/* A fault at addr: an out-of-bounds access (a buffer's guard page, the arena's), a
+ * stack overflow, or a wild address. */
+static void report_hardware_fault(sw_worker *w) {
+    sw_raw_finding f;
+    memset(&f, 0, sizeof f);
+    char what[300] = "";
+    const uint8_t *addr = w->fault_addr;
+    int acc = w->fault_write < 0 ? SW_ACC_NONE : w->fault_write ? SW_ACC_WRITE : SW_ACC_READ;
+    f.kind = DEV_FIND_FAULT;
+    f.buffer = -1;
+    f.fatal = 1;
+    if (w->fault_sig == SIGSEGV || w->fault_sig == SIGBUS) {
+        const sw_dispatch *d = w->job->d;
+        int found = 0;
+        for (int i = 0; i < SW_MAX_BUFFERS && !found; i++) {
+            const sw_exec_binding *b = &d->buf[i];
+            if (!b->ptr || !b->map_lo || addr < b->map_lo || addr >= b->map_hi) continue;
+            found = 1;
+            f.memory = SW_MEM_DEVICE;
+            f.buffer = i;
+            f.has_range = 1;
+            f.offset_lo = addr >= b->data ? (int64_t)(addr - b->data) : -(int64_t)(b->data - addr);
+            f.offset_hi = f.offset_lo + 1;
+            f.length = b->length;
+            if (addr >= b->data + b->length || addr < b->data) {
+                f.kind = DEV_FIND_OOB;
+                if (b->is_bytes) snprintf(what, sizeof what, "setBytes data");
+            } else {
+                snprintf(what, sizeof what, "access fault inside the buffer");
+            }
         }
+        if (!found && addr >= w->arena_map && addr < w->arena_map + w->arena_map_size) {
+            found = 1;
+            f.kind = DEV_FIND_OOB;
+            f.memory = SW_MEM_THREADGROUP;
+            f.has_range = 1;
+            f.offset_lo = (int64_t)(addr - w->arena);
+            f.offset_hi = f.offset_lo + 1;
+            f.length = SW_TG_MEM_LIMIT;
+            snprintf(what, sizeof what, "past the %d-byte threadgroup memory", SW_TG_MEM_LIMIT);
+        }
+        for (int i = 0; i < w->nstacks && !found; i++) {
+            const uint8_t *lo = w->stacks[i].map, *hi = w->stacks[i].base;
+            if (addr < lo || addr >= hi) continue;
+            found = 1;
+            snprintf(what, sizeof what, "stack overflow in a GPU thread (each has %d KB of stack)",
+                     SW_FIBER_STACK_BYTES / 1024);
+        }
+        if (!found)
+            snprintf(what, sizeof what, "invalid memory access at address %p (not in any bound buffer)",
+                     (const void *)addr);
+    } else {
+        snprintf(what, sizeof what, "%s", signal_what(w->fault_sig, w->fault_code));
+        acc = SW_ACC_NONE;
     }
-    snprintf(buf, len, "invalid memory access at address %p (not in any bound buffer)", (const void *)addr);
+    f.detail = what;
+    f.nsides = 1;
+    f.side[0] = sw_access_of(w->fault_thread, w, w->fault_pc, acc, 0, 0);
+    sw_findings_add(w->job, w, &f);
 }
 
-static void report_hardware_fault(sw_worker *w) {
-    char what[300], who[200];
-    if (w->fault_sig == SIGSEGV || w->fault_sig == SIGBUS)
-        describe_fault_address(w, w->fault_addr, what, sizeof what);
-    else
-        snprintf(what, sizeof what, "%s", signal_what(w->fault_sig, w->fault_code));
-    sw_describe_thread(w->fault_thread, who, sizeof who);
-    sw_job_report(w->job, 1, "kernel '%s': %s; %s", w->job->d->kernel, what, who);
+/* The faulting instruction and whether it wrote, from the signal context. */
+static void fault_context(void *ucv, const void **pc, int *write) {
+    *pc = NULL;
+    *write = -1;
+#if defined(__APPLE__) && defined(__aarch64__)
+    ucontext_t *uc = ucv;
+#ifdef __darwin_arm_thread_state64_get_pc
+    *pc = (const void *)__darwin_arm_thread_state64_get_pc(uc->uc_mcontext->__ss);
+#else
+    *pc = (const void *)uc->uc_mcontext->__ss.__pc;
+#endif
+    *write = (uc->uc_mcontext->__es.__esr >> 6) & 1; /* ESR_ELx.WnR of a data abort */
+#elif defined(__APPLE__) && defined(__x86_64__)
+    ucontext_t *uc = ucv;
+    *pc = (const void *)uc->uc_mcontext->__ss.__rip;
+    *write = (uc->uc_mcontext->__es.__err >> 1) & 1;
+#elif defined(__linux__) && defined(__x86_64__)
+    ucontext_t *uc = ucv;
+    *pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+    *write = (int)((uc->uc_mcontext.gregs[REG_ERR] >> 1) & 1); /* page-fault error code bit 1: write */
+#elif defined(__linux__) && defined(__aarch64__)
+    ucontext_t *uc = ucv;
+    *pc = (const void *)uc->uc_mcontext.pc;
+    /* The kernel appends an esr_context record (magic "ESR\x01") to the signal
+     * frame's __reserved area for data aborts; its WnR bit says write.  Records are
+     * {u32 magic, u32 size} headers ending with magic 0. */
+    const uint8_t *rec = (const uint8_t *)uc->uc_mcontext.__reserved;
+    const uint8_t *end = rec + sizeof uc->uc_mcontext.__reserved;
+    while (rec + 8 <= end) {
+        uint32_t magic, size;
+        memcpy(&magic, rec, 4);
+        memcpy(&size, rec + 4, 4);
+        if (magic == 0 || size < 8 || rec + size > end) break;
+        if (magic == 0x45535201u && size >= 16) {
+            uint64_t esr;
+            memcpy(&esr, rec + 8, 8);
+            *write = (int)((esr >> 6) & 1);
+            break;
+        }
+        rec += size;
+    }
+#else
+    (void)ucv;
+#endif
 }
 
 static struct sigaction old_actions[32];
@@ -667,8 +906,13 @@ static void fault_handler(int sig, siginfo_t *si, void *uc) {
         w->fault_code = si->si_code;
         w->fault_addr = si->si_addr;
         w->fault_thread = w->cur;
+        const void *pc;
+        int write;
+        fault_context(uc, &pc, &write);
+        w->fault_pc = pc;
+        w->fault_write = sig == SIGSEGV || sig == SIGBUS ? write : -1;
         w->cur = NULL;
-        sw_fiber_note_jump(&w->sched);
+        if (!w->looping) sw_fiber_note_jump(&w->sched);
         siglongjmp(w->fault_jmp, 1);
     }
     /* Not kernel code: hand over to whoever handled this before us, or die. */
@@ -713,10 +957,14 @@ static struct {
 
 static void worker_run_job(sw_worker *w, sw_job *job) {
     w->job = job;
-    if (sigsetjmp(w->fault_jmp, 1) != 0) {
-        sw_fiber_note_landed();
-        report_hardware_fault(w);
+    int landed = sigsetjmp(w->fault_jmp, 1);
+    if (landed != 0) {
+        /* 1: a hardware fault in kernel code; 2: a plain-loop threadgroup abandoned
+         * after its report (sw_exec_abandon_current) */
+        if (!w->looping) sw_fiber_note_landed();
+        if (landed == 1) report_hardware_fault(w);
         reset_stacks_after_abandon(w);
+        w->looping = 0;
         return;
     }
     for (;;) {
@@ -731,6 +979,12 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
 static int worker_setup(sw_worker *w) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     w->altstack_size = SW_ALTSTACK_BYTES;
+#ifdef _SC_MINSIGSTKSZ
+    /* The kernel's signal frame grows with the vector state (arm64 SVE/SME, x86 AVX-512):
+     * glibc reports what this machine needs (AT_MINSIGSTKSZ); the handler adds little. */
+    long min_sig = sysconf(_SC_MINSIGSTKSZ);
+    if (min_sig > 0 && (size_t)min_sig + 16384 > w->altstack_size) w->altstack_size = (size_t)min_sig + 16384;
+#endif
     w->altstack = malloc(w->altstack_size);
     w->threads = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->threads);
     w->run = calloc(SW_MAX_THREADS_PER_GROUP, sizeof *w->run);
@@ -875,7 +1129,10 @@ static int prepare_job(const sw_dispatch *d, sw_job *job, sw_dispatch_result *re
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
         const sw_exec_binding *b = &d->buf[i];
         job->buffers[i] = b->ptr;
-        if (b->ptr && b->map_lo) job->ranges[job->nranges++] = (sw_range){b->map_lo, b->map_hi, b->data, b->length, i};
+        if (!b->ptr || !b->map_lo) continue;
+        job->ranges[job->nranges++] = (sw_range){b->map_lo, b->map_hi, b->data, b->length, i};
+        if (!job->ranges_lo || b->map_lo < job->ranges_lo) job->ranges_lo = b->map_lo;
+        if (!job->ranges_hi || b->map_hi > job->ranges_hi) job->ranges_hi = b->map_hi;
     }
     return 0;
 }
@@ -894,6 +1151,8 @@ static int make_group_order(sw_job *job, int order, uint64_t seed, sw_dispatch_r
     return 0;
 }
 
+static _Atomic uint64_t dispatch_seq;
+
 int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     memset(res, 0, sizeof *res);
     res->start_s = res->end_s = sw_exec_now();
@@ -901,12 +1160,20 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     memset(&job, 0, sizeof job);
     job.d = d;
     job.res = res;
+    job.seq = atomic_fetch_add(&dispatch_seq, 1) + 1;
     int group_order;
     uint64_t group_seed;
-    read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed);
+    int fibers_only;
+    read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed, &fibers_only);
+    job.loop = d->sync_free && !fibers_only;
     if (prepare_job(d, &job, res) != 0) return -1;
     if (job.ngroups == 0) return 0;
     if (make_group_order(&job, group_order, group_seed, res) != 0) return -1;
+    job.findings = sw_findings_new();
+    if (!job.findings) {
+        free(job.order);
+        return set_error(res, "kernel '%s': out of memory for the check findings", d->kernel);
+    }
     pthread_mutex_init(&job.diag_mu, NULL);
     atomic_init(&job.next, 0);
     atomic_init(&job.abandoned, 0);
@@ -915,9 +1182,13 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     if (sw_exec_workers() == 0 || pool.init_failed) {
         pthread_mutex_unlock(&pool.dispatch_mu);
         free(job.order);
+        sw_findings_free(job.findings);
         pthread_mutex_destroy(&job.diag_mu);
         return set_error(res, "kernel '%s': could not start the software device's worker threads", d->kernel);
     }
+    /* Buffers keep their device shadow between dispatches: one dispatch at a time
+     * sets it up, uses and clears it. */
+    if (d->instrumented) sw_checks_dispatch_begin(&job);
     res->start_s = sw_exec_now();
     pthread_mutex_lock(&pool.mu);
     pool.job = &job;
@@ -928,9 +1199,15 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     pool.job = NULL;
     pthread_mutex_unlock(&pool.mu);
     res->end_s = sw_exec_now();
+    sw_checks_dispatch_end(&job);
     pthread_mutex_unlock(&pool.dispatch_mu);
 
     free(job.order);
+    /* Addresses become .metal lines here, after the workers are done. */
+    sw_findings_finish(&job, res);
+    sw_findings_free(job.findings);
+    free(job.site_pcs);
+    free(job.site_index);
     pthread_mutex_destroy(&job.diag_mu);
     if (res->failed && !res->error) {
         char msg[1200];
@@ -944,6 +1221,7 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
 
 void sw_dispatch_result_free(sw_dispatch_result *res) {
     free(res->error);
+    free(res->findings);
     for (int i = 0; i < res->ndiags; i++) free(res->diags[i]);
     memset(res, 0, sizeof *res);
 }

@@ -14,7 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/finding.h"
 #include "swmetal/sw_abi.h"
+
+struct sw_guarded;
 
 #define SW_MAX_THREADS_PER_GROUP 1024
 #define SW_TG_MEM_LIMIT 32768
@@ -28,12 +31,17 @@ typedef struct sw_exec_binding {
     const uint8_t *map_lo;       /* the buffer's whole mapping, guard pages included, for */
     const uint8_t *map_hi;       /* attributing a fault address (NULL when not guarded) */
     int is_bytes;                /* 1 = setBytes data rather than a buffer */
+    struct sw_guarded *mem;      /* the buffer's memory, where full checks keep its shadow between
+                                    dispatches; NULL = a shadow per dispatch */
 } sw_exec_binding;
 
 typedef struct sw_dispatch {
     const char *kernel;          /* name used in every message */
     sw_entry_fn entry;
     int instrumented;            /* entry is the full-check (-fsanitize=thread hooked) variant */
+    int sync_free;               /* the kernel and all it can call use no barrier and no simd or
+                                    quad function (msl_sync.c): its threads may run as a plain
+                                    loop instead of fibers */
     uint32_t groups[3];          /* threadgroups per grid */
     uint32_t tg_size[3];         /* threads per threadgroup */
     uint32_t grid_threads[3];    /* dispatchThreads: threads per grid (edge groups are cut);
@@ -44,10 +52,12 @@ typedef struct sw_dispatch {
 
 typedef struct sw_dispatch_result {
     int failed;                  /* 1 = the dispatch faulted or a check reported something */
-    char *error;                 /* malloc'd: the fault, or a summary of the diagnostics */
-    char *diags[SW_DIAG_KEEP];   /* malloc'd: the first diagnostics in the order found */
+    char *error;                 /* malloc'd: the fault, or a summary of the findings */
+    char *diags[SW_DIAG_KEEP];   /* malloc'd: one line per finding (the first SW_DIAG_KEEP) */
     int ndiags;
-    uint64_t total_diags;        /* all diagnostics, including those not kept */
+    uint64_t total_diags;        /* occurrences of all findings, plus executor errors */
+    dev_finding *findings;       /* malloc'd: every distinct finding, the fatal one first */
+    int nfindings;
     double start_s, end_s;       /* monotonic clock, seconds */
 } sw_dispatch_result;
 

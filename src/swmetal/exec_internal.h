@@ -12,11 +12,15 @@
 
 #include "swmetal/exec.h"
 #include "swmetal/fiber.h"
+#include "swmetal/findings.h"
 
 #define SW_MAX_SIMDGROUPS (SW_MAX_THREADS_PER_GROUP / SW_SIMD_WIDTH)
 #define SW_MAX_TG_VARS 64
 #define SW_SIMD_BANKS 2
 #define SW_BANK_NONE 0xff
+#define SW_CALL_DEPTH 8          /* shadow call stack entries kept per GPU thread (full checks) */
+#define SW_PENDING_MAX 16        /* finding groups per worker waiting for the barrier closing their interval */
+#define SW_SITE_CACHE 4096       /* per-worker cache of code address -> site id (a power of 2) */
 
 enum sw_thread_state { SW_T_RUNNABLE = 0, SW_T_WAIT_BARRIER, SW_T_WAIT_SIMD, SW_T_DONE };
 enum sw_order { SW_ORDER_INORDER = 0, SW_ORDER_REVERSE, SW_ORDER_RANDOM };
@@ -35,6 +39,9 @@ typedef struct sw_gpu_thread {
     uint8_t out_bank;            /* exchange bank written for the next simd sync, SW_BANK_NONE */
     uint8_t read_bank;           /* exchange bank of the last simd sync (sw_rt_simd_slots) */
     int wait_line;               /* .metal line of the barrier / simd sync it waits at */
+    const void *wait_pc;         /* code address of that barrier / simd sync call */
+    const void *calls[SW_CALL_DEPTH]; /* full checks: call sites of the instrumented functions entered */
+    uint32_t ncalls;             /* depth (may exceed SW_CALL_DEPTH; only the first ones are kept) */
     uint32_t simd_result;        /* mask handed back by sw_rt_simd_sync */
     size_t tg_bump;              /* next free arena offset for sw_rt_tg_alloc */
     int tg_allocs;               /* sw_rt_tg_alloc calls so far */
@@ -56,13 +63,30 @@ typedef struct sw_range {
     int index;                   /* [[buffer(index)]] */
 } sw_range;
 
+/* Device-memory shadow of one bound buffer for full checks (layout in checks.c). */
+typedef struct sw_dev_shadow {
+    const uint8_t *data;         /* the buffer's first byte */
+    size_t length;
+    uint8_t *map;                /* one mapping holding the arrays below */
+    size_t map_bytes;
+    uint64_t *w;                 /* [length] last writer per byte */
+    uint32_t *r;                 /* [length] a reader per byte */
+    uint16_t *rsite;             /* [length] where that reader read */
+    uint32_t *wblk;              /* [length / 64 + 1] writers of each 64-byte block */
+    struct sw_guarded *owner;    /* keeps the mapping between dispatches; NULL = unmapped at the end */
+    uint8_t *touched;            /* [ngranules]: 1 = this dispatch marked cells there (cleared at the end) */
+    size_t ngranules;
+} sw_dev_shadow;
+
 typedef struct sw_job {
     const sw_dispatch *d;
+    uint64_t seq;                /* dispatch number, process-wide (tags per-worker caches) */
     uint64_t ngroups;
     _Atomic uint64_t next;       /* next threadgroup (position in `order`) to start */
     _Atomic int abandoned;       /* set on the first fatal error: workers stop */
     uint32_t *order;             /* threadgroup permutation, NULL = in order */
     int fiber_order;             /* sw_order of fibers between synchronisation points */
+    int loop;                    /* run each threadgroup's threads as a plain loop (sync-free kernel) */
     uint64_t fiber_seed;
     size_t tg_off[SW_MAX_TG_PARAMS];
     size_t tg_static_end;        /* first arena byte past the [[threadgroup(n)]] regions */
@@ -70,21 +94,38 @@ typedef struct sw_job {
     void *buffers[SW_MAX_BUFFERS];   /* what kernels receive as args->buffers */
     sw_range ranges[SW_MAX_BUFFERS]; /* guarded bound buffers */
     int nranges;
+    const uint8_t *ranges_lo, *ranges_hi; /* hull of every range: most other addresses are the stack */
+    uintptr_t code_base;         /* load address of the kernel's library (full checks: code offsets) */
     pthread_mutex_t diag_mu;
     sw_dispatch_result *res;
+    sw_findings *findings;       /* what the checks found, grouped */
+    /* Full checks, device memory: one shadow per distinct guarded buffer (setBytes
+     * data excluded), indexed like `ranges` through dev_of_range. */
+    int device_check;            /* 1: conflicts between threads in device memory are checked */
+    sw_dev_shadow dev[SW_MAX_BUFFERS];
+    int ndev;
+    int dev_of_range[SW_MAX_BUFFERS]; /* -1: no shadow */
+    /* Code address -> site id table (findings.c), guarded by diag_mu. */
+    const void **site_pcs;       /* [SW_SITE_MAX + 1], [0] unused */
+    uint32_t nsites;
+    uint16_t *site_index;        /* open-addressed hash of site_pcs: [SW_SITE_INDEX] ids */
 } sw_job;
 
-/* Per-byte shadow of the threadgroup arena for full checks (checks.c). */
+/* Per-byte shadow of the threadgroup arena for full checks (checks.c).  Code
+ * addresses are kept as offsets from the kernel library's base (job->code_base). */
 typedef struct sw_tg_shadow {
     uint32_t written_gen;        /* == worker's tg_gen: written in this threadgroup */
     uint32_t reported_gen;       /* == tg_gen: an uninitialised read was reported */
     uint32_t w_epoch, w_simd;    /* barrier epoch / simd epoch of the last write */
     uint32_t r_epoch, r_simd;    /* ... of the last read */
-    uint16_t w_tid, r_tid;       /* threads (r_tid = SW_SHADOW_MANY for several readers) */
-    uint16_t r_sg;               /* simdgroup of all readers, SW_SHADOW_MANY if mixed */
-    uint16_t pad;
+    uint32_t w_at, r_at, r_other_at; /* code offsets of the last write, r_tid's read, r_other's read */
+    uint16_t w_tid;              /* the last writer */
+    uint16_t r_tid;              /* the first reader of epoch r_epoch */
+    uint16_t r_other;            /* SW_SHADOW_READERS set: a second reader */
+    uint16_t r_sg;               /* simdgroup of all readers (SW_SHADOW_MANY if mixed) | SW_SHADOW_READERS */
 } sw_tg_shadow;
-#define SW_SHADOW_MANY 0xffff
+#define SW_SHADOW_READERS 0x8000 /* in r_sg: several threads read in epoch r_epoch */
+#define SW_SHADOW_MANY 0x7fff   /* in r_sg: readers of several simdgroups */
 
 typedef struct sw_worker {
     int id;
@@ -106,8 +147,14 @@ typedef struct sw_worker {
     sigjmp_buf fault_jmp;        /* the scheduler context a hardware fault returns to */
     volatile int fault_sig, fault_code;
     void *volatile fault_addr;
+    const void *volatile fault_pc;   /* the faulting instruction, NULL when the platform does not say */
+    volatile int fault_write;        /* 1 write, 0 read, -1 unknown */
     sw_gpu_thread *volatile fault_thread;
     int tg_abandon;              /* set by sw_rt_fault before leaving its fiber */
+    int looping;                 /* running a threadgroup as a plain loop: kernel code is on this
+                                    worker's own stack and leaves by siglongjmp to fault_jmp */
+    sw_gpu_thread loop_thread;   /* the plain loop's one thread record, re-labelled per thread */
+    int arena_poisoned;          /* the arena was poisoned for this threadgroup (done lazily) */
 
     /* The threadgroup being run. */
     uint32_t tg_pos[3], tg_actual[3];
@@ -133,23 +180,54 @@ typedef struct sw_worker {
     int nvars;
     int nallocs_named;           /* sw_rt_tg_alloc regions named so far */
     int nallocs_reached;         /* sw_rt_tg_alloc regions some thread has reached */
+    size_t tg_declared_end;      /* arena bytes past this belong to no declared region (full checks) */
 
     /* Clocks for the full checks: every threadgroup, barrier release and simd sync
      * takes a fresh value, so shadow entries never need clearing. */
     uint32_t tg_gen, epoch, simd_clock;
     uint32_t simd_epoch[SW_MAX_SIMDGROUPS];
     sw_tg_shadow *shadow;        /* [SW_TG_MEM_LIMIT], allocated on the first full-check use */
+
+    /* Findings (findings.c). */
+    uint64_t tg_linear;          /* linear index of the threadgroup being run */
+    const void *interval_pc;     /* the barrier that opened the current barrier interval, NULL = group start */
+    int pending[SW_PENDING_MAX]; /* finding groups of this interval waiting for its closing barrier */
+    int npending;
+    struct {
+        const void *pc;
+        uint32_t id;
+        uint32_t seq;            /* low bits of the job->seq it belongs to */
+    } site_cache[SW_SITE_CACHE];
 } sw_worker;
+
+/* sw_site_id through the worker's cache, inline: the checks ask once per access. */
+static inline uint32_t sw_site_slot(const void *pc) {
+    uintptr_t h = (uintptr_t)pc;
+    return (uint32_t)(h ^ (h >> 12) ^ (h >> 24)) & (SW_SITE_CACHE - 1);
+}
+
+static inline uint32_t sw_site_of(sw_job *job, sw_worker *w, const void *pc) {
+    uint32_t slot = sw_site_slot(pc);
+    if (w->site_cache[slot].pc == pc && w->site_cache[slot].seq == (uint32_t)job->seq) return w->site_cache[slot].id;
+    return sw_site_id(job, w, pc);
+}
 
 /* The worker running on this OS thread (NULL outside the pool). */
 sw_worker *sw_exec_current_worker(void);
 
-/* Records a diagnostic for the dispatch.  fatal: also the dispatch's error, and the
+/* Records a diagnostic of the executor itself (not a finding about the kernel's
+ * code: out of memory, cannot start).  fatal: also the dispatch's error, and the
  * dispatch is abandoned (workers stop starting threadgroups). */
 void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* "thread_position_in_grid (x,y,z) (threadgroup (a,b,c), thread_index_in_threadgroup i)" */
-void sw_describe_thread(const sw_gpu_thread *t, char *buf, size_t len);
+/* The access as a check reports it: t's thread, its shadow call stack's innermost
+ * entry as the caller of pc; line: the .metal line when the caller knows it (a
+ * fallback for when the symbolizer does not), else 0. */
+sw_access sw_access_of(const sw_gpu_thread *t, const sw_worker *w, const void *pc, int kind, size_t size, int line);
+
+/* Fills ids of thread tid of threadgroup tg_linear of the job's grid. */
+void sw_job_thread_ids(const sw_job *job, uint64_t tg_linear, uint32_t tid, uint32_t grid_pos[3],
+                       uint32_t tg_pos[3]);
 
 /* Abandons the running fiber's threadgroup after a fatal report: never returns. */
 void sw_exec_abandon_current(void) __attribute__((noreturn));

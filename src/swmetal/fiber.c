@@ -2,8 +2,10 @@
  *
  * The hand-written switch saves only what the C ABI says a call preserves:
  *   x86-64 SysV: rbx, rbp, r12-r15, MXCSR and the x87 control word, rsp;
- *   arm64 AAPCS64: x19-x29, x30 (return address), d8-d15, sp.
+ *   arm64 AAPCS64: x19-x29, x30 (return address), d8-d15, FPCR, sp.
  * Everything else is caller-saved, so the compiler already spilled it around the call.
+ * The floating-point control registers (MXCSR/x87 CW, FPCR: rounding mode, flush to
+ * zero) are per fiber, so one GPU thread's mode never leaks into another's.
  * A new fiber's stack is laid out as if it had been switched out inside a trampoline
  * that calls entry(arg); the first switch-in "returns" into that trampoline.
  *
@@ -145,9 +147,14 @@ static void *initial_sp(const sw_stack *st, sw_fiber_entry entry, void *arg) {
 }
 
 #elif defined(__aarch64__)
+/* The frame is 176 bytes, a multiple of 16 as sp must stay.  FPCR is written only when
+ * it differs: on some cores a write to it serialises the pipeline.  `hint #34` is
+ * BTI c (a no-op without branch protection), so a binary built with
+ * -mbranch-protection=standard may reach these through an indirect branch. */
 __asm__(".text\n"
         ".p2align 4\n" SW_FUNC_BEGIN(sw_fiber_raw_switch)
-        "    sub sp, sp, #160\n"
+        "    hint #34\n"
+        "    sub sp, sp, #176\n"
         "    stp x19, x20, [sp, #0]\n"
         "    stp x21, x22, [sp, #16]\n"
         "    stp x23, x24, [sp, #32]\n"
@@ -158,6 +165,8 @@ __asm__(".text\n"
         "    stp d10, d11, [sp, #112]\n"
         "    stp d12, d13, [sp, #128]\n"
         "    stp d14, d15, [sp, #144]\n"
+        "    mrs x9, fpcr\n"
+        "    str x9, [sp, #160]\n"
         "    mov x2, sp\n"
         "    str x2, [x0]\n"
         "    mov sp, x1\n"
@@ -171,25 +180,39 @@ __asm__(".text\n"
         "    ldp d10, d11, [sp, #112]\n"
         "    ldp d12, d13, [sp, #128]\n"
         "    ldp d14, d15, [sp, #144]\n"
-        "    add sp, sp, #160\n"
+        "    ldr x10, [sp, #160]\n"
+        "    cmp x9, x10\n"
+        "    b.eq 1f\n"
+        "    msr fpcr, x10\n"
+        "1:\n"
+        "    add sp, sp, #176\n"
         "    ret\n" SW_FUNC_END(sw_fiber_raw_switch)
         ".p2align 4\n" SW_FUNC_BEGIN(sw_fiber_trampoline)
+        "    hint #34\n"
         "    mov x0, x19\n"
         "    blr x20\n"
         "    brk #0\n" SW_FUNC_END(sw_fiber_trampoline));
 
+/* The initial frame, lowest address first, exactly as sw_fiber_raw_switch loads it.
+ * x29 = 0 ends the frame chain for debuggers and unwinders at the trampoline. */
 typedef struct arm64_initial_frame {
     uint64_t x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, x29, x30;
     uint64_t d[8];
+    uint64_t fpcr, pad;
 } arm64_initial_frame;
+
+_Static_assert(sizeof(arm64_initial_frame) == 176, "the frame sw_fiber_raw_switch pushes");
 
 static void *initial_sp(const sw_stack *st, sw_fiber_entry entry, void *arg) {
     uintptr_t top = ((uintptr_t)st->base + st->size) & ~(uintptr_t)15;
     arm64_initial_frame *fr = (arm64_initial_frame *)(top - sizeof(arm64_initial_frame));
     memset(fr, 0, sizeof *fr);
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
     fr->x19 = (uint64_t)(uintptr_t)arg;
     fr->x20 = (uint64_t)(uintptr_t)entry;
     fr->x30 = (uint64_t)(uintptr_t)sw_fiber_trampoline;
+    fr->fpcr = fpcr;
     return fr;
 }
 #endif

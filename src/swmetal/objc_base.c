@@ -17,7 +17,13 @@ typedef struct class_size {
 static class_size class_sizes[SW_MAX_CLASSES];
 static int nclasses;
 
-static Class root_class, string_class, error_class, pool_class;
+static Class root_class, string_class, error_class;
+
+/* Instances alive now: a test can see that every autoreleased object was released
+ * when the pool it went to drained. */
+static _Atomic long live_objects;
+
+long sw_objc_live_objects(void) { return atomic_load(&live_objects); }
 
 Class sw_root_class(void) { return root_class; }
 Class sw_string_class(void) { return string_class; }
@@ -70,10 +76,14 @@ id sw_obj_new(Class cls) {
     if (!o) return nil;
     o->isa = cls;
     atomic_init(&o->refs, 1);
+    atomic_fetch_add(&live_objects, 1);
     return (id)o;
 }
 
-void sw_obj_free(id obj) { free(obj); }
+void sw_obj_free(id obj) {
+    if (obj) atomic_fetch_sub(&live_objects, 1);
+    free(obj);
+}
 
 id sw_retain(id obj) {
     if (obj) atomic_fetch_add(&((sw_obj *)obj)->refs, 1);
@@ -97,8 +107,14 @@ static id root_autorelease(id self, SEL cmd) { return sw_autorelease(self); }
 static NSUInteger root_retain_count(id self, SEL cmd) { return (NSUInteger)sw_retain_count(self); }
 static void root_dealloc(id self, SEL cmd) { sw_obj_free(self); }
 static Class root_class_m(id self, SEL cmd) { return object_getClass(self); }
+/* Apple's runtime sends +initialize to a class before its first message, and only
+ * root classes loaded from an image (NSObject) come with one: without this, the
+ * first message to any software-device object is an unrecognized selector there.
+ * GNU libobjc calls it only when present.  A class method, so on the metaclass. */
+static void root_initialize(id self, SEL cmd) {}
 
 static void root_methods(Class cls) {
+    sw_class_method_add(cls, "initialize", SW_IMP(root_initialize), "v@:");
     sw_class_method_add(cls, "alloc", SW_IMP(root_alloc), "@@:");
     sw_class_method_add(cls, "new", SW_IMP(root_new), "@@:");
     sw_method_add(cls, "init", SW_IMP(root_init), "@@:");
@@ -110,7 +126,28 @@ static void root_methods(Class cls) {
     sw_method_add(cls, "class", SW_IMP(root_class_m), "#@:");
 }
 
-/* ---- autorelease pools ---- */
+/* ---- autorelease pools ----
+ *
+ * One pool stack per thread, and it is the one the host pushes with
+ * [[NSAutoreleasePool alloc] init] (src/metal/mtl.c) on every platform:
+ *   - Apple: Foundation's NSAutoreleasePool is objc4's per-thread pool stack (so is
+ *     @autoreleasepool).  Our -autorelease joins that stack through
+ *     _objc_rootAutorelease, the entry objc4 exports for root classes that are not
+ *     NSObject (NSObject's own -autorelease calls it; objc4's tests and Swift's
+ *     SwiftObject root class do the same).  When the pool pops, objc4 sends our
+ *     objects -release, since a custom root class always gets the message.  A pool
+ *     class of our own would be a second stack that nobody drains.
+ *   - GNU libobjc has no pools: we provide NSAutoreleasePool itself, under that
+ *     name (registration aborts if something else owns it, rather than autorelease
+ *     into a pool the host never pushes). */
+
+#if defined(__APPLE__)
+
+id _objc_rootAutorelease(id obj); /* libobjc.A.dylib, objc4's NSObject.mm */
+
+id sw_autorelease(id obj) { return obj ? _objc_rootAutorelease(obj) : obj; }
+
+#else
 
 typedef struct sw_pool {
     sw_obj base;
@@ -181,6 +218,8 @@ static void pool_methods(Class cls) {
     sw_method_add(cls, "release", SW_IMP(pool_drain), "v@:");
     sw_method_add(cls, "retain", SW_IMP(pool_retain), "@@:");
 }
+
+#endif
 
 /* ---- NSString ---- */
 
@@ -306,8 +345,9 @@ void sw_objc_register_metal(void); /* objc_device.c */
 
 static void register_all(void) {
     root_class = sw_class_register("SWObject", Nil, sizeof(sw_obj), root_methods);
-    pool_class = sw_class_register(free_name("NSAutoreleasePool", "SWAutoreleasePool"), root_class, sizeof(sw_pool),
-                                   pool_methods);
+#if !defined(__APPLE__)
+    sw_class_register("NSAutoreleasePool", root_class, sizeof(sw_pool), pool_methods);
+#endif
     string_class = sw_class_register(free_name("NSString", "SWString"), root_class, sizeof(sw_string), string_methods);
     error_class = sw_class_register(free_name("NSError", "SWError"), root_class, sizeof(sw_error), error_methods);
     sw_objc_register_metal();
@@ -317,6 +357,6 @@ static pthread_once_t register_once = PTHREAD_ONCE_INIT;
 
 void sw_objc_init(void) { pthread_once(&register_once, register_all); }
 
-/* The host may look up NSAutoreleasePool or MTLCompileOptions before it creates the
- * device: register at start-up. */
+/* The host may look up NSAutoreleasePool or NSString before it creates the device:
+ * register at start-up. */
 __attribute__((constructor)) static void sw_objc_init_at_load(void) { sw_objc_init(); }

@@ -2,9 +2,11 @@
  *
  * A root class (SWObject) with an atomic reference count and Apple's ownership
  * conventions: alloc/new/copy/new* return +1, everything else is autoreleased into
- * the calling thread's innermost NSAutoreleasePool.  Also the few Foundation classes
- * the host needs (NSString, NSError, NSAutoreleasePool), registered under their own
- * names when the process has no Foundation (GNU libobjc), else under SW* names.
+ * the calling thread's innermost NSAutoreleasePool — Foundation's on Apple (objc4's
+ * pool stack), ours on GNU libobjc, which has none.  Also the few Foundation classes
+ * the host needs (NSString, NSError, and NSAutoreleasePool on GNU libobjc),
+ * registered under their own names when the process has no Foundation, else under
+ * SW* names.
  *
  * Every instance is a C struct starting with sw_obj, calloc'd by sw_obj_new. */
 #ifndef GDN_SW_OBJC_BASE_H
@@ -40,6 +42,8 @@ id sw_autorelease(id obj);
 long sw_retain_count(id obj);
 /* The end of every -dealloc: frees the instance memory. */
 void sw_obj_free(id obj);
+/* Instances allocated by sw_obj_new and not yet freed, process-wide. */
+long sw_objc_live_objects(void);
 
 /* NSString: +1 new string (a copy of utf8), its bytes, autoreleased string. */
 id sw_string_new(const char *utf8);

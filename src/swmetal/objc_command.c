@@ -7,8 +7,16 @@
  * in order on the executor's worker pool and returns at once, as on a GPU;
  * `waitUntilCompleted` waits.  Resources are released when the buffer completes.
  * The first failing dispatch (fault, limit, check diagnosis) ends the command buffer
- * with status Error and an NSError carrying the message. */
+ * with status Error and an NSError carrying the message.
+ *
+ * An encoder made from an MTLComputePassDescriptor whose sample buffer attachments
+ * ask for timestamps (objc_counters.c) queues a sample command before its first
+ * dispatch and one at endEncoding: the queue thread takes the timestamp when it
+ * reaches the command, so each pass's samples bracket exactly its dispatches, on the
+ * same clock as GPUStartTime/GPUEndTime, which span the first command's start to the
+ * last one's end. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +31,16 @@
 
 static Class queue_class, cb_class, encoder_class;
 
+static _Atomic uint64_t dispatches_executed, command_buffers_executed;
+
+uint64_t swmtl_dispatches_executed(void) { return atomic_load(&dispatches_executed); }
+uint64_t swmtl_command_buffers_executed(void) { return atomic_load(&command_buffers_executed); }
+
+/* A dispatch, or (sample_buffer set) a timestamp sample taken at a pass boundary. */
 typedef struct sw_cmd {
     struct sw_cmd *next;
+    id sample_buffer;                        /* retained; nil for a dispatch */
+    NSUInteger sample_index;
     id pipeline;                             /* retained */
     id buffers[SW_MAX_BUFFERS];              /* retained */
     size_t offsets[SW_MAX_BUFFERS];
@@ -64,6 +80,8 @@ typedef struct sw_mtl_cb {
     char *diags[SW_DIAG_KEEP];
     int ndiags;
     uint64_t total_diags;
+    dev_finding *findings;                   /* of the dispatch that failed */
+    int nfindings;
 } sw_mtl_cb;
 
 typedef struct sw_mtl_encoder {
@@ -76,11 +94,16 @@ typedef struct sw_mtl_encoder {
     size_t bytes_len[SW_MAX_BUFFERS];
     size_t tg_len[SW_MAX_TG_PARAMS];
     int ended;
+    /* end-of-encoder samples of a compute pass, queued at endEncoding */
+    int nend_samples;
+    id end_sample_buffer[SW_PASS_SAMPLE_ATTACHMENTS]; /* retained */
+    NSUInteger end_sample_index[SW_PASS_SAMPLE_ATTACHMENTS];
 } sw_mtl_encoder;
 
 /* ---- commands ---- */
 
 static void cmd_free(sw_cmd *c) {
+    sw_release(c->sample_buffer);
     sw_release(c->pipeline);
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
         sw_release(c->buffers[i]);
@@ -109,7 +132,8 @@ static void cb_encode_error(sw_mtl_cb *cb, const char *fmt, ...) {
     cb->encode_error = strdup(msg);
 }
 
-static void bind_buffer(sw_exec_binding *b, const sw_guarded *mem, size_t offset, int is_bytes) {
+static void bind_buffer(sw_exec_binding *b, sw_guarded *mem, size_t offset, int is_bytes) {
+    b->mem = mem;
     b->ptr = mem->data + offset;
     b->data = mem->data;
     b->length = mem->length;
@@ -118,13 +142,25 @@ static void bind_buffer(sw_exec_binding *b, const sw_guarded *mem, size_t offset
     b->is_bytes = is_bytes;
 }
 
-static void cb_add_diags(sw_mtl_cb *cb, const sw_dispatch_result *res) {
+static void cb_add_diags(sw_mtl_cb *cb, sw_dispatch_result *res) {
     for (int i = 0; i < res->ndiags && cb->ndiags < SW_DIAG_KEEP; i++) cb->diags[cb->ndiags++] = strdup(res->diags[i]);
     cb->total_diags += res->total_diags;
+    if (res->nfindings && !cb->findings) { /* taken over: the first failing dispatch ends the buffer */
+        cb->findings = res->findings;
+        cb->nfindings = res->nfindings;
+        res->findings = NULL;
+        res->nfindings = 0;
+    }
 }
 
-/* Runs one command; returns 0, or -1 with *msg (malloc'd). */
-static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, char **msg) {
+/* Runs one command; *t0 and *t1 = when it started and ended.  Returns 0, or -1 with
+ * *msg (malloc'd). */
+static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, double *t0, double *t1, char **msg) {
+    if (c->sample_buffer) {
+        *t0 = *t1 = sw_exec_now();
+        sw_sample_buffer_store(c->sample_buffer, c->sample_index, sw_gpu_timestamp(*t0));
+        return 0;
+    }
     sw_dispatch d;
     memset(&d, 0, sizeof d);
     d.kernel = sw_mtl_pipeline_name(c->pipeline);
@@ -133,6 +169,7 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, char **msg) {
         *msg = err ? err : strdup("cannot build the full-check variant of the kernel");
         return -1;
     }
+    d.sync_free = sw_mtl_pipeline_sync_free(c->pipeline);
     memcpy(d.groups, c->groups, sizeof d.groups);
     memcpy(d.tg_size, c->tg, sizeof d.tg_size);
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);
@@ -143,8 +180,9 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, char **msg) {
     }
     sw_dispatch_result res;
     int rc = sw_exec_dispatch(&d, &res);
-    if (!cb->cmds || c == cb->cmds) cb->start = res.start_s;
-    cb->end = res.end_s;
+    atomic_fetch_add(&dispatches_executed, 1);
+    *t0 = res.start_s;
+    *t1 = res.end_s;
     cb_add_diags(cb, &res);
     if (rc != 0) *msg = strdup(res.error ? res.error : "dispatch failed");
     sw_dispatch_result_free(&res);
@@ -168,7 +206,13 @@ static void cb_execute(sw_mtl_cb *cb) {
         msg = strdup(cb->encode_error);
         code = MTLCommandBufferErrorInvalidResource;
     }
-    for (sw_cmd *c = cb->cmds; c && !msg; c = c->next) cmd_run(cb, c, full, &msg);
+    for (sw_cmd *c = cb->cmds; c && !msg; c = c->next) {
+        double t0, t1;
+        cmd_run(cb, c, full, &t0, &t1, &msg);
+        if (c == cb->cmds) cb->start = t0;
+        cb->end = t1;
+    }
+    atomic_fetch_add(&command_buffers_executed, 1);
     /* Resources are held only until completion, as on Metal. */
     cb_free_cmds(cb);
     if (msg) {
@@ -280,6 +324,63 @@ static id cb_compute_encoder(id self, SEL cmd) {
     return sw_autorelease((id)e);
 }
 
+static void cb_append(sw_mtl_cb *cb, sw_cmd *c) {
+    if (cb->last)
+        cb->last->next = c;
+    else
+        cb->cmds = c;
+    cb->last = c;
+}
+
+/* Queues a timestamp sample into slot index of sample_buffer. */
+static int cb_append_sample(sw_mtl_cb *cb, id sample_buffer, NSUInteger index) {
+    sw_cmd *c = calloc(1, sizeof *c);
+    if (!c) {
+        cb_encode_error(cb, "out of memory encoding a counter sample");
+        return -1;
+    }
+    c->sample_buffer = sw_retain(sample_buffer);
+    c->sample_index = index;
+    cb_append(cb, c);
+    return 0;
+}
+
+/* A compute encoder for a pass: its sample buffer attachments' start-of-encoder
+ * samples are queued now, the end-of-encoder ones at endEncoding.  An index past the
+ * sample buffer fails the command buffer, as Metal refuses such a pass. */
+static id cb_compute_encoder_with_descriptor(id self, SEL cmd, id pass) {
+    sw_mtl_cb *cb = (sw_mtl_cb *)self;
+    if (!pass || !sw_is_compute_pass(pass)) {
+        cb_encode_error(cb, "computeCommandEncoderWithDescriptor: needs an MTLComputePassDescriptor");
+        return nil;
+    }
+    id enc = cb_compute_encoder(self, cmd);
+    if (!enc) return nil;
+    sw_mtl_encoder *e = (sw_mtl_encoder *)enc;
+    NSUInteger dont = sw_counter_dont_sample();
+    for (int i = 0; i < SW_PASS_SAMPLE_ATTACHMENTS; i++) {
+        id sb;
+        NSUInteger start, end;
+        if (!sw_pass_attachment(pass, i, &sb, &start, &end)) continue;
+        if (!sw_is_sample_buffer(sb)) {
+            cb_encode_error(cb, "sampleBufferAttachments[%d].sampleBuffer is not a counter sample buffer", i);
+            continue;
+        }
+        NSUInteger count = sw_sample_buffer_count(sb);
+        if ((start != dont && start >= count) || (end != dont && end >= count)) {
+            cb_encode_error(cb, "sampleBufferAttachments[%d]: sample index %lu is past the sample buffer (%lu samples)",
+                            i, (unsigned long)(start != dont && start >= count ? start : end), (unsigned long)count);
+            continue;
+        }
+        if (start != dont) cb_append_sample(cb, sb, start);
+        if (end != dont) {
+            e->end_sample_buffer[e->nend_samples] = sw_retain(sb);
+            e->end_sample_index[e->nend_samples++] = end;
+        }
+    }
+    return enc;
+}
+
 static void cb_enqueue(id self, SEL cmd) {
     sw_mtl_cb *cb = (sw_mtl_cb *)self;
     pthread_mutex_lock(&cb->mu);
@@ -357,6 +458,7 @@ static void cb_dealloc(id self, SEL cmd) {
     cb_free_cmds(cb);
     free(cb->encode_error);
     for (int i = 0; i < cb->ndiags; i++) free(cb->diags[i]);
+    free(cb->findings);
     sw_release(cb->error);
     pthread_mutex_destroy(&cb->mu);
     pthread_cond_destroy(&cb->cv);
@@ -367,6 +469,7 @@ static void cb_dealloc(id self, SEL cmd) {
 
 static void cb_methods(Class cls) {
     sw_method_add(cls, "computeCommandEncoder", SW_IMP(cb_compute_encoder), "@@:");
+    sw_method_add(cls, "computeCommandEncoderWithDescriptor:", SW_IMP(cb_compute_encoder_with_descriptor), "@@:@");
     sw_method_add(cls, "enqueue", SW_IMP(cb_enqueue), "v@:");
     sw_method_add(cls, "commit", SW_IMP(cb_commit), "v@:");
     sw_method_add(cls, "waitUntilCompleted", SW_IMP(cb_wait_completed), "v@:");
@@ -392,6 +495,14 @@ const char *swmtl_command_buffer_diagnostic(id command_buffer, int i) {
     sw_mtl_cb *cb = (sw_mtl_cb *)command_buffer;
     if (!cb || !cb_done(cb) || i < 0 || i >= cb->ndiags) return NULL;
     return cb->diags[i];
+}
+
+const dev_finding *swmtl_command_buffer_findings(id command_buffer, int *n) {
+    sw_mtl_cb *cb = (sw_mtl_cb *)command_buffer;
+    *n = 0;
+    if (!cb || !sw_is_kind(command_buffer, cb_class) || !cb_done(cb)) return NULL;
+    *n = cb->nfindings;
+    return cb->findings;
 }
 
 /* ---- compute encoder ---- */
@@ -507,11 +618,7 @@ static void enc_dispatch(id self, const uint32_t groups[3], const uint32_t tg[3]
     memcpy(c->groups, groups, sizeof c->groups);
     memcpy(c->tg, tg, sizeof c->tg);
     if (threads) memcpy(c->grid_threads, threads, sizeof c->grid_threads);
-    if (cb->last)
-        cb->last->next = c;
-    else
-        cb->cmds = c;
-    cb->last = c;
+    cb_append(cb, c);
 }
 
 static int size_to_u32(id self, MTLSize s, uint32_t out[3], const char *what) {
@@ -548,7 +655,12 @@ static void enc_dispatch_threads(id self, SEL cmd, MTLSize threads, MTLSize tg) 
 /* Commands run one after another: every barrier Metal offers already holds. */
 static void enc_memory_barrier(id self, SEL cmd, NSUInteger scope) {}
 
-static void enc_end(id self, SEL cmd) { ((sw_mtl_encoder *)self)->ended = 1; }
+static void enc_end(id self, SEL cmd) {
+    sw_mtl_encoder *e = (sw_mtl_encoder *)self;
+    if (e->ended) return;
+    e->ended = 1;
+    for (int i = 0; i < e->nend_samples; i++) cb_append_sample(enc_cb(self), e->end_sample_buffer[i], e->end_sample_index[i]);
+}
 
 static void enc_dealloc(id self, SEL cmd) {
     sw_mtl_encoder *e = (sw_mtl_encoder *)self;
@@ -557,6 +669,7 @@ static void enc_dealloc(id self, SEL cmd) {
         sw_release(e->buffers[i]);
         free(e->bytes[i]);
     }
+    for (int i = 0; i < e->nend_samples; i++) sw_release(e->end_sample_buffer[i]);
     sw_release(e->cb);
     sw_obj_free(self);
 }

@@ -29,7 +29,7 @@ void swmtl_set_source_name(const char *filename) {
 }
 
 /* ---- MTLCompileOptions: accepted and recorded; fast math changes nothing on the
- * software device (its math is always the precise kind). ---- */
+ * software device (its math is always the precise kind: swmtl_fast_math_applies). ---- */
 
 typedef struct sw_mtl_options {
     sw_obj base;
@@ -129,10 +129,6 @@ static void constants_set(id self, SEL cmd, const void *value, NSUInteger type, 
     else if (!c->bad[0])
         snprintf(c->bad, sizeof c->bad, "more than %d function constants", SW_MAX_FC_VALUES);
 }
-
-typedef struct NSRange {
-    NSUInteger location, length;
-} NSRange;
 
 static void constants_set_range(id self, SEL cmd, const void *values, NSUInteger type, NSRange range) {
     size_t size = type == MTLDataTypeBool ? 1 : (type == MTLDataTypeHalf || type == MTLDataTypeShort || type == MTLDataTypeUShort) ? 2 : 4;
@@ -271,6 +267,11 @@ int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instru
     return rc;
 }
 
+int sw_mtl_pipeline_sync_free(id pipeline) {
+    sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
+    return f->kernel.sync_free;
+}
+
 static NSUInteger pipeline_max_threads(id self, SEL cmd) { return SW_MAX_THREADS_PER_GROUP; }
 static NSUInteger pipeline_width(id self, SEL cmd) { return SW_SIMD_WIDTH; }
 /* Function-scope threadgroup arrays are only sized when the kernel runs. */
@@ -404,6 +405,7 @@ static void device_methods(Class cls) {
     sw_method_add(cls, "maxThreadsPerThreadgroup", SW_IMP(device_max_threads), "{MTLSize=QQQ}@:");
     sw_method_add(cls, "maxThreadgroupMemoryLength", SW_IMP(device_max_tg_memory), "Q@:");
     sw_method_add(cls, "dealloc", SW_IMP(device_dealloc), "v@:");
+    sw_counters_device_methods(cls);
 }
 
 /* ---- registration and C entry points ---- */
@@ -411,15 +413,17 @@ static void device_methods(Class cls) {
 void sw_objc_register_metal(void) {
     Class root = sw_root_class();
     device_class = sw_class_register("SWMTLDevice", root, sizeof(sw_mtl_device), device_methods);
-    options_class = sw_class_register(objc_getClass("MTLCompileOptions") ? "SWMTLCompileOptions" : "MTLCompileOptions",
-                                      root, sizeof(sw_mtl_options), options_methods);
-    constants_class = sw_class_register(objc_getClass("MTLFunctionConstantValues") ? "SWMTLFunctionConstantValues"
-                                                                                    : "MTLFunctionConstantValues",
-                                        root, sizeof(sw_mtl_constants), constants_methods);
+    /* SW names on every platform: on a Mac, Metal.framework owns the MTL names, and
+     * one name everywhere means the host reaches these through swmtl_class() on
+     * Linux too, so the path a Mac takes is the one the tests run. */
+    options_class = sw_class_register("SWMTLCompileOptions", root, sizeof(sw_mtl_options), options_methods);
+    constants_class = sw_class_register("SWMTLFunctionConstantValues", root, sizeof(sw_mtl_constants),
+                                        constants_methods);
     library_class = sw_class_register("SWMTLLibrary", root, sizeof(sw_mtl_library), library_methods);
     function_class = sw_class_register("SWMTLFunction", root, sizeof(sw_mtl_function), function_methods);
     pipeline_class = sw_class_register("SWMTLComputePipelineState", root, sizeof(sw_mtl_pipeline), pipeline_methods);
     buffer_class = sw_class_register("SWMTLBuffer", root, sizeof(sw_mtl_buffer), buffer_methods);
+    sw_objc_register_counters();
     sw_objc_register_commands();
 }
 
@@ -431,9 +435,44 @@ id swmtl_create_system_default_device(void) {
     return (id)d;
 }
 
+Class swmtl_class(const char *metal_name) {
+    sw_objc_init();
+    if (!metal_name) return Nil;
+    if (strcmp(metal_name, "MTLCompileOptions") == 0) return options_class;
+    if (strcmp(metal_name, "MTLFunctionConstantValues") == 0) return constants_class;
+    return sw_counters_class(metal_name);
+}
+
 id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {
     sw_objc_init();
     return device && kernels ? device_new_library_native(kernels) : nil;
+}
+
+/* The prelude implements MSL's math as precise:: and kernels build with
+ * -ffp-contract=off: there is no fast variant to switch to. */
+int swmtl_fast_math_applies(void) { return 0; }
+
+int swmtl_can_compile(char *err, size_t errlen) {
+    char *why = NULL;
+    if (sw_compiler_info(NULL, NULL, &why) == 0) return 1;
+    snprintf(err, errlen, "%s", why ? why : "no C++ compiler for the software Metal device (clang++ >= 17)");
+    free(why);
+    return 0;
+}
+
+int swmtl_library_function_count(id library) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l) return 0;
+    if (l->compiled) return sw_library_kernel_count(l->compiled);
+    int n = 0;
+    for (const sw_kernel_info *k = l->native; k && k->name; k++) n++;
+    return n;
+}
+
+const char *swmtl_library_function_name(id library, int i) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l || i < 0 || i >= swmtl_library_function_count(library)) return NULL;
+    return l->compiled ? sw_library_kernel_name(l->compiled, i) : l->native[i].name;
 }
 
 int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }

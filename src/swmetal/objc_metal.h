@@ -67,9 +67,28 @@ Class sw_mtl_pipeline_class(void);
  * first use) and one exists.  Returns 0, or -1 with *err (malloc'd). */
 int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instrumented, char **err);
 const char *sw_mtl_pipeline_name(id pipeline);
+/* 1 when the pipeline's kernel never synchronises its threads (run as plain loops). */
+int sw_mtl_pipeline_sync_free(id pipeline);
 
 /* objc_command.c */
 id sw_mtl_queue_new(id device);
 void sw_objc_register_commands(void);
+
+/* objc_counters.c: counter sets, sample buffers and compute pass descriptors. */
+void sw_objc_register_counters(void);
+void sw_counters_device_methods(Class device_class);
+Class sw_counters_class(const char *metal_name);
+/* A GPU timestamp (the device's ticks) for a time on sw_exec_now()'s clock. */
+uint64_t sw_gpu_timestamp(double t_s);
+int sw_is_sample_buffer(id obj);
+NSUInteger sw_sample_buffer_count(id sample_buffer);
+/* Stores value in slot index (ignored when out of range). */
+void sw_sample_buffer_store(id sample_buffer, NSUInteger index, uint64_t value);
+int sw_is_compute_pass(id obj);
+/* Attachment i of a compute pass descriptor: 1 with its sample buffer and the
+ * start/end-of-encoder indices when it names a sample buffer, else 0. */
+int sw_pass_attachment(id pass, int i, id *sample_buffer, NSUInteger *start, NSUInteger *end);
+#define SW_PASS_SAMPLE_ATTACHMENTS 4         /* sampleBufferAttachments slots */
+NSUInteger sw_counter_dont_sample(void); /* MTLCounterDontSample */
 
 #endif

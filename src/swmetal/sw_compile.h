@@ -37,6 +37,7 @@ typedef struct sw_kernel {
     const sw_kernel_info *info;  /* inside the loaded library; valid while the library lives */
     void *dl;                    /* dlopen handle owned by the sw_library */
     int instrumented;
+    int sync_free;               /* no barrier or simd/quad function reachable (msl_sync.c) */
 } sw_kernel;
 
 /* Parses and compiles `source` (file name used in diagnostics).  On failure returns

@@ -7,13 +7,41 @@
 #ifndef GDN_SWMTL_H
 #define GDN_SWMTL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "core/finding.h"
 #include "metal/objc_call.h"
 #include "swmetal/sw_abi.h"
 
 /* A new reference to a software device (+1; release it). */
 id swmtl_create_system_default_device(void);
+
+/* The software device's class for a Metal class the host instantiates itself
+ * ("MTLCompileOptions", "MTLFunctionConstantValues", "MTLCounterSampleBufferDescriptor",
+ * "MTLComputePassDescriptor", "MTLComputePassSampleBufferAttachmentDescriptor"): the
+ * device only takes its own, and on a Mac objc_getClass() of those names is
+ * Metal.framework's.  Nil for any other name. */
+Class swmtl_class(const char *metal_name);
+
+/* 1 when newLibraryWithSource: can work here (a clang++ that builds the MSL
+ * prelude was found); 0 with err set to one line naming the fix for this platform.
+ * Found once per process. */
+int swmtl_can_compile(char *err, size_t errlen);
+
+/* 0: MTLCompileOptions.fastMathEnabled has no effect here; the software device
+ * always computes as with fast math off (precise:: math, no contraction). */
+int swmtl_fast_math_applies(void);
+
+/* 0: the device answers supportsCounterSampling: NO for every sampling point, as a
+ * GPU without stage-boundary counters does (tests of the hosts' fallback); 1 (the
+ * default): YES for MTLCounterSamplingPointAtStageBoundary. */
+void swmtl_set_counter_sampling(int enabled);
+
+/* Work the device has done since the process started: dispatches run and command
+ * buffers executed (what a test counts to know how often an op ran). */
+uint64_t swmtl_dispatches_executed(void);
+uint64_t swmtl_command_buffers_executed(void);
 
 /* Checks: "none", "fast" (default) or "full".  Returns 0, or -1 for another value
  * (the mode is left unchanged).  Overrides GDNBENCH_SW_CHECKS.  Buffers keep the
@@ -36,9 +64,20 @@ void swmtl_set_source_name(const char *filename);
  * For tests and host-side kernels; +1. */
 id swmtl_new_native_library(id device, const sw_kernel_info *kernels);
 
+/* The kernel functions a library defines (host names, as newFunctionWithName: takes
+ * them): how many, and the i-th (NULL when i is out of range).  What MTLLibrary's
+ * functionNames answers on Metal. */
+int swmtl_library_function_count(id library);
+const char *swmtl_library_function_name(id library, int i);
+
 /* Diagnostics of a completed command buffer: how many there were in all, and the
  * i-th of those kept (i < kept), or NULL. */
 uint64_t swmtl_command_buffer_diagnostic_count(id command_buffer, int *kept);
 const char *swmtl_command_buffer_diagnostic(id command_buffer, int i);
+
+/* The findings of a completed command buffer's failing dispatch (every distinct
+ * one, grouped and with source lines), owned by the command buffer; NULL with
+ * *n = 0 when there are none or it is not one of ours. */
+const dev_finding *swmtl_command_buffer_findings(id command_buffer, int *n);
 
 #endif

@@ -1,9 +1,50 @@
-# lib.sh — helpers for CLI tests: each check prints one PASS/FAIL line.
+# lib.sh — helpers for CLI tests (tests/cli/test_*.sh); every script sources it first.
+#
+# The contract of a CLI test script (tests/run.sh enforces it, and fails the script
+# when it is broken):
+#   - every check reports through pass / fail / skip (or expect_exit / expect_match,
+#     which call them): one line starting "PASS ", "FAIL " or "SKIP ";
+#   - the script ends by calling `finish`, or `skip_all "why"` when it cannot run here;
+#     both print the summary line "NAME: N passed, N failed, N skipped" (NAME = the
+#     script's file name) and exit 0 when no check failed, 1 when one did.
+# A script that exits with any other status, whose summary line is missing (it died
+# or exited early), whose summary disagrees with the lines it printed (a result
+# printed with a bare echo), or that reported nothing at all is a FAIL in run.sh.
+#
+#   pass "description" / fail "description: why" / skip "description: why"
 #   expect_exit CODE "description" cmd args...   (stderr captured into $ERR, stdout into $OUT)
 #   expect_match "description" "$text" REGEX
+#   finish | skip_all "why"
 : "${GDNBENCH:?run through tests/run.sh}"
 TMPD=$(mktemp -d)
 trap 'rm -rf "$TMPD"' EXIT
+# One line per result, appended also from subshells, so finish counts every check.
+RESULTS=$TMPD/.results
+: >"$RESULTS"
+SCRIPT_NAME=$(basename "$0")
+
+report_result() {
+    printf '%s\n' "$1"
+    printf '%s\n' "$1" >>"$RESULTS"
+}
+pass() { report_result "PASS $*"; }
+fail() { report_result "FAIL $*"; }
+skip() { report_result "SKIP $*"; }
+
+finish() {
+    local p f s
+    p=$(grep -c '^PASS ' "$RESULTS")
+    f=$(grep -c '^FAIL ' "$RESULTS")
+    s=$(grep -c '^SKIP ' "$RESULTS")
+    echo "$SCRIPT_NAME: $p passed, $f failed, $s skipped"
+    [ "$f" -eq 0 ] && exit 0
+    exit 1
+}
+
+skip_all() {
+    skip "$*"
+    finish
+}
 
 expect_exit() {
     local want=$1 desc=$2
@@ -13,17 +54,17 @@ expect_exit() {
     OUT=$(cat "$TMPD/out")
     ERR=$(cat "$TMPD/err")
     if [ "$rc" -eq "$want" ]; then
-        echo "PASS $desc"
+        pass "$desc"
     else
-        echo "FAIL $desc: exit $rc, expected $want; stderr: $(head -c 300 "$TMPD/err")"
+        fail "$desc: exit $rc, expected $want; stderr: $(head -c 300 "$TMPD/err")"
     fi
 }
 
 expect_match() {
     local desc=$1 text=$2 re=$3
     if printf '%s' "$text" | grep -Eq -- "$re"; then
-        echo "PASS $desc"
+        pass "$desc"
     else
-        echo "FAIL $desc: no match for /$re/ in: $(printf '%s' "$text" | head -c 300)"
+        fail "$desc: no match for /$re/ in: $(printf '%s' "$text" | head -c 300)"
     fi
 }

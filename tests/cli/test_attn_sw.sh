@@ -2,13 +2,12 @@
 # test_attn_sw.sh — our attention and fused-decode kernels on the software Metal
 # device, with full checks (exact OOB, uninitialised threadgroup reads, threadgroup
 # races): tail shapes, GQA, causal with qL != kL, D 64/256, B 1/2/8.
-# Skips (one SKIP line) when the software device cannot run here (no clang >= 17).
+# Skips (one SKIP line, skip_all) when the software device cannot run here (no clang >= 17).
 . "$(dirname "$0")/lib.sh"
 
 probe=$("$GDNBENCH" prep_step --backend sw --iters 1 --warmup 0 --B 1 --Hk 1 --Hv 1 --Dk 32 --Dv 1 --check none 2>&1)
 if [ $? -ne 0 ]; then
-    echo "SKIP attn/decode kernels on the sw device: $(printf '%s' "$probe" | tail -n 1 | head -c 200)"
-    exit 0
+    skip_all "attn/decode kernels on the sw device: $(printf '%s' "$probe" | tail -n 1 | head -c 200)"
 fi
 
 SW=(--backend sw --iters 1 --warmup 0 --sw-checks full)
@@ -19,7 +18,7 @@ check_sw() {
     shift
     expect_exit 0 "sw $desc" "$GDNBENCH" "$@" "${SW[@]}"
     if [ -n "$(printf '%s' "$OUT" | grep -E 'FAIL|ERROR')" ]; then
-        echo "FAIL sw $desc: $(printf '%s' "$OUT" | grep -E 'FAIL|ERROR' | head -n 3)"
+        fail "sw $desc: $(printf '%s' "$OUT" | grep -E 'FAIL|ERROR' | head -n 3)"
     fi
 }
 
@@ -57,3 +56,5 @@ check_sw "decode_seq_steps B 1,2 N 7" decode_seq_steps --B 1,2 --Hk 2 --Hv 4 --D
 # float atomics: repeated runs may differ bitwise; reported, not a failure
 expect_exit 0 "sw attn_bwd repeated runs pass despite atomics" "$GDNBENCH" attn_bwd --Hq 2 --Hkv 1 --qL 64 --kL 64 \
     --D 64 --backend sw --iters 3 --warmup 0
+
+finish

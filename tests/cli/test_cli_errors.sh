@@ -20,7 +20,7 @@ bad() { # bad "description" regex-for-stderr args...
     expect_match "cli: $desc message" "$ERR" "$re"
     local lines
     lines=$(printf '%s\n' "$ERR" | grep -c .)
-    if [ "$lines" -eq 1 ]; then echo "PASS cli: $desc is one line"; else echo "FAIL cli: $desc printed $lines lines"; fi
+    if [ "$lines" -eq 1 ]; then pass "cli: $desc is one line"; else fail "cli: $desc printed $lines lines"; fi
 }
 
 bad "unknown flag" "--bogus" cumsum --bogus 1
@@ -37,7 +37,8 @@ bad "iters 0" "--iters 0" cumsum --iters 0
 bad "bad seed" "--seed" cumsum --seed -1
 bad "negative atol" "--atol" cumsum --atol -1
 bad "bad dtype" "--dtype 'f64'" cumsum --dtype f64
-bad "shader without function" "--shader and --function" cumsum --backend sw --shader x.metal
+bad "function without shader" "--function f needs --shader FILE" cumsum --backend sw --function f
+bad "unreadable shader" "--shader x.metal: x.metal: cannot read it" cumsum --backend sw --shader x.metal
 bad "bad constant" "--constant" cumsum --constant 12
 bad "bad sw-checks" "--sw-checks" cumsum --sw-checks most
 bad "huge expansion" "more than" cumsum --T 1..100000:+1 --H 1..100:+1
@@ -45,7 +46,19 @@ bad "one bad shape in a list" "--T 0" cumsum --T 64,0
 
 expect_exit 0 "cli: list of shapes runs" $G cumsum --backend cpu --T 1,63..65 --H 2 --iters 2 --warmup 0 --quiet
 expect_exit 0 "cli: range with factor" $G cumsum --backend cpu --T 64..256:x2 --H 1 --iters 1 --warmup 0 --quiet
+# The cpu backend's output is the bf16-parity reference: parity is no check there.
+expect_exit 0 "cli: cpu backend runs kkt" $G kkt --backend cpu --T 100 --H 2 --Hg 1 --iters 1 --warmup 0 --json "$TMPD/cpu.json"
+expect_match "cli: cpu parity row says self, not a check" "$OUT" "A +bf16-parity +(- +)+self, not a check"
+if printf '%s' "$OUT" | grep -Eq "bf16-parity .*PASS"; then fail "cli: cpu parity shown as PASS"; else pass "cli: cpu parity not shown as PASS"; fi
+expect_match "cli: cpu JSON lists parity as not checked" "$(tr -d ' \n\t' <"$TMPD/cpu.json")" \
+    '"not_checked":\[\{"output":"A","reference":"bf16-parity","reason":"self"'
 expect_exit 1 "cli: impossible tolerance fails the check with exit 1" $G cumsum --backend cpu --T 64 --H 2 --iters 1 --check f64 --atol 0 --rtol 0
 expect_match "cli: failing check prints FAIL and the first bad coordinate" "$OUT" "FAIL.*first at \["
 bad "shape too big for memory" "reduce the shape" kkt --quiet --backend cpu --T 16777216 --H 4096 --Hg 4096
 GDNBENCH_MEM_LIMIT_MB=1 expect_exit 2 "cli: a memory budget refuses a shape that does not fit" $G chunk_fwd --backend cpu --T 4096 --quiet
+# --capture records a real GPU's work: other backends refuse it before anything runs.
+bad "--capture on the software device" "--capture needs --backend metal.*--backend sw" cumsum --backend sw --capture "$TMPD/cap" --T 64 --H 1
+bad "--capture on the cpu backend" "--capture needs --backend metal.*--backend cpu" cumsum --backend cpu --capture "$TMPD/cap" --T 64 --H 1
+if [ -e "$TMPD/cap" ]; then fail "cli: a refused --capture created its directory"; else pass "cli: a refused --capture creates nothing"; fi
+
+finish

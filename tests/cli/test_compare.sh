@@ -4,8 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP compare: python3 is needed to generate the report fixtures"
-    exit 0
+    skip_all "compare: python3 is needed to generate the report fixtures"
 fi
 D=$TMPD/work # lib.sh owns $TMPD/out and $TMPD/err
 mkdir -p "$D"
@@ -29,6 +28,13 @@ $D/dirB/r1.json|T=4096,median=101|T=8192,median=230
 $D/schema2.json|schema=2
 $D/other_op.json|op=kkt,fn=kkt_kernel
 $D/sw.json|dev=gdnbench software device,backend=sw,emulated=1,bw=null
+$D/env_cool.json|thermal=nominal,power=ac,lowpower=0
+$D/env_cool_slow.json|median=110,thermal=nominal,power=ac,lowpower=0
+$D/env_hot_slow.json|median=110,thermal=nominal,thermal_after=serious,power=ac,lowpower=0
+$D/env_battery.json|median=100.5,thermal=nominal,power=battery,lowpower=0
+$D/env_lowpower.json|thermal=nominal,power=ac,lowpower=1
+$D/env_unknown.json|thermal=null,power=null,lowpower=null
+$D/env_linux.json|thermal=null,power=ac,lowpower=null
 EOF_FX
 
 # 10% slower with 1% noise, 21 samples each: a clear regression.
@@ -65,6 +71,38 @@ expect_exit 1 "compare: directories of reports" "$GDNBENCH" compare "$D/dirA" "$
 expect_match "compare: 2 pairs" "$OUT" "^2 pairs: 1 regression"
 expect_match "compare: the sw record is unpaired, not compared with metal" "$OUT" "unpaired in BASE: cumsum .*backend differs \(sw here, metal in NEW\): records are never compared across backends"
 
+# Machine state (environment): the same state compares as before.
+expect_exit 1 "compare: same machine state -> compared, regression found" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_cool_slow.json"
+expect_match "compare: same machine state, regression verdict" "$OUT" "regression: slower by 10\.0%"
+# A run that got hot: not a regression to report but a refusal, exit 2, naming the difference.
+expect_exit 2 "compare: thermal state differs -> exit 2" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_hot_slow.json"
+expect_match "compare: refusal names the thermal difference and the override" "$ERR" "machine state differs .*thermal state after the runs nominal in BASE, serious in NEW.*--ignore-machine-state"
+if [ -z "$OUT" ]; then pass "compare: refusal prints no verdicts"; else fail "compare: refusal printed verdicts: $OUT"; fi
+expect_exit 1 "compare: --ignore-machine-state compares anyway" "$GDNBENCH" compare --ignore-machine-state "$D/env_cool.json" "$D/env_hot_slow.json"
+expect_match "compare: the note says the machine state differs" "$OUT" "regression: slower by 10\.0%.*machine state differs \(--ignore-machine-state\): thermal state after the runs nominal in BASE, serious in NEW"
+expect_exit 2 "compare: battery vs AC -> exit 2" "$GDNBENCH" compare "$D/env_cool.json" "$D/env_battery.json"
+expect_match "compare: names the power source" "$ERR" "power source ac in BASE, battery in NEW"
+expect_exit 2 "compare: Low Power Mode differs -> exit 2" "$GDNBENCH" compare "$D/env_lowpower.json" "$D/env_cool.json"
+expect_match "compare: names Low Power Mode" "$ERR" "Low Power Mode on in BASE, off in NEW"
+# Unknown (null) or unrecorded states are not a difference: compared, and said.
+expect_exit 0 "compare: null machine state vs known -> compared" "$GDNBENCH" compare "$D/env_unknown.json" "$D/env_cool.json"
+expect_match "compare: notes the state is not recorded on one side" "$OUT" "same: .*machine state not recorded on one side"
+expect_exit 0 "compare: both null -> compared" "$GDNBENCH" compare "$D/env_unknown.json" "$D/env_unknown.json"
+expect_exit 0 "compare: report without environment vs with -> compared" "$GDNBENCH" compare "$D/base.json" "$D/env_cool.json"
+expect_exit 0 "compare: partly known states that agree -> compared" "$GDNBENCH" compare "$D/env_linux.json" "$D/env_cool.json"
+# Both on battery: the same state, compared, and the marks named.
+expect_exit 0 "compare: both marked the same -> compared" "$GDNBENCH" compare "$D/env_battery.json" "$D/env_battery.json"
+expect_match "compare: marked sides named in the note" "$OUT" "BASE marked: on battery power; NEW marked: on battery power"
+expect_exit 1 "compare: --format json with --ignore-machine-state" "$GDNBENCH" compare --format json --ignore-machine-state "$D/env_cool.json" "$D/env_hot_slow.json"
+printf '%s' "$OUT" > "$D/cmp_env.json"
+if python3 - "$D/cmp_env.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["pairs"][0]
+assert p["machine_state_differs"] is True, p
+assert "serious in NEW" in p["note"], p
+PY
+then pass "compare: json says machine_state_differs"; else fail "compare: json machine_state_differs"; fi
+
 # Markdown and JSON formats.
 expect_exit 1 "compare: --format markdown" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --format markdown
 expect_match "compare: markdown table row" "$OUT" "^\| \*\*regression\*\* \| cumsum \| chunk_local_cumsum_g_f32 \|"
@@ -80,7 +118,7 @@ assert p["base_samples"] == 21 and p["new_samples"] == 21
 assert p["p_value"] < 1e-6
 assert d["summary"]["regressions"] == 1
 PY
-then echo "PASS compare: json output has verdict, change, p"; else echo "FAIL compare: json output content"; fi
+then pass "compare: json output has verdict, change, p"; else fail "compare: json output content"; fi
 
 # --threshold / --alpha change the decision.
 expect_exit 0 "compare: --threshold 15 makes 10% slower 'same'" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --threshold 15
@@ -102,3 +140,5 @@ expect_match "compare: says the backend differs" "$ERR" "backend differs"
 expect_exit 2 "compare: one path only" "$GDNBENCH" compare "$D/base.json"
 expect_exit 2 "compare: empty directory" "$GDNBENCH" compare "$D/base.json" "$(mktemp -d "$D/emptyXXXX")"
 expect_exit 0 "compare: --help" "$GDNBENCH" compare --help
+
+finish

@@ -136,3 +136,4 @@ expect_exit 1 "compile: a --define that changes the result fails the check" $G c
     --iters 1 --warmup 0 --shader "$TMPD/cs/cumsum_inc.metal" --function cumsum_inc --include "$TMPD/cs/inc" \
     --define SCALE=2.0f --check both
 expect_exit 2 "compile: --define without --shader exits 2" $G cumsum --backend sw --define SCALE=1
+finish

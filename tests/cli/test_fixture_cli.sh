@@ -19,7 +19,7 @@ if [ -d "$MLX" ]; then
     expect_match "fixture: contradiction names the flag" "$ERR" "--T contradicts the fixture"
     expect_exit 2 "fixture: wrong op for the fixture exits 2" $G chunk_o --backend cpu --fixture "$MLX/gated_delta_net_kkt_meta.json"
 else
-    echo "SKIP fixture: ../shared/fixtures/mlx-native is absent (third-party fixtures are read from there, never copied)"
+    skip "fixture: ../shared/fixtures/mlx-native is absent (third-party fixtures are read from there, never copied)"
 fi
 
 expect_exit 2 "fixture: missing file exits 2" $G kkt --backend cpu --fixture "$TMPD/nope.safetensors"
@@ -31,6 +31,8 @@ expect_match "fixture: corrupt file named" "$ERR" "bad.safetensors"
 # --dump writes inputs, outputs and references; the dump is itself a fixture.
 expect_exit 0 "dump: kkt run with --dump" $G kkt --backend cpu --T 100 --Hg 1 --H 2 --K 64 --iters 1 --warmup 0 --dump "$TMPD/d"
 f=$(ls "$TMPD"/d/kkt_*.safetensors 2>/dev/null | head -1)
-if [ -n "$f" ]; then echo "PASS dump: file written"; else echo "FAIL dump: no file in $TMPD/d"; fi
+if [ -n "$f" ]; then pass "dump: file written"; else fail "dump: no file in $TMPD/d"; fi
 expect_exit 0 "dump: the dump reads back as a fixture, shape included" $G kkt --backend cpu --fixture "$f" --iters 1 --warmup 0
 expect_match "dump: shape came from the dump" "$OUT" "B=1 T=100 Hg=1 H=2 K=64"
+
+finish

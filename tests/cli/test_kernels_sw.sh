@@ -12,8 +12,7 @@
 G=$GDNBENCH
 
 if ! "$G" info 2>/dev/null | grep -Eq '^ *sw +available'; then
-    echo "SKIP kernels on sw: this build has no software Metal device (gdnbench info)"
-    exit 0
+    skip_all "kernels on sw: this build has no software Metal device (gdnbench info)"
 fi
 
 # sw DESC ARGS... : one gdnbench run on the sw backend, both references; on failure the
@@ -24,9 +23,9 @@ sw() {
     "$G" "$@" --backend sw --iters 1 --warmup 0 --check both >"$TMPD/out" 2>"$TMPD/err"
     local rc=$?
     if [ "$rc" -eq 0 ]; then
-        echo "PASS kernels: $desc"
+        pass "kernels: $desc"
     else
-        echo "FAIL kernels: $desc: exit $rc; $(grep -E 'FAIL|error' "$TMPD/out" | head -5 | tr -s ' ') $(head -c 400 "$TMPD/err")"
+        fail "kernels: $desc: exit $rc; $(grep -E 'FAIL|error' "$TMPD/out" | head -5 | tr -s ' ') $(head -c 400 "$TMPD/err")"
     fi
 }
 
@@ -86,3 +85,5 @@ expect_match "kernels via --shader: compile error points at the .metal line" "$E
     --quiet --json "$TMPD/attn.json" >/dev/null 2>&1
 consts=$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["kernel"]; print(" ".join("%d=%s" % (c["index"], c["value"]) for c in k["constants"]))' "$TMPD/attn.json" 2>&1)
 expect_match "report: kernel.constants lists the launch's constants" "$consts" "^200=false 201=false 300=false 301=true$"
+
+finish

@@ -25,8 +25,10 @@ expect_exit 0 "micro: suite micro on sw passes" "$GDNBENCH" suite micro --backen
 expect_match "micro: suite says emulated and what it left out" "$OUT" 'emulated device: small sizes.*3 GPU-only cases left out'
 expect_match "micro: suite prints time per dispatch" "$OUT" 'per dispatch .* 1000 dispatches in 1000 command buffers'
 f="$TMPD/r/suite-micro-v1-sw.json"
-if [ -s "$f" ]; then echo "PASS micro: suite wrote $(basename "$f")"; else echo "FAIL micro: suite wrote no $f"; fi
+if [ -s "$f" ]; then pass "micro: suite wrote $(basename "$f")"; else fail "micro: suite wrote no $f"; fi
 if command -v python3 >/dev/null 2>&1 && [ -s "$f" ]; then
     summary=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r), sum(x["status"]=="pass" for x in r), sorted({x["op"] for x in r}))' "$f")
     expect_match "micro: 36 cases less 3 GPU-only, all pass, all six ops" "$summary" "^33 33 \['micro.alu', 'micro.copy', 'micro.decode_ctx', 'micro.dispatch', 'micro.reduce', 'micro.tgmem'\]"
 fi
+
+finish

@@ -19,16 +19,17 @@ out=$root/build-fuzz
 mkdir -p "$out"
 src="$root/src/io/io_util.c $root/src/io/safetensors.c $root/src/io/npy.c $root/src/io/mlxfix.c
      $root/src/core/tensor.c $root/src/core/dtype.c"
-flags="-std=c11 -D_GNU_SOURCE -g -O1 -I$root/src"
+cjson_libs=$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+flags="-std=c11 -D_GNU_SOURCE -ffp-contract=off -g -O1 -I$root/src $(pkg-config --cflags libcjson 2>/dev/null)"
 # shellcheck disable=SC2086
-"$cc" $flags -o "$out/make_seeds" "$root/tests/fuzz/make_seeds.c" $src -lcjson -lm
+"$cc" $flags -o "$out/make_seeds" "$root/tests/fuzz/make_seeds.c" $src $cjson_libs -lm
 mkdir -p "$out/seeds"
 "$out/make_seeds" "$out/seeds"
 for t in $targets; do
     mkdir -p "$out/$t/corpus"
     # shellcheck disable=SC2086
     "$cc" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -o "$out/fuzz_$t" "$root/tests/fuzz/fuzz_$t.c" $src -lcjson -lm
+        -o "$out/fuzz_$t" "$root/tests/fuzz/fuzz_$t.c" $src $cjson_libs -lm
     echo "== $t: ${secs}s"
     (cd "$out/$t" && "$out/fuzz_$t" -max_total_time="$secs" -max_len=4096 -print_final_stats=1 \
         corpus "$out/seeds/$t" 2>&1 | grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' || true)

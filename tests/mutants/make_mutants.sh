@@ -121,7 +121,7 @@ mutant chunk_h_drop_tail gdn_chunk_h.metal chunk_h $CH 'unwritten [1-9]' \
     'for (uint c = 0; c < a.NT; c++) {' 'for (uint c = 0; c < T / CH_BT; c++) {'
 
 # --- wrong stride for one head -------------------------------------------------
-mutant chunk_o_head_stride gdn_chunk_o.metal chunk_o $CO 'unwritten [1-9]|differs from the inorder run' \
+mutant chunk_o_head_stride gdn_chunk_o.metal chunk_o $CO 'device_write_conflict' \
     '*(device bfloat4 *)(o + ((tok0 + row) * H + hv) * V + v0 + c4 * 4)' \
     '*(device bfloat4 *)(o + ((tok0 + row) * (hv == 1 ? H - 1 : H) + hv) * V + v0 + c4 * 4)'
 

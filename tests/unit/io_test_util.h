@@ -11,6 +11,8 @@
 
 #include "core/rng.h"
 #include "core/tensor.h"
+#include "io/npy.h"
+#include "io/npz.h"
 
 /* mkdtemp under $TMPDIR (or /tmp); aborts the test process on failure. */
 static inline void io_test_tmpdir(char *buf, size_t n) {
@@ -67,6 +69,109 @@ static inline int io_test_same(const tensor *a, const tensor *b) {
     for (int i = 0; i < a->ndim; i++)
         if (a->shape[i] != b->shape[i]) return 0;
     return memcmp(a->data, b->data, tensor_nbytes(a)) == 0;
+}
+
+/* Little-endian appends for the archive builder below. */
+static inline void io_test_put(uint8_t *buf, size_t *at, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) buf[(*at)++] = (uint8_t)(v >> (8 * i));
+}
+
+/* An .npz as numpy.savez writes it (Python's zipfile, each member opened with
+ * force_zip64=True): NAME.npy members stored, every local header with 0xffffffff
+ * sizes and a zip64 extra field holding them, the central directory with plain
+ * 32-bit fields, then the end record.  method 8 labels the members deflated (as
+ * numpy.savez_compressed would; the bytes stay stored); zip64_end adds the zip64 end
+ * record and locator and sets the plain end record's fields to 0xffff/0xffffffff.
+ * malloc'd; NULL on failure. */
+static inline uint8_t *io_test_npz(tensor *const *ts, int n, int method, int zip64_end, size_t *len) {
+    uint8_t *npy[16];
+    size_t npy_len[16], total = 256;
+    char err[256];
+    if (n > 16) return NULL;
+    for (int i = 0; i < n; i++) {
+        if (npy_serialize(ts[i], &npy[i], &npy_len[i], err, sizeof err) != 0) return NULL;
+        total += 2 * (46 + 20 + strlen(ts[i]->name) + 4) + npy_len[i];
+    }
+    uint8_t *b = calloc(1, total), *dir = calloc(1, total);
+    size_t at = 0, dl = 0;
+    for (int i = 0; b && dir && i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.npy", ts[i]->name);
+        size_t nl = strlen(name), local = at;
+        uint32_t crc = npz_crc32(0, npy[i], npy_len[i]);
+        io_test_put(b, &at, 0x04034b50, 4);
+        io_test_put(b, &at, 45, 2);               /* version needed: zip64 */
+        io_test_put(b, &at, 0, 2);                /* flags */
+        io_test_put(b, &at, (uint64_t)method, 2);
+        io_test_put(b, &at, 0, 4);                /* time, date */
+        io_test_put(b, &at, crc, 4);
+        io_test_put(b, &at, 0xffffffffu, 4);      /* sizes in the zip64 extra */
+        io_test_put(b, &at, 0xffffffffu, 4);
+        io_test_put(b, &at, nl, 2);
+        io_test_put(b, &at, 20, 2);
+        memcpy(b + at, name, nl);
+        at += nl;
+        io_test_put(b, &at, 1, 2);
+        io_test_put(b, &at, 16, 2);
+        io_test_put(b, &at, npy_len[i], 8);
+        io_test_put(b, &at, npy_len[i], 8);
+        memcpy(b + at, npy[i], npy_len[i]);
+        at += npy_len[i];
+        io_test_put(dir, &dl, 0x02014b50, 4);
+        io_test_put(dir, &dl, 45, 2);
+        io_test_put(dir, &dl, 45, 2);
+        io_test_put(dir, &dl, 0, 2);
+        io_test_put(dir, &dl, (uint64_t)method, 2);
+        io_test_put(dir, &dl, 0, 4);
+        io_test_put(dir, &dl, crc, 4);
+        io_test_put(dir, &dl, npy_len[i], 4);
+        io_test_put(dir, &dl, npy_len[i], 4);
+        io_test_put(dir, &dl, nl, 2);
+        io_test_put(dir, &dl, 0, 2);              /* extra */
+        io_test_put(dir, &dl, 0, 2);              /* comment */
+        io_test_put(dir, &dl, 0, 2);              /* disk */
+        io_test_put(dir, &dl, 0, 2);              /* internal attributes */
+        io_test_put(dir, &dl, 0, 4);              /* external attributes */
+        io_test_put(dir, &dl, local, 4);
+        memcpy(dir + dl, name, nl);
+        dl += nl;
+    }
+    for (int i = 0; i < n; i++) free(npy[i]);
+    if (!b || !dir) {
+        free(b);
+        free(dir);
+        return NULL;
+    }
+    size_t dir_off = at;
+    memcpy(b + at, dir, dl);
+    at += dl;
+    free(dir);
+    if (zip64_end) {
+        size_t end64 = at;
+        io_test_put(b, &at, 0x06064b50, 4);
+        io_test_put(b, &at, 44, 8);
+        io_test_put(b, &at, 45, 2);
+        io_test_put(b, &at, 45, 2);
+        io_test_put(b, &at, 0, 4);
+        io_test_put(b, &at, 0, 4);
+        io_test_put(b, &at, (uint64_t)n, 8);
+        io_test_put(b, &at, (uint64_t)n, 8);
+        io_test_put(b, &at, dl, 8);
+        io_test_put(b, &at, dir_off, 8);
+        io_test_put(b, &at, 0x07064b50, 4);
+        io_test_put(b, &at, 0, 4);
+        io_test_put(b, &at, end64, 8);
+        io_test_put(b, &at, 1, 4);
+    }
+    io_test_put(b, &at, 0x06054b50, 4);
+    io_test_put(b, &at, 0, 4);
+    io_test_put(b, &at, zip64_end ? 0xffff : (uint64_t)n, 2);
+    io_test_put(b, &at, zip64_end ? 0xffff : (uint64_t)n, 2);
+    io_test_put(b, &at, zip64_end ? 0xffffffffu : dl, 4);
+    io_test_put(b, &at, zip64_end ? 0xffffffffu : dir_off, 4);
+    io_test_put(b, &at, 0, 2);
+    *len = at;
+    return b;
 }
 
 #endif

@@ -9,9 +9,10 @@
 extern const op_desc report_test_op;
 
 /* Fills *r (zeroed first) with a complete record: metal on "Apple M4 Max" with chip
- * peaks, a 3-stage pipeline, n timing samples base_us*(1 + small pattern), two
- * checks (one failing), determinism measured, status "fail". Samples are malloc'ed:
- * release with run_record_free. */
+ * peaks, its machine state (macOS, AC power, thermal nominal), a 3-stage pipeline
+ * timed by counters, n timing samples base_us*(1 + small pattern), two checks (one
+ * failing), determinism measured, status "fail". Samples are malloc'ed: release
+ * with run_record_free. */
 void report_test_record(run_record *r, int n, double base_us);
 
 /* Path of a file in the repository ($GDNBENCH_ROOT/rel, or rel from the cwd). */

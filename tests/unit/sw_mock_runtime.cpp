@@ -5,7 +5,8 @@
 // Built by the test with clang++ into its own executable (-rdynamic exports the
 // sw_rt_* below to the kernel library it dlopens), so it never clashes with the
 // real runtime in gdnbench.  One threadgroup of 64 threads = 2 simdgroups, each
-// GPU thread a pthread; barriers are pthread barriers; every lane always takes
+// GPU thread a pthread; barriers are counting barriers on a mutex and a condition
+// variable (macOS has no pthread_barrier_t); every lane always takes
 // part (mask = all 32 lanes), so each lane can alternate the two exchange banks on
 // its own count of syncs.  After a sync each lane reads its own copy of the bank,
 // with the memo cleared: the memo is then never shared, and lanes running in
@@ -21,7 +22,26 @@
 
 #include "sw_abi.h"
 
-static pthread_barrier_t tg_barrier, simd_barrier[2];
+struct mock_barrier {
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    unsigned count = 0, waiting = 0, generation = 0;
+};
+
+static void barrier_wait(mock_barrier *b) {
+    pthread_mutex_lock(&b->mu);
+    unsigned gen = b->generation;
+    if (++b->waiting == b->count) {
+        b->waiting = 0;
+        b->generation++;
+        pthread_cond_broadcast(&b->cv);
+    } else {
+        while (gen == b->generation) pthread_cond_wait(&b->cv, &b->mu);
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+static mock_barrier tg_barrier, simd_barrier[2];
 static thread_local sw_ids my_ids;
 static thread_local size_t tg_offset;
 alignas(64) static char tg_arena[32768];
@@ -45,9 +65,9 @@ void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, 
     if (init) memcpy(p, init, size);   /* every thread stores the same value: enough for the mock */
     return p;
 }
-void sw_rt_threadgroup_barrier(unsigned, int) { pthread_barrier_wait(&tg_barrier); }
+void sw_rt_threadgroup_barrier(unsigned, int) { barrier_wait(&tg_barrier); }
 uint32_t sw_rt_simd_sync(int) {
-    pthread_barrier_wait(&simd_barrier[my_ids.simdgroup_index_in_threadgroup]);
+    barrier_wait(&simd_barrier[my_ids.simdgroup_index_in_threadgroup]);
     memcpy(read_copy, simd_slots[my_ids.simdgroup_index_in_threadgroup][out_bank], SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES);
     memset(read_copy + SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES, 0, sizeof(void *));
     out_bank ^= 1;
@@ -100,9 +120,9 @@ int main(int argc, char **argv) {
     for (; k && k->name; k++)
         if (strcmp(k->name, argv[2]) == 0) entry = k->entry;
     if (!entry) return 2;
-    pthread_barrier_init(&tg_barrier, nullptr, 64);
-    pthread_barrier_init(&simd_barrier[0], nullptr, 32);
-    pthread_barrier_init(&simd_barrier[1], nullptr, 32);
+    tg_barrier.count = 64;
+    simd_barrier[0].count = 32;
+    simd_barrier[1].count = 32;
     pthread_t th[64];
     for (size_t i = 0; i < 64; i++) pthread_create(&th[i], nullptr, gpu_thread, (void *)i);
     for (int i = 0; i < 64; i++) pthread_join(th[i], nullptr);

@@ -2,8 +2,10 @@
  * compile, pipeline, buffers, 1000 dispatches with correct results (leak-free under
  * `make check`), compile errors and faults reported as text, never a crash. */
 #include <string.h>
+#include <time.h>
 
 #include "metal/mtl.h"
+#include "swmetal/objc_base.h"
 #include "test.h"
 
 static const char *saxpy_src =
@@ -23,7 +25,7 @@ TEST(mtl_thousand_dispatches_are_correct) {
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     CHECK(mtl_device_is_software(d));
-    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, 0, err, sizeof err);
     CHECK_MSG(lib != NULL, "%s", err);
     mtl_pipeline *p = lib ? mtl_pipeline_new(d, lib, "saxpy", NULL, 0, err, sizeof err) : NULL;
     CHECK_MSG(p != NULL, "%s", err);
@@ -62,11 +64,11 @@ TEST(mtl_errors_are_text) {
         CHECK_MSG(0, "%s", err);
         return;
     }
-    mtl_library *bad = mtl_library_new(d, "kernel void f( {\n", "broken.metal", NULL, err, sizeof err);
+    mtl_library *bad = mtl_library_new(d, "kernel void f( {\n", "broken.metal", NULL, 0, err, sizeof err);
     CHECK(bad == NULL);
     CHECK_MSG(strstr(err, "broken.metal") != NULL, "compile error does not name the file: %s", err);
 
-    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, 0, err, sizeof err);
     CHECK_MSG(lib != NULL, "%s", err);
     if (lib) {
         mtl_pipeline *none = mtl_pipeline_new(d, lib, "no_such_kernel", NULL, 0, err, sizeof err);
@@ -90,5 +92,58 @@ TEST(mtl_errors_are_text) {
         mtl_pipeline_free(p);
         mtl_library_free(lib);
     }
+    mtl_device_free(d);
+}
+
+static const char *scaled_src =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "constant float scale [[function_constant(0)]];\n"
+    "kernel void scaled(device float *y [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+    "    y[i] = scale * float(i);\n"
+    "}\n";
+
+/* Function constants go through the software device's own MTLFunctionConstantValues
+ * (on a Mac, Metal.framework's class of that name means nothing to it); fast math
+ * is recorded as not in effect there, whatever was asked; and everything mtl.c
+ * autoreleases into its pools is released when they drain. */
+TEST(mtl_constants_fast_math_and_pools_on_the_software_device) {
+    char err[512] = "";
+    mtl_device *d = mtl_device_open("sw", err, sizeof err);
+    CHECK_MSG(d != NULL, "%s", err);
+    if (!d) return;
+    CHECK(!mtl_device_fast_math_applies(d));
+    mtl_library *lib = mtl_library_new(d, scaled_src, "scaled.metal", NULL, 1, err, sizeof err);
+    CHECK_MSG(lib != NULL, "%s", err);
+    mtl_buffer *y = mtl_buffer_new(d, 64 * sizeof(float), err, sizeof err);
+    if (lib && y) {
+        CHECK(!mtl_library_fast_math(lib));
+        long live = sw_objc_live_objects();
+        mtl_constant c = {.index = 0, .value = "2.5"};
+        mtl_pipeline *p = mtl_pipeline_new(d, lib, "scaled", &c, 1, err, sizeof err);
+        CHECK_MSG(p != NULL, "function constants through mtl.c: %s", err);
+        mtl_pipeline *none = mtl_pipeline_new(d, lib, "no_such_kernel", &c, 1, err, sizeof err);
+        CHECK(none == NULL); /* its NSError is autoreleased into mtl.c's pool */
+        if (p) {
+            mtl_dispatch ds = {.pipeline = p, .nbuffers = 1, .grid = {1, 1, 1}, .tg = {64, 1, 1}};
+            ds.buffers[0].index = 0, ds.buffers[0].buffer = y;
+            double us;
+            for (int it = 0; it < 10; it++) CHECK_MSG(mtl_run(d, &ds, 1, &us, err, sizeof err) == 0, "%s", err);
+            const float *ys = mtl_buffer_contents(y);
+            int bad = 0;
+            for (int i = 0; i < 64; i++) bad += ys[i] != 2.5f * (float)i;
+            CHECK_EQ_INT(bad, 0);
+            mtl_pipeline_free(p);
+        }
+        /* Command buffers, encoders, strings and errors: all gone with their pools.
+         * The queue's worker drops its own reference to a command buffer just after
+         * completing it, so allow it a moment (not a timing assertion: 5 s is an
+         * eternity for one release). */
+        for (int wait = 0; wait < 500 && sw_objc_live_objects() != live; wait++)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        CHECK_EQ_INT(sw_objc_live_objects(), live);
+    }
+    mtl_buffer_free(y);
+    mtl_library_free(lib);
     mtl_device_free(d);
 }

@@ -43,3 +43,31 @@ TEST(report_chips_table_sane) {
                       "duplicate %s %d", t[i].name, t[i].gpu_cores);
     }
 }
+
+/* The standing of each peak: M1's bandwidth is derived (no Apple figure), the M1
+ * family's keynote FLOP/s are Apple's, later FLOP/s are derived. */
+TEST(report_chips_verified_flags) {
+    const chip_info *c = chip_find("Apple M1", 8);
+    CHECK(c && !c->bandwidth_verified && c->flops_verified);
+    c = chip_find("Apple M1 Max", 32);
+    CHECK(c && c->bandwidth_verified && c->flops_verified);
+    c = chip_find("Apple M4 Max", 40);
+    CHECK(c && c->bandwidth_verified && !c->flops_verified);
+}
+
+/* Hosted macOS runners' "Apple Paravirtual device" is recognised (its numbers get a
+ * warning); real chips and the software device are not. */
+TEST(report_chips_paravirtual_device_by_name) {
+    CHECK(chip_is_paravirtual("Apple Paravirtual device"));
+    CHECK(chip_is_paravirtual("apple paravirtual device"));
+    CHECK(chip_is_paravirtual("Apple PARAVIRTUAL Device (2)"));
+    CHECK(!chip_is_paravirtual("Apple M4 Max"));
+    CHECK(!chip_is_paravirtual("Apple M1"));
+    CHECK(!chip_is_paravirtual("gdnbench software device"));
+    CHECK(!chip_is_paravirtual("Apple Paravirt"));
+    CHECK(!chip_is_paravirtual(""));
+    CHECK(!chip_is_paravirtual(NULL));
+    CHECK(chip_find("Apple Paravirtual device", 0) == NULL); /* no peaks are credited to it */
+    const char *w = chip_paravirtual_warning();
+    CHECK(w && strstr(w, "not those of an Apple GPU"));
+}

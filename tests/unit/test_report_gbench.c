@@ -66,3 +66,28 @@ TEST(report_gbench_required_keys) {
     run_record_free(&a);
     run_record_free(&b);
 }
+
+/* The gbench format has no warnings list: a paravirtual device's entries say so in
+ * their label, and a real chip's do not. */
+TEST(report_gbench_label_flags_a_paravirtual_device) {
+    run_record a;
+    report_test_record(&a, 2, 10.0);
+    run_record *recs[1] = {&a};
+    for (int pv = 0; pv < 2; pv++) {
+        a.device.paravirtual = pv;
+        cJSON *doc = report_gbench_json(recs, 1);
+        CHECK(doc != NULL);
+        if (!doc) break;
+        const cJSON *e;
+        int flagged = 0, n = 0;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "benchmarks")) {
+            const cJSON *label = cJSON_GetObjectItem(e, "label");
+            n++;
+            flagged += label && cJSON_IsString(label) && strstr(label->valuestring, "paravirtual device") != NULL;
+        }
+        CHECK(n > 0);
+        CHECK_EQ_INT(flagged, pv ? n : 0);
+        cJSON_Delete(doc);
+    }
+    run_record_free(&a);
+}

@@ -61,6 +61,12 @@ TEST(report_json_record_validates) {
     CHECK(cJSON_IsTrue(at(j, "determinism", "bitwise_identical")));
     CHECK(strcmp(at(j, "status", NULL)->valuestring, "fail") == 0);
     CHECK_NEAR(strlen(at(j, "host", "hostname_hash")->valuestring), 16, 0);
+    /* Which peaks are Apple's figures and which are derived. */
+    const cJSON *pv = at(j, "device", "peak_verified");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(pv, "bandwidth_gbps")));
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(pv, "fp32_tflops")));
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(pv, "fp16_tflops")));
+    CHECK(at(j, "not_checked", NULL) == NULL); /* only written when there are some */
 
     cJSON_Delete(j);
     run_record_free(&r);
@@ -101,6 +107,10 @@ TEST(report_json_unknowns_are_null_and_validate) {
     CHECK(cJSON_IsNull(at(j, "throughput", "gbps")));
     CHECK(cJSON_IsNull(at(j, "throughput", "pct_of_peak_bandwidth")));
     CHECK(cJSON_IsNull(at(j, "kernel", "sha256")));
+    const cJSON *pv = at(j, "device", "peak_verified");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(pv, "bandwidth_gbps")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(pv, "fp32_tflops")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(pv, "fp16_tflops")));
     cJSON_Delete(j);
     cJSON_Delete(schema);
 }
@@ -187,6 +197,72 @@ TEST(report_json_mutations_fail_with_path) {
     cJSON_Delete(schema);
 }
 
+/* Additions to schema 1 (device.paravirtual, kernel.fast_math, warnings): written
+ * and valid, still valid when absent (older reports), and typed. */
+TEST(report_json_paravirtual_fast_math_and_warnings) {
+    cJSON *schema = load_schema();
+    if (!schema) return;
+    run_record r;
+    report_test_record(&r, 5, 10.0);
+    snprintf(r.device.name, sizeof r.device.name, "Apple Paravirtual device");
+    r.device.paravirtual = 1;
+    r.kernel.fast_math_known = 1;
+    r.kernel.fast_math = 0;
+    run_record_warn(&r, "first warning");
+    run_record_warn(&r, "second warning");
+    cJSON *j = report_record_json(&r);
+    run_record_free(&r);
+    CHECK(j != NULL);
+    if (!j) {
+        cJSON_Delete(schema);
+        return;
+    }
+    char err[512];
+    CHECK_MSG(json_schema_validate(schema, j, err, sizeof err) == 0, "record does not validate: %s", err);
+    CHECK(cJSON_IsTrue(at(j, "device", "paravirtual")));
+    CHECK(cJSON_IsFalse(at(j, "kernel", "fast_math")));
+    CHECK_EQ_INT(cJSON_GetArraySize(at(j, "warnings", NULL)), 2);
+    CHECK(strcmp(cJSON_GetArrayItem(at(j, "warnings", NULL), 1)->valuestring, "second warning") == 0);
+
+    /* no kernel compiled: null */
+    report_test_record(&r, 0, 1.0);
+    r.kernel.fast_math_known = 0;
+    cJSON *k = report_record_json(&r);
+    run_record_free(&r);
+    CHECK(k && cJSON_IsNull(at(k, "kernel", "fast_math")) && cJSON_GetArraySize(at(k, "warnings", NULL)) == 0);
+    CHECK(k && cJSON_IsFalse(at(k, "device", "paravirtual")));
+    cJSON_Delete(k);
+
+    cJSON *old = cJSON_Duplicate(j, 1);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(old, "device"), "paravirtual");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(old, "kernel"), "fast_math");
+    cJSON_DeleteItemFromObject(old, "warnings");
+    CHECK_MSG(json_schema_validate(schema, old, err, sizeof err) == 0, "an older report no longer validates: %s", err);
+    cJSON_Delete(old);
+
+    cJSON *m = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(m, "kernel"), "fast_math", cJSON_CreateString("off"));
+    expect_invalid(schema, m, "$.kernel.fast_math", "fast_math as a string");
+    cJSON_Delete(m);
+    m = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(m, "device"), "paravirtual", cJSON_CreateNull());
+    expect_invalid(schema, m, "$.device.paravirtual", "paravirtual null");
+    cJSON_Delete(m);
+    m = cJSON_Duplicate(j, 1);
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItem(m, "warnings"), 0, cJSON_CreateNumber(1));
+    expect_invalid(schema, m, "$.warnings[0]", "a warning that is not text");
+    cJSON_Delete(m);
+
+    /* at most REC_MAX_WARNINGS are kept, none overflows */
+    report_test_record(&r, 1, 1.0);
+    for (int i = 0; i < REC_MAX_WARNINGS + 3; i++) run_record_warn(&r, "w");
+    CHECK_EQ_INT(r.nwarnings, REC_MAX_WARNINGS);
+    run_record_free(&r);
+
+    cJSON_Delete(j);
+    cJSON_Delete(schema);
+}
+
 TEST(report_jsonschema_rejects_unsupported_schema) {
     char err[256];
     cJSON *s = cJSON_Parse("{\"type\":\"string\",\"pattern\":\"^a\"}");
@@ -269,5 +345,74 @@ TEST(report_write_file_and_array) {
     CHECK_MSG(strstr(err, "/nonexistent-dir/x.json") != NULL, "%s", err);
     run_record_free(&a);
     run_record_free(&b);
+    cJSON_Delete(schema);
+}
+
+/* The software device's findings (schema 1 addition): structured records that
+ * validate, null for a device without checks, and a wrong kind is caught. */
+TEST(report_json_findings_validate) {
+    cJSON *schema = load_schema();
+    if (!schema) return;
+    run_record r;
+    report_test_record(&r, 5, 100.0);
+    char err[512];
+    cJSON *j = report_record_json(&r);
+    CHECK(j && cJSON_IsNull(at(j, "findings", NULL)));
+    cJSON_Delete(j);
+
+    dev_finding f[2];
+    memset(f, 0, sizeof f);
+    f[0].kind = DEV_FIND_TG_RACE;
+    snprintf(f[0].kernel, sizeof f[0].kernel, "k");
+    snprintf(f[0].memory, sizeof f[0].memory, "threadgroup");
+    f[0].buffer = -1;
+    snprintf(f[0].variable, sizeof f[0].variable, "st");
+    f[0].variable_line = 21;
+    f[0].has_range = 1, f[0].offset_lo = 128, f[0].offset_hi = 256, f[0].length = 256;
+    f[0].nsites = 2;
+    for (int i = 0; i < 2; i++) {
+        dev_site *s = &f[0].site[i];
+        snprintf(s->file, sizeof s->file, "k.metal");
+        s->line = 28 - 3 * i, s->column = 9;
+        snprintf(s->text, sizeof s->text, "st[tid] = x;");
+        snprintf(s->access, sizeof s->access, "write");
+        s->size = 4, s->has_thread = 1, s->thread[0] = 32u * (unsigned)i, s->index = 32u * (unsigned)i;
+    }
+    f[0].has_interval = 1;
+    snprintf(f[0].barrier[1].file, sizeof f[0].barrier[1].file, "k.metal");
+    f[0].barrier[1].line = 30;
+    f[0].occurrences = 128, f[0].threads = 256, f[0].threadgroups = 4;
+    f[1].kind = DEV_FIND_OOB;
+    snprintf(f[1].kernel, sizeof f[1].kernel, "k");
+    snprintf(f[1].memory, sizeof f[1].memory, "device");
+    f[1].buffer = 1, f[1].has_range = 1, f[1].offset_lo = -4, f[1].offset_hi = 0, f[1].length = 1000;
+    f[1].nsites = 1;
+    snprintf(f[1].site[0].access, sizeof f[1].site[0].access, "read");
+    f[1].occurrences = f[1].threads = f[1].threadgroups = 1;
+    r.device_checks = 1;
+    r.findings = malloc(sizeof f);
+    if (r.findings) memcpy(r.findings, f, sizeof f), r.nfindings = 2;
+    j = report_record_json(&r);
+    CHECK(j != NULL);
+    int n = json_schema_validate(schema, j, err, sizeof err);
+    CHECK_MSG(n == 0, "record with findings does not validate: %s", err);
+    const cJSON *fs = at(j, "findings", NULL);
+    CHECK_NEAR(cJSON_GetArraySize(fs), 2, 0);
+    const cJSON *race = cJSON_GetArrayItem(fs, 0), *oob = cJSON_GetArrayItem(fs, 1);
+    CHECK(strcmp(cJSON_GetObjectItem(race, "kind")->valuestring, "threadgroup_race") == 0);
+    CHECK_NEAR(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(race, "sites"), 1), "line")->valuedouble, 25, 0);
+    CHECK(cJSON_IsNull(at(race, "barriers", "opening")));
+    CHECK_NEAR(cJSON_GetObjectItem(at(race, "barriers", "closing"), "line")->valuedouble, 30, 0);
+    CHECK_NEAR(at(race, "bytes", "last")->valuedouble, 255, 0);
+    CHECK(strstr(cJSON_GetObjectItem(race, "summary")->valuestring, "write at k.metal:28") != NULL);
+    CHECK_NEAR(at(oob, "bytes", "first")->valuedouble, -4, 0);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(oob, "sites"), 0), "line")));
+    /* A kind the schema does not know fails, naming where. */
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "findings"), 0), "kind",
+                              cJSON_CreateString("heisenbug"));
+    n = json_schema_validate(schema, j, err, sizeof err);
+    CHECK_MSG(n > 0 && strstr(err, "findings[0].kind"), "mutated kind: %d errors: %s", n, err);
+    cJSON_Delete(j);
+    run_record_free(&r);
     cJSON_Delete(schema);
 }

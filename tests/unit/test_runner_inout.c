@@ -39,6 +39,11 @@ TEST(runner_inout_runs_from_the_original_input) {
     CHECK_EQ_INT(runner_run_case(b, c, &o, &rec), 0);
     CHECK_MSG(strcmp(rec.status, "pass") == 0, "status %s: %s", rec.status, rec.error);
     CHECK(rec.bitwise_identical);
+    /* The cpu backend's output is the parity reference: only f64 is a check. */
+    CHECK_EQ_INT(rec.nchecks, 1);
+    CHECK(strcmp(rec.checks[0].reference, "f64") == 0);
+    CHECK_EQ_INT(rec.nself, 1);
+    CHECK(strcmp(rec.self_refs[0].reference, "bf16-parity") == 0);
     /* After five runs the tensor holds one increment, not five. */
     CHECK_NEAR(tensor_get(c->t[0], 10), 11.0, 0);
     run_record_free(&rec);

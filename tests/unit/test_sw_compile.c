@@ -1,7 +1,6 @@
 /* test_sw_compile.c — MSL -> clang++ -> dlopen, calling kernel entries directly
  * from one thread (kernels here use no barrier, simd function or threadgroup
  * memory: those need the executor).  Each test uses its own temporary cache. */
-#define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,14 +546,16 @@ TEST(sw_compile_simd_barrier_matrix_semantics) {
         sw_library_free(lib);
         return;
     }
-    /* the mock includes sw_abi.h from the prelude directory the compile step wrote */
+    /* the mock includes sw_abi.h from the prelude directory the compile step wrote;
+     * GDNBENCH_TEST_EMULATOR runs it when the compiler builds for an emulated target */
+    const char *emu = getenv("GDNBENCH_TEST_EMULATOR");
     char cmd[16384], exe[128], out[128];
     snprintf(exe, sizeof exe, "%s/mock", cache_dir);
     snprintf(out, sizeof out, "%s/out.bin", cache_dir);
     snprintf(cmd, sizeof cmd,
              "%s -std=c++17 -O1 -w -rdynamic -I\"$(ls -d %s/prelude-* | head -1)\" -o %s '%s' -ldl -lpthread && "
-             "%s '%s' simd_test %s",
-             cxx, cache_dir, exe, mock_src, exe, so, out);
+             "%s %s '%s' simd_test %s",
+             cxx, cache_dir, exe, mock_src, emu ? emu : "", exe, so, out);
     int rc = system(cmd);
     CHECK_MSG(rc == 0, "mock runtime failed (status %d): %s", rc, cmd);
     float o[4096];
@@ -740,6 +741,41 @@ TEST(sw_compile_mlx_style_source) {
         void *bufs[] = {in, out, &n, NULL};
         run_1d(&k, bufs, 3);
         CHECK(out[0] == 0x3f80 && out[1] == 0xc020 && out[2] == 0);
+    }
+    sw_library_free(lib);
+}
+
+/* MSL's char is a signed 8-bit integer on every GPU; plain C++ char is unsigned on
+ * arm64 Linux, so the kernel build has to say so (-fsigned-char). */
+static const char *char_src = "kernel void widen(device const uchar *in [[buffer(0)]], device int *out [[buffer(1)]],\n"
+                              "                  uint i [[thread_position_in_grid]]) {\n"
+                              "    char c = (char)in[i];\n"
+                              "    char2 v = char2(c, (char)(c >> 1));\n"
+                              "    out[3 * i] = int(c);\n"
+                              "    out[3 * i + 1] = int(v.y);\n"
+                              "    out[3 * i + 2] = c < 0;\n"
+                              "}\n";
+
+TEST(sw_compile_char_is_signed) {
+    use_temp_cache();
+    sw_library *lib = compile_or_skip(char_src, "char.metal");
+    if (!lib) return;
+    sw_kernel k;
+    if (get_kernel(lib, "widen", NULL, 0, &k) == 0) {
+        uint8_t in[3] = {200, 127, 128};
+        int out[9];
+        memset(out, 0x55, sizeof out);
+        void *bufs[] = {in, out, NULL};
+        run_1d(&k, bufs, 3);
+        CHECK_EQ_INT(out[0], -56);
+        CHECK_EQ_INT(out[1], -28);
+        CHECK_EQ_INT(out[2], 1);
+        CHECK_EQ_INT(out[3], 127);
+        CHECK_EQ_INT(out[4], 63);
+        CHECK_EQ_INT(out[5], 0);
+        CHECK_EQ_INT(out[6], -128);
+        CHECK_EQ_INT(out[7], -64);
+        CHECK_EQ_INT(out[8], 1);
     }
     sw_library_free(lib);
 }

@@ -411,8 +411,10 @@ TEST(sw_exec_divergent_barrier_names_both_lines) {
     CHECK(sw_exec_dispatch(&d, &res) != 0);
     CHECK_MSG(res.error && strstr(res.error, "divergent threadgroup barrier") && strstr(res.error, "line 100") &&
                   strstr(res.error, "line 200") && strstr(res.error, "kernel 'divergent'") &&
-                  strstr(res.error, "thread_index_in_threadgroup 16"),
+                  strstr(res.error, "16 threads wait at line 100") && strstr(res.error, "48 at line 200"),
               "error: %s", res.error ? res.error : "(none)");
+    CHECK(res.nfindings == 1 && res.findings[0].kind == DEV_FIND_DIVERGENT_BARRIER &&
+          res.findings[0].site[0].nthreads == 16 && res.findings[0].site[1].index == 16);
     sw_dispatch_result_free(&res);
 }
 
@@ -435,11 +437,21 @@ static void k_segv(const sw_thread_args *a) {
 }
 
 /* Real kernels are not built with UBSan; this one must really trap under `make check` too. */
-__attribute__((no_sanitize_undefined)) static void k_fpe(const sw_thread_args *a) {
+__attribute__((no_sanitize("undefined"))) static void k_fpe(const sw_thread_args *a) {
     if (a->ids->thread_position_in_grid[0] == 3) {
         volatile int x = 10 / zero_divisor;
         (void)x;
     }
+}
+
+/* arm64 has no trap for integer division: SDIV/UDIV by zero give 0 (Arm ARM, "Divide
+ * by zero"), so there a kernel's division by zero cannot fault; this kernel shows
+ * what it does instead.  Thread 3 divides by zero, the others by one. */
+__attribute__((no_sanitize("undefined"))) static void k_div_zero_store(const sw_thread_args *a) {
+    uint32_t gid = a->ids->thread_position_in_grid[0];
+    int *out = a->buffers[0];
+    volatile int divisor = gid == 3 ? zero_divisor : 1;
+    out[gid] = 10 / divisor;
 }
 
 static volatile int recursion_limit = 1 << 30;
@@ -476,10 +488,27 @@ static void check_fault(const char *name, sw_entry_fn fn, const char *want1, con
 }
 
 TEST(sw_exec_faults_abandon_dispatch_and_process_continues) {
-    check_fault("rt_fault", k_rt_fault, "line 42: index out of range in simdgroup_load",
+    check_fault("rt_fault", k_rt_fault, "fault: index out of range in simdgroup_load at line 42",
                 "thread_position_in_grid (77,0,0)");
     check_fault("segv", k_segv, "invalid memory access at address 0x10", "thread_position_in_grid (5,0,0)");
+#if defined(__aarch64__) || defined(__arm64__)
+    {
+        (void)k_fpe;
+        int q[8 * 32];
+        memset(q, 0x55, sizeof q);
+        sw_dispatch d = make_dispatch("div_zero", k_div_zero_store, 8, 32);
+        bind(&d, 0, q, sizeof q);
+        sw_dispatch_result res;
+        CHECK_MSG(sw_exec_dispatch(&d, &res) == 0, "division by zero on arm64: %s", res.error ? res.error : "");
+        sw_dispatch_result_free(&res);
+        CHECK_EQ_INT(q[3], 0);
+        CHECK_EQ_INT(q[2], 10);
+        CHECK_EQ_INT(q[8 * 32 - 1], 10);
+    }
+#else
+    (void)k_div_zero_store;
     check_fault("fpe", k_fpe, "integer division by zero", "thread_position_in_grid (3,0,0)");
+#endif
     check_fault("overflow", k_overflow, "stack overflow in a GPU thread", "thread_position_in_grid (9,0,0)");
     /* And again: faults are not a one-off. */
     check_fault("segv", k_segv, "invalid memory access", "(5,0,0)");

@@ -275,7 +275,7 @@ TEST(sw_msl_features_declaration_forms) {
             }
             release_all(&out, 1);
         }
-        id fcv = MSG0(id, MSG0(id, objc_class_named("MTLFunctionConstantValues"), "alloc"), "init");
+        id fcv = MSG0(id, MSG0(id, (id)swmtl_class("MTLFunctionConstantValues"), "alloc"), "init");
         int32_t v = 77;
         unsigned char yes = 1;
         MSG3(void, fcv, "setConstantValue:type:atIndex:", const void *, &v, NSUInteger, 29, NSUInteger, 11);

@@ -2,8 +2,10 @@
  * 256 threads, simd collectives, and a kkt-shaped dispatch (2048 threadgroups x 256
  * threads).
  *
- * Prints the measured numbers; the bounds checked are loose (10-50x the targets in
- * swmetal.md) because the suite runs on shared, sanitised or busy machines. */
+ * The tests check that the work was done (switch counts, outputs, workers used); the
+ * times are printed as information only, never asserted: a test suite runs on shared,
+ * sanitised or busy machines, and timing is a benchmark's job.  scripts/bench/sw_perf.sh
+ * runs these tests and holds the numbers against swmetal.md's targets. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,8 +41,7 @@ TEST(sw_perf_fiber_switch) {
     double dt = sw_exec_now() - t0;
     CHECK_EQ_INT(ping_count, n);
     double ns = dt / (2.0 * (double)n) * 1e9;
-    printf("  fiber switch: %.1f ns (target < 50 ns)\n", ns);
-    CHECK(ns < 2000);
+    printf("  fiber switch: %.1f ns (information; swmetal.md target < 50 ns)\n", ns);
     sw_stack_free(&st);
 }
 
@@ -61,8 +62,7 @@ TEST(sw_perf_barrier_256_threads) {
     sw_dispatch_result res;
     CHECK(sw_exec_dispatch(&d, &res) == 0);
     double us = (res.end_s - res.start_s) / loops * 1e6;
-    printf("  barrier of 256 threads: %.2f us (target < 20 us)\n", us);
-    CHECK(us < 1000);
+    printf("  barrier of 256 threads: %.2f us (information; swmetal.md target < 20 us)\n", us);
     sw_dispatch_result_free(&res);
 }
 
@@ -200,7 +200,7 @@ TEST(sw_perf_simd_collective) {
     CHECK(sw_exec_dispatch(&d, &res) == 0);
     CHECK_NEAR(out[77], 496.0 * loops, 0);
     double ns = (res.end_s - res.start_s) / ((double)loops * 128) * 1e9;
-    printf("  simd collective: %.1f ns per lane (%.2f us per simd_sum of 32 lanes)\n", ns, ns * 32 / 1000);
-    CHECK(ns < 5000);
+    printf("  simd collective: %.1f ns per lane (%.2f us per simd_sum of 32 lanes; information)\n", ns,
+           ns * 32 / 1000);
     sw_dispatch_result_free(&res);
 }

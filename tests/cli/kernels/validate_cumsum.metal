@@ -107,3 +107,22 @@ kernel void cumsum_head_stride(device const float *g [[buffer(0)]], device float
         gc[i] = acc;
     }
 }
+
+// Bug: every output scaled by (1 + 6e-7), a systematic bias.  Each element stays
+// within cumsum's parity bound (atol 1e-6 + rtol 1e-6*|ref|) and the f64 one, but all
+// move the same way: rel_l2 against parity is 6e-7, above its bound of 4e-7, so only
+// the rel_l2 check can catch it (the negative control of that check).
+kernel void cumsum_biased(device const float *g [[buffer(0)]], device float *gc [[buffer(1)]],
+                          constant uint *p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    const uint T = p[1], H = p[2], BT = p[3], NT = p[4];
+    const uint h = tg.y, b = tg.z / NT, t0 = (tg.z % NT) * BT;
+    if (tid != 0 || t0 >= T) return;
+    const uint n = min(BT, T - t0);
+    float acc = 0.0f;
+    for (uint t = 0; t < n; t++) {
+        const ulong i = ((ulong)b * T + t0 + t) * H + h;
+        acc += g[i];
+        gc[i] = acc * 1.0000006f;
+    }
+}
