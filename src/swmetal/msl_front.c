@@ -749,6 +749,21 @@ static char *join_prefix(const char *ns, const char *name) {
     return msl_buf_take(&b);
 }
 
+/* `*static_cast<void (*)(PARAMS)>(&callee)`: the specialization of template callee
+ * whose parameters are those of tk[lp]'s list (attributes dropped), as an
+ * expression that `&` turns into its address.  Malloc'd, NULL when out of memory. */
+static char *instance_by_signature(const front *f, int lp, const char *callee) {
+    msl_buf b = {0};
+    msl_buf_puts(&b, "*static_cast<void (*)(");
+    for (int j = lp + 1; j < f->match[lp]; j++) {
+        if (f->tk[j].kind == MSL_TK_ATTR) continue;
+        msl_buf_put(&b, tk_text(f, j), (size_t)f->tk[j].len);
+        msl_buf_puts(&b, " ");
+    }
+    msl_buf_printf(&b, ")>(&%s)", callee);
+    return msl_buf_take(&b);
+}
+
 /* A kernel definition's body: how its threadgroup variables name the kernel (see
  * rewrite_threadgroup_decl): &::ns::f, or &::ns::f<T, N, Ts...> for a template
  * whose header is tk[ds + 1 ..] (every parameter named, else no reference). */
@@ -917,6 +932,13 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
         char *text = tk_range_dup(f, name_start, lp - 1);
         kr.callee = text ? join_prefix(ns, text) : NULL;
         free(text);
+        if (kr.callee && !tk_is(f, lp - 1, ">")) {
+            /* no template arguments (`template [[kernel]] void f(const device float *x, ...);`):
+             * deduced from the signature, as the address of f converted to its type */
+            char *named = instance_by_signature(f, lp, kr.callee);
+            free(kr.callee);
+            kr.callee = named;
+        }
         if (!kr.host_name) kr.host_name = tk_range_dup(f, name_start, lp - 1);
         if (!kr.callee || !kr.host_name) {
             kernel_free(&kr);

@@ -142,6 +142,18 @@ typedef void(scaled_t)(device float *, uint);
 template [[host_name("scaled_f3")]] kernel scaled_t scaled<float, 3>;
 template [[host_name("scaled_f4")]] [[kernel]] void scaled<float, 4>(device float *out [[buffer(0)]],
                                                                     uint i [[thread_position_in_grid]]);
+// the whole signature and no template arguments: T deduced from it
+template <typename T>
+[[kernel]] void deduced(device T *out [[buffer(0)]], const constant T &scale [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    out[i] = scale * T(i);
+}
+template [[host_name("deduced_f")]] [[kernel]] void deduced(device float *out [[buffer(0)]],
+                                                            const constant float &scale [[buffer(1)]],
+                                                            uint i [[thread_position_in_grid]]);
+template [[host_name("deduced_h")]] [[kernel]] void deduced(device half *out [[buffer(0)]],
+                                                            const constant half &scale [[buffer(1)]],
+                                                            uint i [[thread_position_in_grid]]);
 
 kernel void fc_forms(device float *out [[buffer(0)]],
                      device float *opt [[buffer(1), function_constant(fc_flag)]],
@@ -242,6 +254,8 @@ kernel void conversions(device float *out [[buffer(0)]], device const half *hin 
         float4 ve = float4(1, 2, 3, 4);
         ve[0] = lane == 0 ? ve[2] : -ve[3];                          // ?: of vector elements
         out[138] = float(dinit.x * dinit.y + dinit2.y) + ve[0];
+        threadgroup const float *tp = lane > 100 ? nullptr : ta;     // ?: of nullptr and an array
+        out[139] = tp[9];
     }
 }
 

@@ -275,6 +275,16 @@ TEST(sw_msl_features_declaration_forms) {
             }
             release_all(&out, 1);
         }
+        float scale = 3.0f;
+        uint16_t hscale = f16_from_f32(0.5f);
+        id bufs_d[2] = {feat_buffer(&e, 32 * 4, NULL), feat_buffer(&e, sizeof scale, &scale)};
+        if (feat_run(&e, "deduced_f", bufs_d, 2, 32, nil) == 0)  /* T deduced from the whole signature */
+            CHECK_NEAR(((const float *)contents(bufs_d[0]))[5], 15, 0);
+        release_all(bufs_d, 2);
+        id bufs_h[2] = {feat_buffer(&e, 32 * 2, NULL), feat_buffer(&e, sizeof hscale, &hscale)};
+        if (feat_run(&e, "deduced_h", bufs_h, 2, 32, nil) == 0)
+            CHECK_NEAR(f16_to_f32(((const uint16_t *)contents(bufs_h[0]))[7]), 3.5, 0);
+        release_all(bufs_h, 2);
         id fcv = MSG0(id, MSG0(id, (id)swmtl_class("MTLFunctionConstantValues"), "alloc"), "init");
         int32_t v = 77;
         unsigned char yes = 1;
@@ -335,6 +345,7 @@ TEST(sw_msl_features_conversions) {
             CHECK_NEAR(o[136], 7, 0);     /* static_cast<U>(v.y) */
             CHECK_NEAR(o[137], 3.75, 0);  /* pair_t(a, b) with using pair_t = vec<S, 2> */
             CHECK_NEAR(o[138], 21, 0);    /* int2 v(3, 4), and ?: of vector elements */
+            CHECK_NEAR(o[139], 2, 0);     /* c ? nullptr : threadgroup_array */
         }
         release_all(bufs, 3);
     }

@@ -287,6 +287,11 @@ template <class T, std::enable_if_t<!std::is_lvalue_reference_v<T> && std::is_cl
 constexpr T sw_cond_operand(T &&x) {
     return static_cast<T &&>(x);
 }
+// An array (a threadgroup buffer, `c ? nullptr : buf`): its first element's address, as
+// the array would decay to, constness kept as declared.
+template <class T, size_t N> constexpr T *sw_cond_operand(T (&x)[N]) {
+    return x;
+}
 template <class T> constexpr decltype(auto) sw_cond_operand(const T &x) {
     typedef std::remove_cv_t<T> U;
     if constexpr (std::is_class_v<U> && sw_space<U>::value != 0) return (typename sw_unspaced<U>::type)x;
