@@ -27,7 +27,7 @@ export GDNBENCH_CACHE_DIR="$TMPD/cache"
 one_line() { # desc
     local n
     n=$(printf '%s\n' "$ERR" | grep -c .)
-    if [ "$n" -eq 1 ]; then echo "PASS $1"; else echo "FAIL $1: $n lines: $(printf '%s' "$ERR" | head -c 300)"; fi
+    if [ "$n" -eq 1 ]; then pass "$1"; else fail "$1: $n lines: $(printf '%s' "$ERR" | head -c 300)"; fi
 }
 
 expect_exit 0 "compile: features.metal compiles" $G compile "$root/tests/msl/features.metal"
