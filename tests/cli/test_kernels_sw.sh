@@ -9,6 +9,7 @@
 # threadgroup reads, threadgroup races).  Small H and one iteration keep it to about
 # two minutes on two cores; the compiled kernels are cached after the first run.
 . "$(dirname "$0")/lib.sh"
+need_testdata
 G=$GDNBENCH
 
 if ! "$G" info 2>/dev/null | grep -Eq '^ *sw +available'; then
@@ -83,7 +84,8 @@ expect_match "kernels via --shader: compile error points at the .metal line" "$E
 # (attention's 200/201/300/301) and those given with --constant.
 "$G" attn_fwd --backend sw --B 1 --Hq 2 --Hkv 1 --qL 33 --kL 33 --D 64 --causal 1 --iters 1 --warmup 0 \
     --quiet --json "$TMPD/attn.json" >/dev/null 2>&1
-consts=$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["kernel"]; print(" ".join("%d=%s" % (c["index"], c["value"]) for c in k["constants"]))' "$TMPD/attn.json" 2>&1)
+consts=$(paste -d= <("$TESTDATA" json "$TMPD/attn.json" '.kernel.constants[].index' 2>&1) \
+    <("$TESTDATA" json "$TMPD/attn.json" '.kernel.constants[].value' 2>&1) | paste -sd ' ' -)
 expect_match "report: kernel.constants lists the launch's constants" "$consts" "^200=false 201=false 300=false 301=true$"
 
 finish

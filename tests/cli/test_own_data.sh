@@ -35,12 +35,9 @@ expect_match "own data: the unmatched tensor is listed once" "$OUT" "ignored: kv
 expect_match "own data: f32 Q rounded into bf16, and said so" "$OUT" "converted: Q f32 -> bf16 for Q \(rounded to nearest even\)"
 expect_match "own data: the file's gradients are a third reference" "$OUT" "dQ +fixture .*PASS"
 expect_match "own data: ... for dV too" "$OUT" "dV +fixture .*PASS"
-if command -v python3 >/dev/null 2>&1; then
-    fx=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fixture"]; print(f["converted"][0]["tensor"], f["converted"][0]["rounding"], f["ignored"], f["unfixed"])' "$TMPD/bwd.json" 2>&1)
-    expect_match "own data: the JSON record says so too" "$fx" "^Q nearest-even \['kv_cache'\] \['causal=1'\]$"
-else
-    skip "own data: the JSON record says so too: python3 (to parse the JSON) is not installed"
-fi
+fx=$("$TESTDATA" json "$TMPD/bwd.json" .fixture.converted[0].tensor .fixture.converted[0].rounding .fixture.ignored \
+    .fixture.unfixed 2>&1 | paste -sd ' ' -)
+expect_match "own data: the JSON record says so too" "$fx" '^Q nearest-even \["kv_cache"\] \["causal=1"\]$'
 expect_exit 2 "own data: without --map, D_vec has no tensor" $G attn_bwd --backend $BE --fixture "$TMPD/bwd.safetensors"
 expect_match "own data: ... the message offers the unbound tensors and --map" "$ERR" \
     "no tensor for attn_bwd's input 'D_vec'.*Dvec.*--map FILE_NAME=D_vec"

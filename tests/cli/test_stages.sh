@@ -6,6 +6,7 @@
 # validate and suite.  "Their" kernels are copies of ours with renamed functions.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+need_testdata
 G=$GDNBENCH
 R=$GDNBENCH_ROOT
 
@@ -28,7 +29,8 @@ expect_exit 0 "stages: chunk_fwd --stage kkt=their_kkt.metal:their_kkt passes" $
 expect_match "stages: the table says kkt ran theirs" "$OUT" "stage kkt +their_kkt .*theirs: .*their_kkt.metal"
 expect_match "stages: ... and cumsum ours" "$OUT" "stage cumsum +chunk_local_cumsum_g_f32 .*ours: "
 expect_match "stages: judged on the final outputs" "$OUT" "final +bf16-parity .*PASS"
-origins=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(" ".join(s["name"]+"="+s["origin"] for s in r["launch"]["stages"]))' "$TMPD/cf.json" 2>&1)
+origins=$(paste -d= <("$TESTDATA" json "$TMPD/cf.json" '.launch.stages[].name' 2>&1) \
+    <("$TESTDATA" json "$TMPD/cf.json" '.launch.stages[].origin' 2>&1) | paste -sd ' ' -)
 expect_match "stages: the JSON says per stage whose kernel ran" "$origins" \
     "^cumsum=ours kkt=theirs solve_tril=ours wy=ours chunk_h=ours chunk_o=ours$"
 # compare: a run with their kkt is not the same kernel as one with ours
@@ -48,7 +50,7 @@ expect_exit 0 "stages: attn_bwd --shader FILE --function NAME passes" $G attn_bw
     --shader "$TMPD/their_bwd.metal" --function their_bwd_d64 $ATT --json "$TMPD/bwd.json"
 expect_match "stages: the backward stage is theirs" "$OUT" "stage attn_bwd +their_bwd_d64 .*theirs: "
 expect_match "stages: the casts are the file's own by default name" "$OUT" "stage cast_dV +f32_to_bf16_cast .*theirs: "
-main=$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["kernel"]; print(k["function"], k["origin"])' "$TMPD/bwd.json" 2>&1)
+main=$("$TESTDATA" json "$TMPD/bwd.json" .kernel.function .kernel.origin 2>&1 | paste -sd ' ' -)
 expect_match "stages: the record's kernel is the main stage's" "$main" "^their_bwd_d64 theirs$"
 expect_exit 0 "stages: chunk_fwd --help" $G chunk_fwd --help
 expect_match "stages: ... lists the stage only some shapes run, with the flag that brings it in" "$OUT" \
@@ -76,13 +78,17 @@ expect_exit 0 "stages: --constant with a --stage kernel" $G chunk_fwd --backend 
 expect_exit 0 "stages: validate kkt with --stage" $G validate kkt --stage kkt="$TMPD/their_kkt.metal:their_kkt" \
     --T 65 --Hg 1 --H 2 --K 64 --B 1 --profile realistic --json "$TMPD/v.json"
 expect_match "stages: validate's header names the stage's kernel" "$OUT" "stage kkt: .*their_kkt.metal:their_kkt"
-vo=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cases"][0]["record"]["kernel"]["origin"])' "$TMPD/v.json" 2>&1)
+vo=$("$TESTDATA" json "$TMPD/v.json" .cases[0].record.kernel.origin 2>&1)
 expect_match "stages: validate's JSON says theirs" "$vo" "^theirs$"
 expect_exit 1 "stages: validate catches a broken stage" $G validate kkt --stage kkt="$TMPD/bad_kkt.metal:their_kkt" \
     --T 65 --Hg 1 --H 2 --K 64 --B 1 --profile realistic
 expect_exit 0 "stages: suite smoke with --stage kkt" $G suite smoke --backend sw --iters 1 --warmup 0 --quiet \
     --stage kkt="$TMPD/their_kkt.metal:their_kkt" --json "$TMPD/suite"
-so=$(python3 -c 'import json,sys; rs=json.load(open(sys.argv[1])); print(" ".join(r["op"] for r in rs if r["kernel"].get("origin") == "theirs" or any(s.get("origin") == "theirs" for s in (r["launch"] or {}).get("stages", []))))' "$TMPD/suite/suite-smoke-v1-sw.json" 2>&1)
+# the ops whose record's kernel, or a stage in its launch (null for single-kernel ops), ran theirs
+sj=$TMPD/suite/suite-smoke-v1-sw.json
+so=$(n=$("$TESTDATA" json "$sj" '#' 2>&1) && for ((i = 0; i < n; i++)); do
+    "$TESTDATA" json "$sj" "[$i].kernel" "[$i].launch" | grep -q '"origin":"theirs"' && "$TESTDATA" json "$sj" "[$i].op"
+done 2>&1 | paste -sd ' ' -)
 expect_match "stages: the suite ran their kkt in kkt and chunk_fwd only" "$so" "^kkt chunk_fwd$"
 expect_exit 2 "stages: suite refuses --function" $G suite smoke --backend sw --function their_kkt
 expect_match "stages: ... pointing at --stage" "$ERR" "--stage STAGE=FILE:their_kkt"
