@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/kernel_opts.h"
+#include "cli/sampling_opts.h"
 #include "cli/stage_opts.h"
 #include "cli/table.h"
 #include "io/report_gbench.h"
@@ -60,7 +61,6 @@ static void print_op_help(const op_desc *op) {
     printf("\noptions:\n"
            "  --backend cpu|sw|metal   where the op runs (default %s)\n"
            "  --seed N                 input generator seed (default 0)\n"
-           "  --warmup N --iters N     untimed and timed iterations (default 3, 20; 1, 5 on sw)\n"
            "  --check f64|parity|both|none   references to check against (default both)\n"
            "  --atol X --rtol X        override every output's tolerance\n"
            "  --json FILE|-            write the JSON report (schema 1)\n"
@@ -87,6 +87,8 @@ static void print_op_help(const op_desc *op) {
            "                           as DIR/OP-SHAPE.gputrace for Xcode's GPU tools\n"
            "  --quiet                  no table on stdout\n",
            backend_default_name());
+    printf("\nhow many runs:\n");
+    cli_print_sampling_help(stdout);
     cli_print_stage_help(stdout, op);
 }
 
@@ -102,10 +104,8 @@ static int parse_check(const char *s, int *out) {
 /* Parses argv[2..] for op; returns 0, 1 for --help (printed), or -1 with err set. */
 static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc, char *err, size_t errlen) {
     run_opts *o = &rc->opts;
-    int warmup_given = 0, iters_given = 0;
+    sampling_flags given = {0};
     o->backend = backend_default_name();
-    o->warmup = 3;
-    o->iters = 20;
     o->check = CHECK_BOTH;
     for (int i = 0; i < op->ndims; i++) {
         rc->dims[i].n = 1;
@@ -132,8 +132,10 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         int kopt = cli_parse_kernel_option(name, val, o, err, errlen);
         if (kopt < 0) return -1;
         if (kopt > 0) continue;
+        int sopt = cli_parse_sampling_option(name, val, o, &given, err, errlen);
+        if (sopt < 0) return -1;
+        if (sopt > 0) continue;
         int di = op_dim_index(op, name);
-        int64_t v64;
         uint64_t u64;
         if (di >= 0) {
             if (args_parse_int_list(name, val, &rc->dims[di], err, errlen)) return -1;
@@ -141,15 +143,6 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         } else if (strcmp(name, "seed") == 0) {
             if (args_parse_u64(name, val, &u64, err, errlen)) return -1;
             o->seed = u64;
-        } else if (strcmp(name, "warmup") == 0 || strcmp(name, "iters") == 0) {
-            if (args_parse_int(name, val, &v64, err, errlen)) return -1;
-            int is_iters = name[0] == 'i';
-            if (v64 < (is_iters ? 1 : 0) || v64 > 100000) {
-                snprintf(err, errlen, "--%s %lld is out of range: accepted %d..100000", name, (long long)v64, is_iters);
-                return -1;
-            }
-            *(is_iters ? &o->iters : &o->warmup) = (int)v64;
-            *(is_iters ? &iters_given : &warmup_given) = 1;
         } else if (strcmp(name, "json") == 0) {
             rc->json_path = val;
         } else if (strcmp(name, "fixture") == 0) {
@@ -201,12 +194,7 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
             return -1;
         }
     }
-    /* The software device runs kernels hundreds of times slower than a GPU and its
-     * timings are not GPU performance: fewer samples by default (flags still win). */
-    if (strcmp(o->backend, "sw") == 0) {
-        if (!warmup_given) o->warmup = 1;
-        if (!iters_given) o->iters = 5;
-    }
+    if (cli_finish_sampling(o, &given, err, errlen)) return -1;
     if (cli_check_kernel_options(o, err, errlen)) return -1;
     if (rc->capture_dir && strcmp(o->backend, "metal") != 0) {
         snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
@@ -393,8 +381,9 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
         }
         /* After the fixture is bound: a file that cannot be used prints nothing. */
         if (k == 0 && !rc->opts.quiet) {
-            table_print_header(stdout, op, b->name, b->device_name, b->emulated, rc->opts.warmup, rc->opts.iters,
-                               (unsigned long long)rc->opts.seed);
+            char runs[256];
+            cli_sampling_desc(&rc->opts, runs, sizeof runs);
+            table_print_header(stdout, op, b->name, b->device_name, b->emulated, runs, (unsigned long long)rc->opts.seed);
             rec_machine now;
             machine_sample(&now, b);
             table_print_machine(stdout, &now);

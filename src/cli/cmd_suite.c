@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/kernel_opts.h"
+#include "cli/sampling_opts.h"
 #include "cli/stage_opts.h"
 #include "cli/table.h"
 #include "io/report_json.h"
@@ -171,13 +172,14 @@ static int case_dims(const op_desc *op, const suite_case *sc, int emulated, int6
 int cmd_suite(int argc, char **argv) {
     char err[512] = "";
     const char *json_dir = NULL, *name = NULL;
-    run_opts o = {.backend = backend_default_name(), .warmup = 3, .iters = 20, .check = CHECK_BOTH};
+    run_opts o = {.backend = backend_default_name(), .check = CHECK_BOTH};
+    sampling_flags given = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        int64_t v;
+        int sopt;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n"
-                   "                          [--fast-math]\n"
+                   "                          [--max-time S] [--max-noise P] [--min-samples N] [--fast-math]\n"
                    "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n\n"
                    "--shader FILE runs, in every case, the stages FILE defines under their default names (ours\n"
                    "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
@@ -208,18 +210,16 @@ int cmd_suite(int argc, char **argv) {
         } else if (strcmp(a, "--shader") == 0 || strcmp(a, "--stage") == 0 || strcmp(a, "--constant") == 0) {
             if (cli_parse_kernel_option(a + 2, argv[i + 1], &o, err, sizeof err) < 0) goto bad;
             i++;
-        } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
-            if (args_parse_int(a + 2, argv[++i], &v, err, sizeof err)) goto bad;
-            if (v < (a[2] == 'i') || v > 100000) {
-                snprintf(err, sizeof err, "%s %lld is out of range", a, (long long)v);
-                goto bad;
-            }
-            *(a[2] == 'i' ? &o.iters : &o.warmup) = (int)v;
+        } else if (strncmp(a, "--", 2) == 0 &&
+                   (sopt = cli_parse_sampling_option(a + 2, argv[i + 1], &o, &given, err, sizeof err)) != 0) {
+            if (sopt < 0) goto bad;
+            i++;
         } else {
             snprintf(err, sizeof err, "suite: unknown option %s (see gdnbench suite --help)", a);
             goto bad;
         }
     }
+    if (cli_finish_sampling(&o, &given, err, sizeof err)) goto bad;
     const suite *s = NULL;
     for (const suite *x = suites; x->name && name; x++)
         if (strcmp(x->name, name) == 0) s = x;
@@ -281,6 +281,9 @@ int cmd_suite(int argc, char **argv) {
     }
     /* Printed once nothing can be refused any more: a refusal prints nothing on stdout. */
     if (!o.quiet) {
+        char runs[256];
+        cli_sampling_desc(&o, runs, sizeof runs);
+        printf("suite %s on %s: %s\n", s->name, b->device_name, runs);
         rec_machine now;
         machine_sample(&now, b);
         table_print_machine(stdout, &now);

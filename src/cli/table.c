@@ -21,12 +21,12 @@ void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n)
 }
 
 void table_print_header(FILE *f, const op_desc *op, const char *backend, const char *device, int emulated,
-                        int warmup, int iters, unsigned long long seed) {
+                        const char *runs, unsigned long long seed) {
     fprintf(f, "gdnbench %s — %s\n", op->name, op->summary);
-    fprintf(f, "backend %s on %s%s; warmup %d, %d timed iterations, seed %llu\n", backend, device,
+    fprintf(f, "backend %s on %s%s; %s, seed %llu\n", backend, device,
             emulated ? " (EMULATED: timings are of the software device, not of a GPU)"
                      : (strcmp(backend, "cpu") == 0 ? " (timing the bf16-parity CPU reference, not a kernel)" : ""),
-            warmup, iters, seed);
+            runs, seed);
 }
 
 void table_print_machine(FILE *f, const rec_machine *m) {
@@ -40,6 +40,40 @@ void table_print_findings(FILE *f, const run_record *r, int max) {
     fprintf(f, "  %d distinct finding%s of the software device's checks:\n", r->nfindings,
             r->nfindings == 1 ? "" : "s");
     dev_findings_print(f, r->findings, r->nfindings, max, "    ");
+}
+
+/* How many samples and why no more; the warmup runs' times beside the median, so
+ * a slow first run is seen, not hidden. */
+static void table_print_sampling(FILE *f, const run_record *r) {
+    if (!r->sampling[0]) return; /* a record not made by the runner */
+    char a[32], b[32];
+    fprintf(f, "  samples %d, ", r->timing.n);
+    if (r->cold) {
+        table_fmt_us(r->wall.n > 0 ? r->wall.samples[0] : r->timing.median, a, sizeof a);
+        fprintf(f, "cold: the first run (%s) costs more than the %g s budget, so it is the one sample and no warmup ran "
+                   "(--warmup 1 for a warm sample)", a, r->max_time_s);
+    } else if (strcmp(r->stop, "iters") == 0) {
+        fprintf(f, "as --iters asked");
+    } else if (strcmp(r->stop, "noise target") == 0) {
+        fprintf(f, "stopped at the noise target (%g%%)", 100 * r->max_noise);
+    } else if (strcmp(r->stop, "budget") == 0) {
+        fprintf(f, "stopped by the time budget (%g s)", r->max_time_s);
+    } else {
+        fprintf(f, "stopped: %s", r->stop);
+    }
+    if (r->noise >= 0) fprintf(f, "; median known to +-%.2f%%", 100 * r->noise);
+    fprintf(f, "\n");
+    const rec_stats *w = &r->warmup_timing;
+    if (w->n > 0 && w->samples && r->timing.median > 0) {
+        table_fmt_us(w->samples[0], a, sizeof a);
+        fprintf(f, "  warmup %d run%s: first %s (%.2fx the median)", w->n, w->n == 1 ? "" : "s", a,
+                w->samples[0] / r->timing.median);
+        if (w->n > 1) {
+            table_fmt_us(w->max, b, sizeof b);
+            fprintf(f, ", slowest %s (%.2fx)", b, w->max / r->timing.median);
+        }
+        fprintf(f, "\n");
+    }
 }
 
 void table_print_record(FILE *f, const run_record *r) {
@@ -63,6 +97,7 @@ void table_print_record(FILE *f, const run_record *r) {
     if (s > 0 && r->bytes > 0) fprintf(f, "  %.2f GB/s", r->bytes / s / 1e9);
     if (s > 0 && r->flops > 0) fprintf(f, "  %.3f TFLOP/s", r->flops / s / 1e12);
     fprintf(f, "\n");
+    table_print_sampling(f, r);
     int repeated = 0;
     for (int i = 0; i < r->nstages && i < REC_MAX_STAGES; i++)
         repeated |= r->stages[i].repeat > 1 || r->stages[i].own_command_buffers;

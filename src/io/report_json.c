@@ -168,7 +168,7 @@ static void add_stats_summary(builder *b, cJSON *obj, const rec_stats *s) {
     add_num_or_null(b, obj, "cv", s->cv, have);
 }
 
-static void add_samples(builder *b, cJSON *obj, const rec_stats *s) {
+static void add_samples(builder *b, cJSON *obj, const char *key, const rec_stats *s) {
     cJSON *a = check(b, cJSON_CreateArray());
     for (int i = 0; a && b->ok && i < s->n; i++) {
         cJSON *v = isfinite(s->samples[i]) ? cJSON_CreateNumber(s->samples[i]) : cJSON_CreateNull();
@@ -177,7 +177,7 @@ static void add_samples(builder *b, cJSON *obj, const rec_stats *s) {
             b->ok = 0;
         }
     }
-    add_item(b, obj, "samples", a);
+    add_item(b, obj, key, a);
 }
 
 static void add_device(builder *b, cJSON *root, const run_record *r) {
@@ -330,16 +330,33 @@ static void add_launch(builder *b, cJSON *root, const run_record *r) {
     }
 }
 
+/* How the number of samples was decided (runner/sampling.h), and the warmup runs'
+ * own times: absent from records the runner did not make (and from older reports). */
+static void add_sampling(builder *b, cJSON *t, const run_record *r) {
+    add_samples(b, t, "warmup_samples", &r->warmup_timing);
+    cJSON *o = add_obj(b, t, "sampling");
+    if (!o) return;
+    int adaptive = strcmp(r->sampling, "adaptive") == 0;
+    add_str(b, o, "mode", r->sampling);
+    add_str_or_null(b, o, "stop", r->stop);
+    add_bool(b, o, "cold", r->cold);
+    add_num_or_null(b, o, "noise", r->noise, r->noise >= 0);
+    add_num_or_null(b, o, "max_time_s", r->max_time_s, adaptive);
+    add_num_or_null(b, o, "max_noise", r->max_noise, adaptive);
+    add_num_or_null(b, o, "min_samples", r->min_samples, adaptive);
+}
+
 static void add_timing(builder *b, cJSON *root, const run_record *r) {
     cJSON *t = add_obj(b, root, "timing");
     if (!t) return;
     add_str(b, t, "unit", "us");
     add_num(b, t, "warmup", r->warmup);
     add_num(b, t, "iterations", r->iterations);
-    add_samples(b, t, &r->timing);
+    add_samples(b, t, "samples", &r->timing);
     add_stats_summary(b, t, &r->timing);
     add_str_or_null(b, t, "source", r->timing_source);
     add_str_or_null(b, t, "stage_timing", r->stage_timing);
+    if (r->sampling[0]) add_sampling(b, t, r);
     if (r->wall.n <= 0) {
         add_item(b, t, "wall", cJSON_CreateNull());
         return;

@@ -7,7 +7,8 @@
 void run_record_free(run_record *r) {
     free(r->timing.samples);
     free(r->wall.samples);
-    r->timing.samples = r->wall.samples = NULL;
+    free(r->warmup_timing.samples);
+    r->timing.samples = r->wall.samples = r->warmup_timing.samples = NULL;
     for (int i = 0; i < r->nstages; i++) {
         free(r->stages[i].timing.samples);
         r->stages[i].timing.samples = NULL;

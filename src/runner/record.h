@@ -125,7 +125,20 @@ typedef struct run_record {
     /* per timed iteration, over all stages: time per dispatch = timing / dispatches */
     int64_t dispatches, command_buffers;
 
-    int warmup, iterations;
+    int warmup, iterations;    /* runs taken: untimed warmup, timed samples (= timing.n) */
+    /* How the number of timed samples was decided (runner/sampling.h): sampling
+     * "iters" (exactly --iters N) or "adaptive" (budget and noise target); stop is
+     * sampling_stop_name's word; noise the relative standard error of the median at
+     * the end (< 0 unknown: fewer than 2 samples).  max_time_s/max_noise/min_samples
+     * are the adaptive rule's (0 for "iters").  cold: no warmup ran because the
+     * first run alone cost more than the budget, so that run is the one sample. */
+    char sampling[12];
+    char stop[16];
+    double noise;
+    double max_time_s, max_noise;
+    int min_samples;
+    int cold;
+    rec_stats warmup_timing;   /* each warmup run's time, same clock as timing */
     char timing_source[8];     /* "gpu" | "wall" */
     /* how stages[].timing was measured when the op has several stages: "counters"
      * (timestamps at stage boundaries in the one command buffer) or "separate command

@@ -12,6 +12,7 @@
 #include "runner/machine.h"
 #include "runner/kernel_choice.h"
 #include "runner/runner.h"
+#include "runner/sampling.h"
 
 /* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
 static uint64_t outputs_hash(const op_case *c) {
@@ -30,6 +31,29 @@ static int alloc_stats(rec_stats *s, int n) {
     s->n = 0;
     s->samples = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     return s->samples ? 0 : -1;
+}
+
+static int grow_stats(rec_stats *s, int cap) {
+    double *p = realloc(s->samples, sizeof(double) * (size_t)cap);
+    if (!p) return -1;
+    s->samples = p;
+    return 0;
+}
+
+/* Room for `cap` timed samples in every per-sample array of rec. */
+static int grow_samples(run_record *rec, int nst, int cap) {
+    if (grow_stats(&rec->timing, cap) || grow_stats(&rec->wall, cap)) return -1;
+    for (int s = 0; s < nst && s < REC_MAX_STAGES; s++)
+        if (grow_stats(&rec->stages[s].timing, cap)) return -1;
+    return 0;
+}
+
+/* The rule of o: exactly o->iters samples, or adaptive. */
+static sampling_rule rule_of(const run_opts *o) {
+    sampling_rule r = {.exact = !o->adaptive, .iters = o->iters, .max_time_us = o->max_time_s * 1e6,
+                       .max_noise = o->max_noise, .min_samples = o->min_samples, .max_samples = SAMPLING_MAX_SAMPLES};
+    if (r.min_samples < 1) r.min_samples = 1;
+    return r;
 }
 
 static void fail(run_record *rec, const char *msg) {
@@ -126,8 +150,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     rec->op = c->op;
     memcpy(rec->dim, c->dim, sizeof rec->dim);
     rec->seed = c->seed;
-    rec->warmup = o->warmup;
-    rec->iterations = o->iters;
+    rec->noise = -1;
     snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->name);
     snprintf(rec->device.name, sizeof rec->device.name, "%s", b->device_name);
     rec->device.emulated = b->emulated;
@@ -175,10 +198,14 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         for (int m = 0; m < l.ntgmem; m++) st->tgmem_bytes += l.tgmem[m].bytes;
         st->repeat = l.repeat ? l.repeat : 1;
         st->own_command_buffers = l.own_command_buffers;
-        if (alloc_stats(&st->timing, o->iters)) goto oom;
     }
+    sampling_rule rule = rule_of(o);
+    int cap = rule.exact ? rule.iters : 16;
+    for (int s = 0; s < nst && s < REC_MAX_STAGES; s++)
+        if (alloc_stats(&rec->stages[s].timing, cap)) goto oom;
     count_submissions(rec);
-    if (alloc_stats(&rec->timing, o->iters) || alloc_stats(&rec->wall, o->iters)) goto oom;
+    if (alloc_stats(&rec->timing, cap) || alloc_stats(&rec->wall, cap) || alloc_stats(&rec->warmup_timing, o->warmup))
+        goto oom;
 
     /* A BUF_INOUT tensor is the kernel's input and, after a run, its output: keep the
      * input so every run starts from it and the references read it, not a result. */
@@ -187,16 +214,21 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         inout_in[i] = tensor_clone(c->t[i]);
         if (!inout_in[i]) goto oom;
     }
+    double (*now)(void) = o->clock_us ? o->clock_us : clock_now_us;
     uint64_t first_hash = 0;
-    int identical = 1, runs = 0, gpu_clock = 1, rc = -1, stage_method = STAGE_TIMING_NONE;
+    int identical = 1, runs = 0, gpu_clock = 1, rc = -1, stage_method = STAGE_TIMING_NONE, nwarm = 0;
+    sampling_state ss = {0};
+    sampling_stop stop = SAMPLING_GO;
     machine_sample(&rec->machine, b);
-    for (int it = 0; it < o->warmup + o->iters; it++) {
+    while (stop == SAMPLING_GO) {
         backend_timing t = {0};
+        int timed = nwarm >= o->warmup;
+        double cost0 = now();
         for (int i = 0; i < c->op->nbufs; i++)
             if (inout_in[i]) memcpy(c->t[i]->data, inout_in[i]->data, tensor_nbytes(c->t[i]));
         /* The state the timed runs start in (the warmup may have heated the chip). */
-        if (it == o->warmup) machine_sample(&rec->machine, b);
-        int capture = it == o->warmup && o->capture_path;
+        if (timed && ss.n == 0 && nwarm > 0) machine_sample(&rec->machine, b);
+        int capture = timed && ss.n == 0 && o->capture_path;
         if (capture && (!b->capture_begin || b->capture_begin(b, o->capture_path, err, sizeof err) != 0)) {
             if (!b->capture_begin) snprintf(err, sizeof err, "a GPU capture needs --backend metal");
             fail(rec, err);
@@ -213,9 +245,27 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         if (runs == 0) first_hash = h;
         identical &= h == first_hash;
         runs++;
-        if (it < o->warmup) continue;
+        double cost = now() - cost0;
+        double sample = t.gpu_us >= 0 ? t.gpu_us : t.wall_us;
+        if (!timed) {
+            /* The first run costs more than the whole budget: it is the one sample,
+             * taken cold, rather than a warmup thrown away before another such run.
+             * (Not when capturing: the capture records a timed run after warmup.) */
+            if (o->adaptive && o->warmup_auto && nwarm == 0 && cost > rule.max_time_us && !o->capture_path) {
+                rec->cold = 1;
+                stop = SAMPLING_BUDGET;
+            } else {
+                rec->warmup_timing.samples[rec->warmup_timing.n++] = sample;
+                nwarm++;
+                continue;
+            }
+        }
+        if (rec->timing.n == cap) {
+            if (cap >= SAMPLING_MAX_SAMPLES || grow_samples(rec, nst, cap * 2)) goto oom;
+            cap *= 2;
+        }
         if (t.gpu_us < 0) gpu_clock = 0;
-        rec->timing.samples[rec->timing.n++] = t.gpu_us >= 0 ? t.gpu_us : t.wall_us;
+        rec->timing.samples[rec->timing.n++] = sample;
         rec->wall.samples[rec->wall.n++] = t.wall_us;
         /* Every stage sample of a record comes from one method: when the backend had
          * to change (counter samples unusable), the samples so far are dropped. */
@@ -226,6 +276,19 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         }
         for (int s = 0; s < nst && s < t.nstages; s++)
             rec->stages[s].timing.samples[rec->stages[s].timing.n++] = t.stage_us[s];
+        sampling_add(&ss, sample, cost);
+        if (stop == SAMPLING_GO) stop = sampling_next(&rule, &ss);
+    }
+    rec->warmup = nwarm;
+    rec->iterations = rec->timing.n;
+    snprintf(rec->sampling, sizeof rec->sampling, "%s", rule.exact ? "iters" : "adaptive");
+    snprintf(rec->stop, sizeof rec->stop, "%s", sampling_stop_name(stop));
+    double noise = sampling_noise(&ss);
+    rec->noise = isfinite(noise) ? noise : -1;
+    if (!rule.exact) {
+        rec->max_time_s = o->max_time_s;
+        rec->max_noise = o->max_noise;
+        rec->min_samples = rule.min_samples;
     }
     machine_resample_after(&rec->machine);
     snprintf(rec->timing_source, sizeof rec->timing_source, "%s", gpu_clock ? "gpu" : "wall");
@@ -235,6 +298,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
                                                                  : "");
     stats_compute(&rec->timing);
     stats_compute(&rec->wall);
+    stats_compute(&rec->warmup_timing);
     for (int s = 0; s < nst; s++) stats_compute(&rec->stages[s].timing);
     rec->determinism_runs = runs;
     rec->bitwise_identical = identical;

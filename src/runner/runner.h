@@ -28,7 +28,19 @@ enum { CHECK_NONE = 0, CHECK_F64 = 1, CHECK_PARITY = 2, CHECK_BOTH = 3 };
 struct run_opts {
     const char *backend;       /* "cpu" | "sw" | "metal" */
     uint64_t seed;
+    /* Untimed runs, then timed samples: exactly `iters` of them, or with adaptive set,
+     * as many as runner/sampling.h's rule takes within max_time_s (budget for the
+     * timed samples, seconds) and max_noise (target relative standard error of the
+     * median), at least min_samples where the budget allows.  warmup_auto (adaptive
+     * only): when the first run alone costs more than the budget it is the one
+     * sample, cold, and no warmup follows (the report says so). */
     int warmup, iters;
+    int adaptive, warmup_auto;
+    double max_time_s, max_noise;
+    int min_samples;
+    /* the host clock the budget is counted on, in us; NULL = the monotonic clock
+     * (tests pass a fake one) */
+    double (*clock_us)(void);
     int check;                 /* CHECK_* mask */
     int has_atol, has_rtol;
     double atol, rtol;         /* overrides of every output's tolerances */

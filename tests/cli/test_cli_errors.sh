@@ -61,4 +61,21 @@ bad "--capture on the software device" "--capture needs --backend metal.*--backe
 bad "--capture on the cpu backend" "--capture needs --backend metal.*--backend cpu" cumsum --backend cpu --capture "$TMPD/cap" --T 64 --H 1
 if [ -e "$TMPD/cap" ]; then fail "cli: a refused --capture created its directory"; else pass "cli: a refused --capture creates nothing"; fi
 
+# How many runs: --iters is exact, --max-time/--max-noise adapt (runner/sampling.h).
+bad "--iters with --max-time" "--iters N takes exactly N samples.*--max-time" cumsum --backend cpu --iters 3 --max-time 1
+bad "--max-time 0" "--max-time 0 is out of range" cumsum --backend cpu --max-time 0
+bad "--max-noise over 100" "--max-noise 150 is out of range" cumsum --backend cpu --max-noise 150
+bad "--min-samples 0" "--min-samples 0 is out of range" cumsum --backend cpu --min-samples 0
+expect_exit 0 "cli: adaptive run" $G cumsum --backend cpu --T 64 --H 1 --max-time 0.2 --max-noise 50 --min-samples 4 \
+    --json "$TMPD/adaptive.json"
+expect_match "cli: the header says how samples are taken" "$OUT" "timed samples until 0.2 s or 50% noise \(at least 4"
+expect_match "cli: the table says why sampling stopped" "$OUT" "samples [0-9]+, stopped (at the noise target|by the time budget)"
+expect_match "cli: the table shows the warmup run" "$OUT" "warmup 1 run: first .*x the median"
+expect_match "cli: JSON records the sampling" "$(tr -d ' \n\t' <"$TMPD/adaptive.json")" \
+    '"warmup_samples":\[[0-9.e+-]+\],"sampling":\{"mode":"adaptive","stop":"(noisetarget|budget)","cold":false'
+expect_exit 0 "cli: --iters is exact" $G cumsum --backend cpu --T 64 --H 1 --iters 3 --warmup 2 --json "$TMPD/iters.json"
+expect_match "cli: --iters takes that many samples" "$OUT" "time \(wall clock, n=3\).*"
+expect_match "cli: JSON of --iters" "$(tr -d ' \n\t' <"$TMPD/iters.json")" \
+    '"warmup":2,"iterations":3,.*"sampling":\{"mode":"iters","stop":"iters"'
+
 finish
