@@ -3,7 +3,10 @@
  * Records are paired by (op, kernel function and constants, shape, device name and
  * backend).  A pair whose kernel source hash is the same is preferred; records that
  * differ only in the source hash pair next (the usual case: the kernel was edited)
- * and are marked "kernel changed".  Records on different backends or devices are
+ * and are marked "kernel changed".  A kernel compiled with fast math on one side only
+ * (kernel.fast_math) is a changed kernel too: fast math changes the code the compiler
+ * emits, so such a pair is marked, never silently taken as the same kernel.  Records
+ * on different backends or devices are
  * never paired; they are listed as unpaired with that reason.
  *
  * Per pair: medians, change in %, and a two-sided Mann-Whitney U test on the
@@ -45,6 +48,7 @@ enum { FMT_TABLE, FMT_MARKDOWN, FMT_JSON };
 typedef struct cmp_pair {
     const report_item *base, *new;
     int kernel_changed;
+    char changed[96];      /* what changed when kernel_changed: source, fast math */
     double old_median, new_median, change_pct, p;
     int n_old, n_new;
     const char *verdict;
@@ -89,6 +93,12 @@ static void append(char *out, size_t n, const char *s) {
 }
 
 /* what: 0 = everything, 1 = without source hash, 2 = without hash and device */
+/* "fast math on", "fast math off", or "fast math ?" for reports from before the field. */
+static const char *fast_math_label(const cJSON *rec) {
+    const cJSON *fm = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "kernel"), "fast_math");
+    return cJSON_IsBool(fm) ? (cJSON_IsTrue(fm) ? "fast math on" : "fast math off") : "fast math ?";
+}
+
 static void record_key(const cJSON *rec, int what, char *out, size_t n) {
     out[0] = 0;
     append(out, n, rj_str(rec, "op", NULL, ""));
@@ -103,7 +113,10 @@ static void record_key(const cJSON *rec, int what, char *out, size_t n) {
     char shape[512];
     rj_shape_str(rec, shape, sizeof shape);
     append(out, n, shape);
-    if (what == 0) append(out, n, rj_str(rec, "kernel", "sha256", ""));
+    if (what == 0) {
+        append(out, n, rj_str(rec, "kernel", "sha256", ""));
+        append(out, n, fast_math_label(rec));
+    }
     /* Stages from the user's files (--stage, --shader) are part of the source: a
      * record whose kkt stage was theirs is a changed kernel next to one that ran ours,
      * even where the first stage (kernel.*) is the same. */
@@ -153,7 +166,7 @@ static int judge(cmp_pair *p, double threshold, double alpha, cmp_result *res) {
     free(sn);
 
     int old_pass = strcmp(status_of(b), "pass") == 0, new_pass = strcmp(status_of(nw), "pass") == 0;
-    const char *kc = p->kernel_changed ? "; kernel source changed" : "";
+    const char *kc = p->changed;
     if (old_pass && !new_pass) {
         p->verdict = "regression";
         snprintf(p->note, sizeof p->note, "correctness: pass -> %s%s", status_of(nw), kc);
@@ -230,6 +243,23 @@ static void unpaired_reason(cmp_unpaired *u, const report_item *it, const keyed 
     snprintf(u->reason, sizeof u->reason, "no record with this op, kernel, shape and device in %s", other_side);
 }
 
+/* p->changed: what differs between the two kernels of an edited pair.  Returns 0 when
+ * nothing does after all: the same source, fast math recorded on one side only (a
+ * report from before the field is not a difference, as with the machine state). */
+static int describe_change(cmp_pair *p) {
+    const cJSON *b = p->base->rec, *nw = p->new->rec;
+    int src = strcmp(rj_str(b, "kernel", "sha256", ""), rj_str(nw, "kernel", "sha256", "")) != 0;
+    const char *fb = fast_math_label(b), *fn = fast_math_label(nw);
+    int fm = strcmp(fb, fn) != 0;
+    size_t len = 0;
+    p->changed[0] = 0;
+    if (!src && (strcmp(fb, "fast math ?") == 0 || strcmp(fn, "fast math ?") == 0)) return 0;
+    if (src || !fm) len += (size_t)snprintf(p->changed, sizeof p->changed, "; kernel source changed");
+    if (fm && len < sizeof p->changed)
+        snprintf(p->changed + len, sizeof p->changed - len, "; %s in BASE, %s in NEW", fb, fn);
+    return 1;
+}
+
 static int pair_records(const report_set *base, const report_set *nw, cmp_result *res) {
     keyed *kb = make_keys(base), *kn = make_keys(nw);
     res->pairs = calloc((size_t)(base->n ? base->n : 1), sizeof *res->pairs);
@@ -251,6 +281,7 @@ static int pair_records(const report_set *base, const report_set *nw, cmp_result
                 p->base = &base->items[i];
                 p->new = &nw->items[j];
                 p->kernel_changed = pass == 1;
+                if (p->kernel_changed) p->kernel_changed = describe_change(p);
                 break;
             }
         }

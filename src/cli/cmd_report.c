@@ -12,7 +12,9 @@
  * table, and the column header says the peak is derived.  A cell whose record's
  * machine state is marked (thermal state not nominal, Low Power Mode, battery: the
  * JSON environment) carries a double dagger, explained under its table: its time
- * may be throttled and is not the chip's.
+ * may be throttled and is not the chip's.  A cell whose record carries warnings (a
+ * paravirtual device, a flag that had no effect: the JSON `warnings`) carries a
+ * section sign, and its warnings are written under the table.
  *
  * Charts: one SVG bar chart (GB/s) per table, written next to the Markdown file as
  * STEM-OP-CLASS.svg and linked relatively — GitHub renders linked SVG files but
@@ -103,6 +105,8 @@ static int bandwidth_peak_derived(const cJSON *rec) {
 static const char derived_mark[] = "\xe2\x80\xa0"; /* U+2020 dagger */
 /* A cell whose run's machine state is marked (environment.marked). */
 static const char machine_mark[] = "\xe2\x80\xa1"; /* U+2021 double dagger */
+/* A cell whose record has warnings (the JSON `warnings` array). */
+static const char warning_mark[] = "\xc2\xa7"; /* U+00A7 section sign */
 static const char derived_note[] =
     "% of a derived peak: not an Apple-published figure (src/core/chips.c says how it was derived)";
 
@@ -155,7 +159,9 @@ static void cell_text(const cJSON *rec, int count, char *out, size_t n) {
     if (count > 1 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " (best of %d)", count);
     char marks[240];
     if (rj_marked(rec, marks, sizeof marks) && len > 0 && (size_t)len < n)
-        snprintf(out + len, n - (size_t)len, " %s", machine_mark);
+        len += snprintf(out + len, n - (size_t)len, " %s", machine_mark);
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rec, "warnings")) > 0 && len > 0 && (size_t)len < n)
+        snprintf(out + len, n - (size_t)len, " %s", warning_mark);
 }
 
 
@@ -268,7 +274,18 @@ static int table_has_derived(const rtable *t) {
     return 0;
 }
 
-/* One line per marked cell under a table: which cell and why. */
+static void write_note_line(FILE *f, const char *line, int html) {
+    if (html) {
+        html_escape(f, line);
+        fputs("<br>\n", f);
+    } else {
+        md_escape(f, line);
+        fputs("  \n", f);
+    }
+}
+
+/* Under a table: one line per marked cell (which cell and why), then one per warning
+ * of a cell's record. */
 static void write_marks(FILE *f, const rtable *t, int html) {
     int any = 0;
     for (int r = 0; r < t->rows.n; r++) {
@@ -281,12 +298,22 @@ static void write_marks(FILE *f, const rtable *t, int html) {
             char line[1200];
             snprintf(line, sizeof line, "%s %s on %s: machine state marked (%s); timings may be throttled",
                      machine_mark, t->rows.v[r], t->col_headers[c], marks);
-            if (html) {
-                html_escape(f, line);
-                fputs("<br>\n", f);
-            } else {
-                md_escape(f, line);
-                fputs("  \n", f);
+            write_note_line(f, line, html);
+        }
+    }
+    /* the warnings, in the same place: a reader needs them to read the cell */
+    for (int r = 0; r < t->rows.n; r++) {
+        for (int c = 0; c < t->cols.n; c++) {
+            const cJSON *rec = t->best[r * t->cols.n + c];
+            const cJSON *ws = rec ? cJSON_GetObjectItemCaseSensitive(rec, "warnings") : NULL, *w;
+            cJSON_ArrayForEach(w, ws) {
+                if (!cJSON_IsString(w)) continue;
+                if (!any) fputs(html ? "<p class=\"note\">" : "\n", f);
+                any = 1;
+                char line[1400];
+                snprintf(line, sizeof line, "%s %s on %s: %s", warning_mark, t->rows.v[r], t->col_headers[c],
+                         w->valuestring);
+                write_note_line(f, line, html);
             }
         }
     }

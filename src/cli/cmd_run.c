@@ -70,6 +70,8 @@ static void print_op_help(const op_desc *op) {
            "  --shader FILE            every stage FILE defines under its default name, the rest ours\n"
            "  --stage NAME=FILE[:FUNCTION]  one stage's kernel from FILE (repeatable; wins over --shader)\n"
            "  --constant ID=VALUE      function constant for the kernels from FILE (repeatable)\n"
+           "  --include DIR, --define NAME[=VALUE]  include directory and macro for the kernels from FILE\n"
+           "                           (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
            "  --fast-math              compile kernels with Metal's fast math (default off: it can\n"
            "                           break the ulp bounds; no effect on the software device)\n"

@@ -60,6 +60,8 @@ static void print_help(const op_desc *op) {
            "  --shader FILE            every stage FILE defines under its default name, the rest ours\n"
            "  --stage NAME=FILE[:FUNCTION]  one stage's kernel from FILE (repeatable; wins over --shader)\n"
            "  --constant ID=VALUE      function constant for the kernels from FILE (repeatable)\n"
+           "  --include DIR, --define NAME[=VALUE]  include directory and macro for the kernels from FILE\n"
+           "                           (repeatable)\n"
            "  --profile LIST           comma list of input profiles\n"
            "  --seed N                 input generator seed (default 0)\n"
            "  --atol X --rtol X        override every output's atol/rtol (rel_l2 and ulp bounds stay)\n"

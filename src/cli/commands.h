@@ -13,5 +13,7 @@ int cmd_validate(int argc, char **argv);
 /* compare and report take argv starting at their own name (argv[0] = "compare"). */
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+/* compile takes argv starting at its own name (argv[0] = "compile"). */
+int cmd_compile(int argc, char **argv);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/kernel_opts.h"
+#include "swmetal/msl_include.h"
 #include "cli/stage_opts.h"
 
 int cli_split_option(int argc, char **argv, int *i, const char *const *bare, char *name, size_t namelen,
@@ -62,6 +63,19 @@ int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char
         o->function = val;
     } else if (strcmp(name, "constant") == 0) {
         if (parse_constant(o, val, err, errlen)) return -1;
+    } else if (strcmp(name, "include") == 0) {
+        if (o->source.ninclude_dirs == MSL_MAX_INCLUDE_DIRS) {
+            snprintf(err, errlen, "--include %s: at most %d include directories", val, MSL_MAX_INCLUDE_DIRS);
+            return -1;
+        }
+        o->source.include_dirs[o->source.ninclude_dirs++] = val;
+    } else if (strcmp(name, "define") == 0) {
+        if (msl_check_define(val, err, errlen)) return -1;
+        if (o->source.ndefines == MSL_MAX_DEFINES) {
+            snprintf(err, errlen, "--define %s: at most %d definitions", val, MSL_MAX_DEFINES);
+            return -1;
+        }
+        o->source.defines[o->source.ndefines++] = val;
     } else if (strcmp(name, "atol") == 0 || strcmp(name, "rtol") == 0) {
         double d;
         if (args_parse_double(name, val, &d, err, errlen)) return -1;
@@ -91,6 +105,11 @@ int cli_check_kernel_options(const run_opts *o, char *err, size_t errlen) {
     /* --shader alone runs FILE's kernels under their default names (stage_opts.h). */
     if (o->function && !o->shader) {
         snprintf(err, errlen, "--function %s needs --shader FILE: name the .metal file that defines it", o->function);
+        return -1;
+    }
+    if (!cli_has_kernel_choice(o) && (o->source.ninclude_dirs || o->source.ndefines)) {
+        snprintf(err, errlen, "--include and --define apply to a kernel file of yours: give --shader FILE or --stage "
+                              "NAME=FILE");
         return -1;
     }
     return 0;

@@ -155,6 +155,38 @@ out:
     return rc;
 }
 
+/* Stages an op runs only at some shapes (chunk_fwd's l2norm with --l2norm 1): each
+ * dimension with a small range (a switch, not a size) is set to each of its other
+ * values, the rest kept at their defaults, and a stage name the default shape lacks is
+ * listed with the flag that brings it in. */
+static void print_stages_of_other_shapes(FILE *f, const op_desc *op, const int64_t *def, const op_launch *ls_def,
+                                         int n_def) {
+    op_launch *ls = malloc(sizeof *ls * OP_MAX_STAGES);
+    if (!ls) return;
+    for (int i = 0; i < op->ndims; i++) {
+        const op_dim *d = &op->dims[i];
+        if (d->max - d->min < 1 || d->max - d->min > 3) continue;
+        for (int64_t v = d->min; v <= d->max; v++) {
+            if (v == d->def) continue;
+            int64_t dim[OP_MAX_DIMS];
+            memcpy(dim, def, sizeof dim);
+            dim[i] = v;
+            char err[256];
+            int n = kernel_choice_launches(op, dim, ls, err, sizeof err);
+            for (int s = 0; s < n; s++) {
+                if (!ls[s].stage) continue;
+                int known = 0;
+                for (int e = 0; e < n_def && !known; e++) known = ls_def[e].stage && !strcmp(ls_def[e].stage, ls[s].stage);
+                for (int e = 0; e < s && !known; e++) known = ls[e].stage && !strcmp(ls[e].stage, ls[s].stage);
+                if (!known)
+                    fprintf(f, "  and with --%s %lld: %s (%s in %s)\n", d->name, (long long)v, ls[s].stage,
+                            ls[s].function, ls[s].shader);
+            }
+        }
+    }
+    free(ls);
+}
+
 void cli_print_stage_help(FILE *f, const op_desc *op) {
     int64_t dim[OP_MAX_DIMS] = {0};
     char err[256], names[512];
@@ -168,6 +200,7 @@ void cli_print_stage_help(FILE *f, const op_desc *op) {
     kernel_choice_stage_names(ls, n, names, sizeof names);
     int m = kernel_choice_main(op, ls, n);
     fprintf(f, "\nstages (at the default shape): %s\n", names);
+    print_stages_of_other_shapes(f, op, dim, ls, n);
     if (m >= 0)
         fprintf(f, "main stage: %s (our kernel %s in %s): what --shader FILE --function NAME replaces%s\n",
                 ls[m].role ? ls[m].role : ls[m].stage, ls[m].function, ls[m].shader,

@@ -18,6 +18,7 @@
 #include "metal/mtl.h"
 #include "metal/objc_call.h"
 
+#include "swmetal/msl_include.h"
 #include "swmetal/swmtl.h"
 
 #if defined(__APPLE__)
@@ -212,16 +213,27 @@ static void set_fast_math(const mtl_device *d, id opts, int on) {
     }
 }
 
-mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, int fast_math, char *err,
-                             size_t errlen) {
+mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, const msl_source_opts *so,
+                             int fast_math, char *err, size_t errlen) {
+    /* headers inlined here, for both devices: a real GPU's newLibraryWithSource: has
+     * no include path and no file to be relative to */
+    char *xerr = NULL;
+    char *expanded = msl_expand_source(source, filename, so, MSL_EXPAND_KEEP_SYSTEM, &xerr);
+    if (!expanded) {
+        snprintf(err, errlen, "%s", xerr ? xerr : "out of memory");
+        free(xerr);
+        return NULL;
+    }
     mtl_library *l = calloc(1, sizeof *l);
     if (!l) {
+        free(expanded);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     id pool = pool_push();
     id error = NULL;
-    id src = nsstring(source);
+    id src = nsstring(expanded);
+    free(expanded);
     id opts = MSG0(id, MSG0(id, device_class(d, "MTLCompileOptions"), "alloc"), "init");
     if (!opts) {
         snprintf(err, errlen, "%s: cannot create MTLCompileOptions", d->name);

@@ -33,11 +33,15 @@ int mtl_device_is_software(const mtl_device *d);
  * GPU; the software device always computes as with fast math off. */
 int mtl_device_fast_math_applies(const mtl_device *d);
 
-/* Compiles MSL source; filename names the source in diagnostics.  fast_math: let
- * the compiler use fast math (Metal's default; off here unless asked, since it can
- * break ulp bounds). */
-mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename, int fast_math, char *err,
-                             size_t errlen);
+/* Compiles MSL source; filename names the source in diagnostics and, when it is
+ * the file's path, is where its quoted #includes are looked for first.  opts
+ * (may be NULL): include directories and -D macros.  The headers are inlined
+ * before the source goes to the device (Metal takes no include path), see
+ * swmetal/msl_include.h.  fast_math: let the compiler use fast math (Metal's
+ * default; off here unless asked, since it can break ulp bounds). */
+struct msl_source_opts;
+mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename,
+                             const struct msl_source_opts *opts, int fast_math, char *err, size_t errlen);
 /* 1 when the library was compiled with fast math in effect (asked for, and the
  * device has it). */
 int mtl_library_fast_math(const mtl_library *l);

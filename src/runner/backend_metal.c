@@ -31,6 +31,7 @@
 #include "runner/kernel_choice.h"
 #include "runner/runner.h"
 #include "runner/shader_source.h"
+#include "swmetal/msl_include.h"
 
 #define MAX_LIBS 8
 #define MAX_PIPES 32
@@ -77,6 +78,14 @@ static lib_entry *find_library(metal_state *s, const char *path) {
     return NULL;
 }
 
+/* path is a kernel file the user named (--shader FILE, --stage NAME=FILE). */
+static int is_users_file(const run_opts *o, const char *path) {
+    if (o->shader && strcmp(path, o->shader) == 0) return 1;
+    for (int i = 0; i < o->nstage_choices; i++)
+        if (strcmp(path, o->stage_choices[i].file) == 0) return 1;
+    return 0;
+}
+
 static mtl_library *get_library(metal_state *s, const char *path, char *err, size_t errlen) {
     lib_entry *known = find_library(s, path);
     if (known) return known->lib;
@@ -86,14 +95,20 @@ static mtl_library *get_library(metal_state *s, const char *path, char *err, siz
     }
     shader_source src;
     if (shader_source_load(path, &src, err, errlen) != 0) return NULL;
-    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, s->opts->fast_math, err, errlen);
+    /* --include/--define belong to the user's files (--shader, --stage), not to our own shaders */
+    const msl_source_opts *so = is_users_file(s->opts, path) ? &s->opts->source : NULL;
+    mtl_library *lib = mtl_library_new(s->dev, src.text, src.display_path, so, s->opts->fast_math, err, errlen);
     lib_entry *e = &s->libs[s->nlibs];
     snprintf(e->path, sizeof e->path, "%s", path);
     str_copy(e->display, sizeof e->display, src.display_path);
     if (src.embedded) strncat(e->display, " (embedded)", sizeof e->display - strlen(e->display) - 1);
-    snprintf(e->sha256, sizeof e->sha256, "%s", src.sha256);
+    /* the kernel is the file and the headers it includes: hash them all */
+    if (!lib || msl_source_sha256(src.text, src.display_path, so, e->sha256, err, errlen) != 0) {
+        shader_source_free(&src);
+        mtl_library_free(lib);
+        return NULL;
+    }
     shader_source_free(&src);
-    if (!lib) return NULL;
     e->lib = lib;
     s->nlibs++;
     return lib;

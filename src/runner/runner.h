@@ -11,6 +11,7 @@
 #include "ops/op.h"
 #include "runner/backend.h"
 #include "runner/record.h"
+#include "swmetal/msl_include.h"
 
 #define RUN_MAX_CONSTANTS 16
 #define RUN_MAX_STAGE_CHOICES 16
@@ -40,6 +41,7 @@ struct run_opts {
         int index;
         char value[32];
     } constants[RUN_MAX_CONSTANTS];
+    msl_source_opts source;    /* --include / --define for the --shader file */
     const char *sw_checks;     /* none|fast|full, NULL = default */
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
     /* GPU trace of the first timed iteration (--capture; set per case by the CLI) */

@@ -23,6 +23,7 @@
 #include "runner/kernel_choice.h"
 #include "runner/shader_source.h"
 #include "runner/validate.h"
+#include "swmetal/msl_include.h"
 #include "swmetal/swmtl.h"
 
 void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {
@@ -83,7 +84,13 @@ static int sources_use_atomics(const validate_ctx *ctx, const op_case *c) {
         shader_source src;
         char err[256];
         if (shader_source_load(paths[i], &src, err, sizeof err) != 0) continue;
-        uses = strstr(src.text, "atomic_") != NULL;
+        /* with the headers it includes */
+        char *xerr = NULL;
+        char *text = msl_expand_source(src.text, src.display_path, ctx->ro.shader ? &ctx->ro.source : NULL,
+                                       MSL_EXPAND_KEEP_SYSTEM, &xerr);
+        uses = strstr(text ? text : src.text, "atomic_") != NULL;
+        free(text);
+        free(xerr);
         shader_source_free(&src);
     }
     return uses;

@@ -500,6 +500,18 @@ void sw_checks_on_access(const void *addr, size_t n, int is_write, int atomic, c
     }
 }
 
+void sw_checks_tg_initialized(struct sw_worker *w, size_t off, size_t n) {
+    if (!w->shadow || off >= SW_TG_MEM_LIMIT) return;
+    if (n > SW_TG_MEM_LIMIT - off) n = SW_TG_MEM_LIMIT - off;
+    for (size_t i = 0; i < n; i++) {
+        sw_tg_shadow *sh = &w->shadow[off + i];
+        sh->written_gen = w->tg_gen;
+        sh->w_epoch = w->epoch - 1u;   /* before this barrier interval: ordered with every access */
+        sh->w_tid = SW_SHADOW_MANY;
+        sh->r_epoch = w->epoch - 1u;
+    }
+}
+
 void sw_checks_on_call(const void *call_site) {
     sw_worker *w = sw_exec_current_worker();
     if (!w || !w->cur) return;

@@ -25,4 +25,10 @@ void sw_checks_on_return(void);
 void sw_checks_dispatch_begin(struct sw_job *job);
 void sw_checks_dispatch_end(struct sw_job *job);
 
+/* Arena bytes [off, off + n) hold a threadgroup variable's initializer, copied in
+ * when the first thread reached its declaration: initialised, and written by no
+ * thread of the current barrier interval (so no race with later accesses). */
+struct sw_worker;
+void sw_checks_tg_initialized(struct sw_worker *w, size_t off, size_t n);
+
 #endif

@@ -24,6 +24,7 @@
 #include "core/sha256.h"
 #include "swmetal/cxx.h"
 #include "swmetal/msl_front.h"
+#include "swmetal/msl_include.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/sw_files.h"
 #include "swmetal/symbolize.h"
@@ -33,6 +34,7 @@
 
 typedef struct sw_variant {
     char key[65];
+    char *sig;        /* variant_signature(): the same one needs no new C++ or hash */
     void *dl;
     char *so_path;           /* registered with the symbolizer (symbolize.h) */
 } sw_variant;
@@ -235,8 +237,8 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, char hex
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
     sha256_update(&c, cc->version, strlen(cc->version) + 1);
-    const char *flags[28];
-    int nflags = kernel_flags(instr, flags, 28);
+    const char *flags[SW_CXX_MAX_FLAGS];
+    int nflags = kernel_flags(instr, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) sha256_update(&c, flags[i], strlen(flags[i]) + 1);
     sha256_update(&c, cpp, strlen(cpp) + 1);
     sha256_final(&c, d);
@@ -286,11 +288,11 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         *err = fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
         return -1;
     }
-    char *argv[40];
+    char *argv[SW_CXX_MAX_FLAGS + 8];
     int a = 0;
     argv[a++] = (char *)cc->path;
-    const char *flags[28];
-    int nflags = kernel_flags(instr, flags, 28);
+    const char *flags[SW_CXX_MAX_FLAGS];
+    int nflags = kernel_flags(instr, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
     argv[a++] = incl;
     argv[a++] = "-o";
@@ -330,10 +332,39 @@ static void keep_cpp(const char *cpp, const char *key) {
 /* The key of a variant and, when it is not loaded in this library yet, its .so on
  * disk (compiled if needed).  Returns 1 with *loaded set when already loaded, 0
  * with so_path filled, -1 on error. */
+/* What the generated C++ of a variant depends on besides the library: the
+ * instrumentation and the values given for the constants the source declares.
+ * Malloc'd, NULL when out of memory. */
+static char *variant_signature(const sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr) {
+    msl_buf b = {0};
+    msl_buf_printf(&b, "instr=%d", instr);
+    for (int i = 0; i < lib->unit.nconstants; i++) {
+        const sw_fc_value *v = NULL;
+        for (int j = 0; j < nfcs; j++)
+            if (fcs[j].index == lib->unit.constants[i].index) v = &fcs[j];
+        if (v) msl_buf_printf(&b, ";%d=%d:%llx", v->index, v->type, (unsigned long long)v->v.u);
+        else msl_buf_printf(&b, ";%d", lib->unit.constants[i].index);
+    }
+    return msl_buf_take(&b);
+}
+
 static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, char key[65],
                            void **loaded, char *so_path, size_t n, char **err) {
     const compiler *cc = get_compiler(err);
     if (!cc) return -1;
+    /* a variant already loaded for the same signature: no C++ to generate (MLX's
+     * libraries have thousands of kernels; the compile command asks for each) */
+    char *sig = loaded ? variant_signature(lib, fcs, nfcs, instr) : NULL;
+    for (int i = 0; sig && i < lib->nvariants; i++) {
+        if (lib->variants[i].sig && strcmp(lib->variants[i].sig, sig) == 0) {
+            free(sig);
+            memcpy(key, lib->variants[i].key, 65);
+            __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+            *loaded = lib->variants[i].dl;
+            return 1;
+        }
+    }
+    free(sig);
     char *cpp = msl_front_emit(&lib->unit, fcs, nfcs, err);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, key);
@@ -391,6 +422,7 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
     }
     lib->variants = v;
     memcpy(v[lib->nvariants].key, key, sizeof key);
+    v[lib->nvariants].sig = variant_signature(lib, fcs, nfcs, instr);
     v[lib->nvariants].dl = dl;
     v[lib->nvariants].so_path = strdup(so);
     lib->nvariants++;
@@ -401,13 +433,19 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
 /* ------------------------------------------------------------------ API */
 
 sw_library *sw_library_create(const char *source, const char *filename, char **err) {
+    return sw_library_create_opts(source, filename, NULL, err);
+}
+
+sw_library *sw_library_create_opts(const char *source, const char *filename, const msl_source_opts *opts,
+                                   char **err) {
     *err = NULL;
     if (!filename || !*filename) filename = "source.metal";
     const compiler *cc = get_compiler(err);
     if (!cc) return NULL;
     char cache[4096];
     if (sw_cache_dir(cache, sizeof cache, err)) return NULL;
-    char *prepared = msl_prepare_source(source, filename, err);
+    /* the headers are inlined first, so the preprocessing cache key covers them */
+    char *prepared = msl_expand_source(source, filename, opts, MSL_EXPAND_SOFTWARE, err);
     if (!prepared) return NULL;
     char *pp = preprocess(cc, cache, prepared, filename, err);
     free(prepared);
@@ -441,6 +479,7 @@ void sw_library_free(sw_library *lib) {
     for (int i = 0; i < lib->nvariants; i++) {
         sw_symbolize_unregister(lib->variants[i].so_path);
         free(lib->variants[i].so_path);
+        free(lib->variants[i].sig);
         dlclose(lib->variants[i].dl);
     }
     free(lib->variants);
@@ -466,6 +505,14 @@ int sw_library_constant(const sw_library *lib, int i, int *index, int *type, con
     if (name) *name = lib->unit.constants[i].name;
     return 0;
 }
+
+int sw_library_constant_info(const sw_library *lib, int i, int *index, int *type, const char **name, int *required) {
+    if (sw_library_constant(lib, i, index, type, name) != 0) return -1;
+    if (required) *required = !lib->unit.constants[i].tested;
+    return 0;
+}
+
+const char *sw_fc_type_name(int type) { return msl_fc_type_name(type); }
 
 int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
                           sw_kernel *out, char **err) {

@@ -16,12 +16,28 @@
 #define HOST_DARWIN 0
 #endif
 
+/* The target the kernel libraries are built for: this executable's own. */
+#if defined(__APPLE__) && defined(__x86_64__)
+#define DARWIN_TRIPLE "x86_64-apple-macos"
+#else
+#define DARWIN_TRIPLE "arm64-apple-macos"
+#endif
+#if defined(__x86_64__)
+#define HOST_TRIPLE "x86_64-unknown-linux-gnu"
+#elif defined(__aarch64__)
+#define HOST_TRIPLE "aarch64-unknown-linux-gnu"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define HOST_TRIPLE "riscv64-unknown-linux-gnu"
+#else
+#define HOST_TRIPLE "x86_64-unknown-linux-gnu"
+#endif
+
 #define MIN_LLVM 17
 
 /* ------------------------------------------------------------ pure parts */
 
 int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int max) {
-    const char *f[32];
+    const char *f[SW_CXX_MAX_FLAGS];
     int n = 0;
     f[n++] = "-std=c++17";
     f[n++] = "-O2";
@@ -30,6 +46,16 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
     f[n++] = "-fno-exceptions";
     f[n++] = "-fno-rtti";
     f[n++] = "-w";
+    /* MSL's address spaces as clang's (see prelude/metal_stdlib.h): SYCL device mode
+     * gives the default address space the rules they need.  It takes __bf16's
+     * mangling from an auxiliary target and crashes without one: the host's own. */
+    f[n++] = "-Xclang";
+    f[n++] = "-fsycl-is-device";
+    f[n++] = "-Xclang";
+    f[n++] = "-aux-triple";
+    f[n++] = "-Xclang";
+    f[n++] = darwin ? DARWIN_TRIPLE : HOST_TRIPLE;
+    f[n++] = "-Wno-static-float-init"; /* `static const constant float x = 1;` in a class, as Metal allows */
     /* no fused multiply-add unless the kernel asks (fma()): identical results on x86-64 and arm64 */
     f[n++] = "-ffp-contract=off";
     /* MSL's char is signed, and so is C++'s on x86-64 and Apple arm64, but not on arm64 Linux */
@@ -136,8 +162,8 @@ static char *first_error(const char *text) {
  * kept in the cache directory under a hash of the compiler's path, its whole
  * --version text (which names its installation) and the probe. */
 static int probe(const char *path, const char *version_text, const char *cache, char **why) {
-    const char *all[32], *flags[32];
-    int nall = sw_cxx_kernel_flags(0, HOST_DARWIN, all, 32), nflags = 0;
+    const char *all[SW_CXX_MAX_FLAGS], *flags[SW_CXX_MAX_FLAGS];
+    int nall = sw_cxx_kernel_flags(0, HOST_DARWIN, all, SW_CXX_MAX_FLAGS), nflags = 0;
     /* without the line tables: on macOS they would make the driver run dsymutil and
      * leave a .dSYM behind, and they do not change what is being asked */
     for (int i = 0; i < nall; i++)

@@ -275,6 +275,10 @@ static void poison_arena(sw_worker *w) {
 }
 
 void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
+    return sw_rt_tg_alloc_init(size, align, var, line, NULL);
+}
+
+void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
     if (!w->arena_poisoned) poison_arena(w);
@@ -296,6 +300,14 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
     if (t->tg_allocs == w->nallocs_named && w->nvars < SW_MAX_TG_VARS) {
         w->vars[w->nvars++] = (sw_tg_var){off, size, var, -1, line};
         w->nallocs_named++;
+    }
+    if (t->tg_allocs == w->nallocs_reached) {
+        /* the first thread to reach this region: its initializer, once per threadgroup */
+        w->nallocs_reached++;
+        if (init) {
+            memcpy(w->arena + off, init, size);
+            if (w->shadow) sw_checks_tg_initialized(w, off, size);
+        }
     }
     t->tg_allocs++;
     return w->arena + off;
@@ -720,6 +732,7 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     w->npending = 0;
     w->nvars = 0;
     w->nallocs_named = 0;
+    w->nallocs_reached = 0;
     w->tg_declared_end = job->tg_static_end;
     w->tg_abandon = 0;
     if (d->instrumented && !w->shadow) {

@@ -180,6 +180,7 @@ typedef struct sw_worker {
     sw_tg_var vars[SW_MAX_TG_VARS];
     int nvars;
     int nallocs_named;           /* sw_rt_tg_alloc regions named so far */
+    int nallocs_reached;         /* sw_rt_tg_alloc regions some thread has reached */
     size_t tg_declared_end;      /* arena bytes past this belong to no declared region (full checks) */
 
     /* Clocks for the full checks: every threadgroup, barrier release and simd sync

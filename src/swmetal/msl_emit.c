@@ -85,7 +85,7 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, char *
             for (int i = 0; i < kr->nbindings; i++) {
                 msl_buf_printf(&b, "%s{%d, %d, ", i ? ", " : "", kr->bindings[i].kind, kr->bindings[i].index);
                 put_c_string(&b, kr->bindings[i].param);
-                msl_buf_printf(&b, ", %d}", kr->bindings[i].line);
+                msl_buf_printf(&b, ", %d, ::sw::param_type<%d>(&%s)}", kr->bindings[i].line, i, kr->callee);
             }
             msl_buf_puts(&b, "};\n");
         }
@@ -96,11 +96,12 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, char *
         msl_buf_puts(&b, "    {");
         put_c_string(&b, kr->host_name);
         if (kr->nbindings > 0)
-            msl_buf_printf(&b, ", sw_entry_%d, %d, sw_bindings_%d, %d},\n", k, kr->nbindings, k, kr->line);
+            msl_buf_printf(&b, ", sw_entry_%d, %d, sw_bindings_%d, %d, ", k, kr->nbindings, k, kr->line);
         else
-            msl_buf_printf(&b, ", sw_entry_%d, 0, nullptr, %d},\n", k, kr->line);
+            msl_buf_printf(&b, ", sw_entry_%d, 0, nullptr, %d, ", k, kr->line);
+        msl_buf_printf(&b, "(const void *)&%s},\n", kr->callee);
     }
-    msl_buf_puts(&b, "    {nullptr, nullptr, 0, nullptr, 0}};\n");
+    msl_buf_puts(&b, "    {nullptr, nullptr, 0, nullptr, 0, nullptr}};\n");
     msl_buf_puts(&b, "extern \"C\" const int sw_abi_version = SW_ABI_VERSION;\n");
     char *out = msl_buf_take(&b);
     if (!out) *err = strdup("out of memory while generating the kernel C++");

@@ -32,6 +32,8 @@ typedef struct attr_group {
 typedef struct edit {
     int start, end;
     char *text;                  /* NULL: blank the span */
+    int order;                   /* among insertions at one position: -1 outermost opening, +1 outermost closing */
+    int seq;                     /* creation order (ties) */
 } edit;
 
 typedef struct kernel_template {
@@ -45,6 +47,15 @@ typedef struct front {
     int ntk;
     int *match;                  /* matching bracket index in tk, or -1 */
     char *ns_brace;              /* per tk index: 1 if this '{' opens a namespace / extern block */
+    char *space_qual;            /* per tk index: 1 if an address space qualifying a member function */
+    struct fn_ref {
+        int body;                /* tk index of a kernel body's '{' */
+        char *qname;             /* ::ns::f */
+        char *ref;               /* &::ns::f or &::ns::f<T, N> (usable inside the body), NULL if none */
+    } *fn_refs;
+    int nfn_refs;
+    char **vec_aliases;          /* names declared as vector types: using X = vec<T, 2>; typedef float4 X; */
+    int nvec_aliases;
     attr_group *attrs;
     int nattrs;
     edit *edits;
@@ -110,7 +121,8 @@ static int add_edit(front *f, int start, int end, char *text) {
         f->edits = e;
         f->capedits = cap;
     }
-    f->edits[f->nedits++] = (edit){start, end, text};
+    f->edits[f->nedits] = (edit){start, end, text, 0, f->nedits};
+    f->nedits++;
     return 0;
 }
 
@@ -354,6 +366,10 @@ static const attr_name_map id_attrs[] = {
     {"dispatch_simdgroups_per_threadgroup", SW_ATTR_SIMDGROUPS_PER_THREADGROUP},
     {"threads_per_simdgroup", SW_ATTR_THREADS_PER_SIMDGROUP},
     {"thread_execution_width", SW_ATTR_THREAD_EXECUTION_WIDTH},
+    {"thread_index_in_quadgroup", SW_ATTR_THREAD_INDEX_IN_QUADGROUP},
+    {"quadgroup_index_in_threadgroup", SW_ATTR_QUADGROUP_INDEX_IN_THREADGROUP},
+    {"quadgroups_per_threadgroup", SW_ATTR_QUADGROUPS_PER_THREADGROUP},
+    {"dispatch_quadgroups_per_threadgroup", SW_ATTR_QUADGROUPS_PER_THREADGROUP},
     {NULL, 0},
 };
 
@@ -378,16 +394,8 @@ static int parse_param(front *f, int a, int b, msl_kernel *k) {
     }
     char *pname = name >= 0 ? tk_dup(f, name) : strdup("(unnamed)");
     if (!pname) return fail_at(f, a, "out of memory%s%s", NULL, NULL);
-    if (first_attr < 0) {
-        fail_at(f, a,
-                "kernel parameter '%s' has no binding attribute; add [[buffer(n)]], [[threadgroup(n)]] "
-                "or an id attribute such as [[thread_position_in_grid]]%s",
-                pname, NULL);
-        free(pname);
-        return -1;
-    }
     msl_binding bind = {0, -1, pname, f->tk[name >= 0 ? name : a].line};
-    for (int i = first_attr; i < b; i++) {
+    for (int i = first_attr < 0 ? b : first_attr; i < b; i++) {
         if (f->tk[i].kind != MSL_TK_ATTR) continue;
         const attr_group *g = &f->attrs[f->tk[i].attr];
         for (int j = 0; j < g->nitems; j++) {
@@ -424,9 +432,11 @@ static int parse_param(front *f, int a, int b, msl_kernel *k) {
         }
     }
     if (!bind.kind) {
-        fail_at(f, first_attr, "kernel parameter '%s' has no binding attribute%s", pname, NULL);
-        free(pname);
-        return -1;
+        /* no [[buffer(n)]]: Metal gives the parameter the next free index (parse_params);
+         * a threadgroup pointer takes a threadgroup index */
+        bind.kind = SW_BIND_BUFFER;
+        for (int i = a; i < (first_attr < 0 ? b : first_attr); i++)
+            if (tk_is(f, i, "threadgroup")) bind.kind = SW_BIND_THREADGROUP;
     }
     msl_binding *nb = realloc(k->bindings, sizeof *nb * (size_t)(k->nbindings + 1));
     if (!nb) {
@@ -454,6 +464,21 @@ static int parse_params(front *f, int lp, msl_kernel *k) {
             if (parse_param(f, a, i, k)) return -1;
             a = i + 1;
         }
+    }
+    /* parameters without an index take the lowest free ones, in order */
+    for (int j = 0; j < k->nbindings; j++) {
+        msl_binding *bj = &k->bindings[j];
+        if (bj->kind == SW_BIND_ATTR || bj->index >= 0) continue;
+        int limit = bj->kind == SW_BIND_BUFFER ? SW_MAX_BUFFERS : SW_MAX_TG_PARAMS;
+        for (int idx = 0; idx < limit && bj->index < 0; idx++) {
+            int used = 0;
+            for (int m = 0; m < k->nbindings && !used; m++)
+                used = m != j && k->bindings[m].kind == bj->kind && k->bindings[m].index == idx;
+            if (!used) bj->index = idx;
+        }
+        if (bj->index < 0)
+            return fail_at(f, lp, "kernel parameter '%s' gets no index: more than 31 buffer (or threadgroup) parameters%s",
+                           bj->param, NULL);
     }
     return 0;
 }
@@ -533,20 +558,116 @@ const char *msl_fc_type_name(int type) {
 }
 
 /* Declaration tk [ds, end] (end = ';') carries [[function_constant(n)]] at tk[at]. */
+/* An integer constant expression of literals in original tokens [*p, hi) (after
+ * macro expansion: `[[function_constant(FC_MUL_MV + 1)]]` is `600 + 1`):
+ * + - * / % << >> & | ^ ~ ! and parentheses, C precedence.  0, or -1. */
+typedef struct int_expr {
+    const front *f;
+    int p, hi, bad;
+} int_expr;
+
+static long ie_binary(int_expr *e, int min_prec);
+
+static int ie_is(const int_expr *e, const char *op) { return e->p < e->hi && msl_tok_is(&e->f->lx, e->p, op); }
+
+static long ie_unary(int_expr *e) {
+    const msl_lexed *lx = &e->f->lx;
+    if (e->p >= e->hi) {
+        e->bad = 1;
+        return 0;
+    }
+    if (ie_is(e, "-") || ie_is(e, "+") || ie_is(e, "~") || ie_is(e, "!")) {
+        char op = lx->text[lx->toks[e->p++].start];
+        long v = ie_unary(e);
+        return op == '-' ? -v : op == '~' ? ~v : op == '!' ? !v : v;
+    }
+    if (ie_is(e, "(")) {
+        e->p++;
+        long v = ie_binary(e, 0);
+        if (!ie_is(e, ")")) e->bad = 1;
+        e->p++;
+        return v;
+    }
+    long v;
+    if (parse_int_arg(e->f, e->p, e->p + 1, &v) != 0) {
+        e->bad = 1;
+        return 0;
+    }
+    e->p++;
+    return v;
+}
+
+static long ie_binary(int_expr *e, int min_prec) {
+    static const struct {
+        const char *op;
+        int prec;
+    } ops[] = {{"|", 1}, {"^", 2}, {"&", 3}, {"+", 5}, {"-", 5}, {"*", 6}, {"/", 6}, {"%", 6}, {NULL, 0}};
+    long lhs = ie_unary(e);
+    while (!e->bad && e->p < e->hi) {
+        int prec = 0, shift = 0;
+        const char *op = NULL;
+        /* "<<" and ">>" are two tokens */
+        if (ie_is(e, "<") && e->p + 1 < e->hi && msl_tok_is(&e->f->lx, e->p + 1, "<")) {
+            shift = 1;
+            prec = 4;
+        } else if (ie_is(e, ">") && e->p + 1 < e->hi && msl_tok_is(&e->f->lx, e->p + 1, ">")) {
+            shift = 2;
+            prec = 4;
+        } else {
+            for (int i = 0; ops[i].op; i++)
+                if (ie_is(e, ops[i].op)) op = ops[i].op, prec = ops[i].prec;
+        }
+        if (!prec || prec < min_prec) break;
+        e->p += shift ? 2 : 1;
+        long rhs = ie_binary(e, prec + 1);
+        if (shift == 1) lhs = (rhs >= 0 && rhs < 63) ? lhs << rhs : 0;
+        else if (shift == 2) lhs = (rhs >= 0 && rhs < 63) ? lhs >> rhs : 0;
+        else if (op[0] == '|') lhs |= rhs;
+        else if (op[0] == '^') lhs ^= rhs;
+        else if (op[0] == '&') lhs &= rhs;
+        else if (op[0] == '+') lhs += rhs;
+        else if (op[0] == '-') lhs -= rhs;
+        else if (op[0] == '*') lhs *= rhs;
+        else if (rhs == 0) e->bad = 1;
+        else if (op[0] == '/') lhs /= rhs;
+        else lhs %= rhs;
+    }
+    return lhs;
+}
+
+static int eval_int_expr(const front *f, int lo, int hi, long *out) {
+    int_expr e = {f, lo, hi, 0};
+    long v = ie_binary(&e, 0);
+    if (e.bad || e.p != hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int is_storage_word(const front *f, int i) {
+    return tk_is(f, i, "static") || tk_is(f, i, "constexpr") || tk_is(f, i, "const") || tk_is(f, i, "constant") ||
+           tk_is(f, i, "inline");
+}
+
 static int rewrite_function_constant(front *f, int ds, int end, int at) {
     const attr_item *it = find_attr(f, at, "function_constant");
     long index;
-    if (parse_int_arg(f, it->arg_lo, it->arg_hi, &index) || index < 0 || index > 65535)
-        return fail_at(f, at, "[[function_constant(n)]] needs an index literal in 0..65535%s%s", NULL, NULL);
+    if (eval_int_expr(f, it->arg_lo, it->arg_hi, &index) || index < 0 || index > 65535)
+        return fail_at(f, at,
+                       "[[function_constant(n)]] needs an index in 0..65535 (a literal or an expression of literals)"
+                       "%s%s",
+                       NULL, NULL);
     int name = at - 1;
     int c = ds;
     while (c < name && !tk_is(f, c, "constant")) c++;
     if (!tk_ident(f, name) || c + 1 >= name)
         return fail_at(f, at, "expected 'constant TYPE NAME [[function_constant(n)]];'%s%s", NULL, NULL);
-    /* type text: the tokens between `constant` and the name, joined by single spaces */
+    /* type text: the tokens from the first after the storage words to the name,
+     * joined by single spaces (`static constant constexpr bool x` -> "bool") */
+    int t0 = ds;
+    while (t0 < name && is_storage_word(f, t0)) t0++;
     msl_buf tb = {0};
-    for (int i = c + 1; i < name; i++) {
-        if (i > c + 1) msl_buf_puts(&tb, " ");
+    for (int i = t0; i < name; i++) {
+        if (i > t0) msl_buf_puts(&tb, " ");
         msl_buf_put(&tb, tk_text(f, i), (size_t)f->tk[i].len);
     }
     char *type = msl_buf_take(&tb);
@@ -594,7 +715,7 @@ static int rewrite_function_constant(front *f, int ds, int end, int at) {
         return fail_at(f, at, "out of memory%s%s", NULL, NULL);
     }
     f->u->constants = nc;
-    f->u->constants[f->u->nconstants++] = (msl_constant){nm, (int)index, fctype};
+    f->u->constants[f->u->nconstants++] = (msl_constant){nm, (int)index, fctype, 0};
     return add_edit(f, f->tk[ds].start, f->tk[end].start + f->tk[end].len, repl);
 }
 
@@ -626,6 +747,76 @@ static char *join_prefix(const char *ns, const char *name) {
     if (name[0] != ':') msl_buf_puts(&b, ns);
     msl_buf_puts(&b, name);
     return msl_buf_take(&b);
+}
+
+/* `*static_cast<void (*)(PARAMS)>(&callee)`: the specialization of template callee
+ * whose parameters are those of tk[lp]'s list (attributes dropped), as an
+ * expression that `&` turns into its address.  Malloc'd, NULL when out of memory. */
+static char *instance_by_signature(const front *f, int lp, const char *callee) {
+    msl_buf b = {0};
+    msl_buf_puts(&b, "*static_cast<void (*)(");
+    for (int j = lp + 1; j < f->match[lp]; j++) {
+        if (f->tk[j].kind == MSL_TK_ATTR) continue;
+        msl_buf_put(&b, tk_text(f, j), (size_t)f->tk[j].len);
+        msl_buf_puts(&b, " ");
+    }
+    msl_buf_printf(&b, ")>(&%s)", callee);
+    return msl_buf_take(&b);
+}
+
+/* A kernel definition's body: how its threadgroup variables name the kernel (see
+ * rewrite_threadgroup_decl): &::ns::f, or &::ns::f<T, N, Ts...> for a template
+ * whose header is tk[ds + 1 ..] (every parameter named, else no reference). */
+static int record_kernel_body(front *f, int ds, int k, int body, int name, const char *ns) {
+    char *base = tk_dup(f, name);
+    char *qname = base ? join_prefix(ns, base) : NULL;
+    free(base);
+    if (!qname) return fail_at(f, name, "out of memory%s%s", NULL, NULL);
+    msl_buf rb = {0};
+    msl_buf_printf(&rb, "&%s", qname);
+    int ok = 1;
+    if (tk_is(f, ds, "template") && tk_is(f, ds + 1, "<")) {
+        int close = k - 1; /* the header's '>' */
+        msl_buf_puts(&rb, "<");
+        int a = ds + 2, first = 1;
+        for (int j = ds + 2; j <= close && ok; j++) {
+            if (f->match[j] > j) {
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, "<")) {
+                int after = skip_angles(f, j, close);
+                if (after > 0) j = after - 1;
+                continue;
+            }
+            if (j < close && !tk_is(f, j, ",")) continue;
+            /* parameter [a, j): its name is the last identifier before any '=' */
+            int nm = -1, pack = 0;
+            for (int t = a; t < j && !tk_is(f, t, "="); t++) {
+                if (tk_ident(f, t) && !tk_is(f, t, "typename") && !tk_is(f, t, "class")) nm = t;
+                if (tk_is(f, t, ".") && tk_is(f, t + 1, ".") && tk_is(f, t + 2, ".")) pack = 1;
+            }
+            if (nm < 0) ok = 0;
+            else msl_buf_printf(&rb, "%s%.*s%s", first ? "" : ", ", f->tk[nm].len, tk_text(f, nm), pack ? "..." : "");
+            first = 0;
+            a = j + 1;
+        }
+        msl_buf_puts(&rb, ">");
+    }
+    char *ref = msl_buf_take(&rb);
+    if (!ok) {
+        free(ref);
+        ref = NULL;
+    }
+    struct fn_ref *nr = realloc(f->fn_refs, sizeof *nr * (size_t)(f->nfn_refs + 1));
+    if (!nr) {
+        free(qname);
+        free(ref);
+        return fail_at(f, name, "out of memory%s%s", NULL, NULL);
+    }
+    f->fn_refs = nr;
+    f->fn_refs[f->nfn_refs++] = (struct fn_ref){body, qname, ref};
+    return 0;
 }
 
 static int process_decl(front *f, int ds, int end, int body, const char *ns) {
@@ -675,9 +866,24 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
             return fail_at(f, k, "[[host_name(...)]] needs a string literal%s%s", NULL, NULL);
         }
     }
-    if (is_inst && decltype_at >= 0) {
+    int typedef_form = -1;
+    if (is_inst && decltype_at < 0 && lp < 0 && tk_is(f, end - 1, ">")) {
+        /* template [[host_name("x")]] kernel kernel_t f<A, B>;  (kernel_t: a typedef'd
+         * function type, as ggml writes them): the template-id that ends the declaration */
+        int depth = 0, j = end - 1;
+        for (; j > k; j--) {
+            if (tk_is(f, j, ">")) depth++;
+            else if (tk_is(f, j, "<") && --depth == 0) break;
+            else if (tk_is(f, j, ")") || tk_is(f, j, "]")) j = f->match[j];
+        }
+        if (j > k && tk_ident(f, j - 1)) {
+            typedef_form = j - 1;
+            while (tk_is(f, typedef_form - 1, "::") && tk_ident(f, typedef_form - 2)) typedef_form -= 2;
+        }
+    }
+    if (is_inst && (decltype_at >= 0 || typedef_form >= 0)) {
         /* template [[host_name("x")]] [[kernel]] decltype(f<T, 64>) f<T, 64>; */
-        int after = f->match[decltype_at + 1] + 1;
+        int after = decltype_at >= 0 ? f->match[decltype_at + 1] + 1 : typedef_form;
         if (after >= end) {
             kernel_free(&kr);
             return fail_at(f, decltype_at, "expected the instantiated function after decltype(...)%s%s", NULL,
@@ -726,6 +932,13 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
         char *text = tk_range_dup(f, name_start, lp - 1);
         kr.callee = text ? join_prefix(ns, text) : NULL;
         free(text);
+        if (kr.callee && !tk_is(f, lp - 1, ">")) {
+            /* no template arguments (`template [[kernel]] void f(const device float *x, ...);`):
+             * deduced from the signature, as the address of f converted to its type */
+            char *named = instance_by_signature(f, lp, kr.callee);
+            free(kr.callee);
+            kr.callee = named;
+        }
         if (!kr.host_name) kr.host_name = tk_range_dup(f, name_start, lp - 1);
         if (!kr.callee || !kr.host_name) {
             kernel_free(&kr);
@@ -736,6 +949,10 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
     if (body < 0) {
         kernel_free(&kr);   /* a prototype: the definition is the one that counts */
         return 0;
+    }
+    if (record_kernel_body(f, ds, k, body, name, ns)) {
+        kernel_free(&kr);
+        return -1;
     }
     if (is_template) {
         kernel_template *t = realloc(f->templates, sizeof *t * (size_t)(f->ntemplates + 1));
@@ -758,6 +975,185 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
         return fail_at(f, k, "out of memory%s%s", NULL, NULL);
     }
     return add_kernel(f, k, &kr);
+}
+
+/* One declaration from tk[i]: through ';', or through a function body's '}'.
+ * *body: the body's '{' or -1; *class_body: the '{' of a class defined in it or -1. */
+static void decl_extent(const front *f, int i, int hi, int *body, int *end, int *class_body) {
+    int saw_eq = 0, saw_class = 0, had_paren = 0, j = i;
+    *body = *end = *class_body = -1;
+    if (tk_is(f, j, "template") && tk_is(f, j + 1, "<")) {
+        int after = skip_angles(f, j + 1, hi);
+        if (after > 0) j = after;
+    }
+    for (; j < hi; j++) {
+        if (tk_is(f, j, ";")) {
+            *end = j;
+            break;
+        }
+        if (tk_is(f, j, "{")) {
+            if (!saw_eq && !saw_class && had_paren) {
+                *body = j;
+                *end = f->match[j];
+                break;
+            }
+            if (saw_class && !saw_eq && *class_body < 0) *class_body = j;
+            j = f->match[j];
+            continue;
+        }
+        if (tk_is(f, j, "(") || tk_is(f, j, "[")) {
+            had_paren |= tk_is(f, j, "(");
+            j = f->match[j];
+            continue;
+        }
+        if (tk_is(f, j, "=")) saw_eq = 1;
+        if (tk_is(f, j, "struct") || tk_is(f, j, "class") || tk_is(f, j, "union") || tk_is(f, j, "enum"))
+            saw_class = 1;
+    }
+    if (*end < 0) *end = hi - 1;
+}
+
+/* ------------------------------------------ address-space member qualifiers */
+
+static int is_space_word(const front *f, int i) {
+    return tk_is(f, i, "device") || tk_is(f, i, "threadgroup") || tk_is(f, i, "constant") || tk_is(f, i, "thread") ||
+           tk_is(f, i, "threadgroup_imageblock");
+}
+
+/* tk[i] is ')'.  When what follows is a member function's qualifier list naming an
+ * address space (`) const device {`, `) threadgroup :`), returns the index just
+ * past that list, else -1. */
+static int method_space_quals_end(const front *f, int i) {
+    int j = i + 1, spaces = 0;
+    while (tk_is(f, j, "const") || tk_is(f, j, "volatile") || is_space_word(f, j)) spaces += is_space_word(f, j++);
+    if (!spaces || j >= f->ntk) return -1;
+    int open = f->match[i];
+    if (open > 0 && (tk_is(f, open - 1, "decltype") || tk_is(f, open - 1, "alignas") || tk_is(f, open - 1, "(") ||
+                     tk_is(f, open - 1, "sizeof") || tk_is(f, open - 1, "alignof") || tk_is(f, open - 1, "coherent")))
+        return -1;
+    if (f->tk[j].kind == MSL_TK_ATTR || tk_is(f, j, "{") || tk_is(f, j, ":") || tk_is(f, j, ";") ||
+        tk_is(f, j, "=") || tk_is(f, j, "&") || tk_is(f, j, "&&") || tk_is(f, j, "->") || tk_is(f, j, "noexcept") ||
+        tk_is(f, j, "override") || tk_is(f, j, "final"))
+        return j;
+    return -1;
+}
+
+/* `coherent(device)` (MSL 3.2: writes visible across threadgroups): every access
+ * here is to plain shared memory, so the qualifier says nothing more. */
+static void strip_coherent(front *f) {
+    for (int i = 0; i + 1 < f->ntk; i++)
+        if (tk_is(f, i, "coherent") && tk_is(f, i + 1, "(") && f->match[i + 1] > 0 && !tk_is(f, i - 1, ".") &&
+            !tk_is(f, i - 1, "->"))
+            add_edit(f, f->tk[i].start, f->tk[f->match[i + 1]].start + 1, NULL);
+}
+
+/* What the software device cannot provide stops the compile with one line that
+ * says so: textures and samplers, render stages. */
+static int reject_unsupported(front *f) {
+    static const char *textures[] = {"texture1d", "texture1d_array", "texture2d", "texture2d_array", "texture2d_ms",
+                                     "texture2d_ms_array", "texture3d", "texturecube", "texturecube_array",
+                                     "texture_buffer", "depth2d", "depth2d_array", "depth2d_ms", "depth2d_ms_array",
+                                     "depthcube", "depthcube_array", NULL};
+    for (int i = 0; i < f->ntk; i++) {
+        if (f->tk[i].kind == MSL_TK_ATTR) {
+            static const char *stages[] = {"vertex", "fragment", "stage_in", "mesh", "object", NULL};
+            for (int s = 0; stages[s]; s++)
+                if (find_attr(f, i, stages[s]))
+                    return fail_at(f, i,
+                                   "not supported by the software Metal device: render stages ([[%s]]); it runs "
+                                   "compute kernels only%s",
+                                   stages[s], NULL);
+            continue;
+        }
+        if (!tk_ident(f, i) || tk_is(f, i - 1, ".") || tk_is(f, i - 1, "->")) continue;
+        if (tk_is(f, i + 1, "<")) {
+            for (int t = 0; textures[t]; t++)
+                if (tk_is(f, i, textures[t]))
+                    return fail_at(f, i, "not supported by the software Metal device: textures (%s<...>)%s",
+                                   textures[t], NULL);
+        }
+        if ((tk_is(f, i, "sampler") && tk_ident(f, i + 1)) ||
+            ((tk_is(f, i, "vertex") || tk_is(f, i, "fragment")) && tk_ident(f, i + 1) &&
+             (i == 0 || tk_is(f, i - 1, ";") || tk_is(f, i - 1, "}") || f->tk[i - 1].kind == MSL_TK_DIRECTIVE))) {
+            return fail_at(f, i, "not supported by the software Metal device: %s%s",
+                           tk_is(f, i, "sampler") ? "samplers (textures)"
+                                                  : "render stages (vertex and fragment functions)",
+                           NULL);
+        }
+    }
+    return 0;
+}
+
+/* C++ has no member functions qualified by an address space: the qualifier is
+ * removed everywhere (an unqualified member function accepts objects in every
+ * address space here; see prelude/metal_stdlib.h). */
+static int strip_method_spaces(front *f) {
+    f->space_qual = calloc((size_t)f->ntk + 1, 1);
+    if (!f->space_qual) return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
+    for (int i = 0; i < f->ntk; i++) {
+        if (!tk_is(f, i, ")")) continue;
+        int end = method_space_quals_end(f, i);
+        for (int j = i + 1; j < end; j++) {
+            if (!is_space_word(f, j)) continue;
+            f->space_qual[j] = 1;
+            blank_tok(f, j);
+        }
+    }
+    return f->err ? -1 : 0;
+}
+
+/* The members of a class body tk [lo, hi): variants of one member function that
+ * differed only in the address space of `this` coincide once it is removed; one
+ * is kept when they are the same token for token (MLX declares identical
+ * thread/threadgroup/device/constant variants), else the compiler reports the
+ * redeclaration.  Nested class bodies are visited too. */
+static int dedupe_members(front *f, int lo, int hi) {
+    char **keys = NULL;
+    int nkeys = 0, i = lo;
+    while (i < hi && !f->err) {
+        if (f->tk[i].kind == MSL_TK_DIRECTIVE || tk_is(f, i, ";")) {
+            i++;
+            continue;
+        }
+        if ((tk_is(f, i, "public") || tk_is(f, i, "private") || tk_is(f, i, "protected")) && tk_is(f, i + 1, ":")) {
+            i += 2;
+            continue;
+        }
+        int body, end, class_body;
+        decl_extent(f, i, hi, &body, &end, &class_body);
+        if (class_body >= 0 && dedupe_members(f, class_body + 1, f->match[class_body])) break;
+        int qualified = 0;
+        for (int j = i; j <= end && !qualified; j++) qualified = f->space_qual[j];
+        if (qualified) {
+            msl_buf kb = {0};
+            for (int j = i; j <= end; j++) {
+                if (f->space_qual[j]) continue;
+                msl_buf_put(&kb, tk_text(f, j), (size_t)f->tk[j].len);
+                msl_buf_put(&kb, " ", 1);
+            }
+            char *key = msl_buf_take(&kb);
+            char **nk = realloc(keys, sizeof *keys * (size_t)(nkeys + 1));
+            if (!key || !nk) {
+                free(key);
+                if (nk) keys = nk;
+                fail_at(f, i, "out of memory%s%s", NULL, NULL);
+                break;
+            }
+            keys = nk;
+            int dup = 0;
+            for (int k = 0; k < nkeys && !dup; k++) dup = strcmp(keys[k], key) == 0;
+            if (dup) {
+                free(key);
+                add_edit(f, f->tk[i].start, f->tk[end].start + f->tk[end].len, NULL);
+            } else {
+                keys[nkeys++] = key;
+            }
+        }
+        i = end + 1;
+    }
+    for (int k = 0; k < nkeys; k++) free(keys[k]);
+    free(keys);
+    return f->err ? -1 : 0;
 }
 
 static int walk_ns(front *f, int lo, int hi, const char *ns) {
@@ -798,37 +1194,9 @@ static int walk_ns(front *f, int lo, int hi, const char *ns) {
             i = f->match[i + 2] + 1;
             continue;
         }
-        /* one declaration: through ';', or through a function body's '}' */
-        int saw_eq = 0, saw_class = 0, had_paren = 0, body = -1, end = -1;
-        j = i;
-        if (tk_is(f, j, "template") && tk_is(f, j + 1, "<")) {
-            int after = skip_angles(f, j + 1, hi);
-            if (after > 0) j = after;
-        }
-        for (; j < hi; j++) {
-            if (tk_is(f, j, ";")) {
-                end = j;
-                break;
-            }
-            if (tk_is(f, j, "{")) {
-                if (!saw_eq && !saw_class && had_paren) {
-                    body = j;
-                    end = f->match[j];
-                    break;
-                }
-                j = f->match[j];
-                continue;
-            }
-            if (tk_is(f, j, "(") || tk_is(f, j, "[")) {
-                had_paren |= tk_is(f, j, "(");
-                j = f->match[j];
-                continue;
-            }
-            if (tk_is(f, j, "=")) saw_eq = 1;
-            if (tk_is(f, j, "struct") || tk_is(f, j, "class") || tk_is(f, j, "union") || tk_is(f, j, "enum"))
-                saw_class = 1;
-        }
-        if (end < 0) end = hi - 1;
+        int body, end, class_body;
+        decl_extent(f, i, hi, &body, &end, &class_body);
+        if (class_body >= 0 && dedupe_members(f, class_body + 1, f->match[class_body])) return -1;
         if (process_decl(f, ds, body >= 0 ? body : end, body, ns)) return -1;
         i = end + 1;
     }
@@ -838,7 +1206,7 @@ static int walk_ns(front *f, int lo, int hi, const char *ns) {
 /* ---------------------------------------------- function-scope threadgroup */
 
 /* tk[i] is `threadgroup` at the start of a statement inside a function. */
-static int rewrite_threadgroup_decl(front *f, int i) {
+static int rewrite_threadgroup_decl(front *f, int i, const char *kernel_ref) {
     int angle = 0, first = -1, j;
     for (j = i + 1; j < f->ntk; j++) {
         if (tk_is(f, j, ";") || tk_is(f, j, "{") || tk_is(f, j, "}")) return 0;
@@ -888,16 +1256,32 @@ static int rewrite_threadgroup_decl(front *f, int i) {
             free(dims);
             break;
         }
+        char *init = NULL;
         if (tk_is(f, k, "=") || tk_is(f, k, "{")) {
-            fail_at(f, k, "threadgroup variable '%s' cannot have an initializer%s", name, NULL);
-            free(name);
-            free(dims);
-            break;
+            /* `threadgroup float buf[32] = {0};`: the group's first thread to get here
+             * stores the value (sw_rt_tg_alloc_init), once per threadgroup */
+            int a = tk_is(f, k, "=") ? k + 1 : k, e = a;
+            while (e < f->ntk && !tk_is(f, e, ",") && !tk_is(f, e, ";")) e = f->match[e] > e ? f->match[e] + 1 : e + 1;
+            init = tk_range_dup(f, tk_is(f, k, "=") ? k : a, e - 1);
+            k = e;
         }
+        msl_buf_printf(&out, "using sw_tg_v_%s = %s %s; using sw_tg_t_%s = threadgroup sw_tg_v_%s; ", name, type, dims,
+                       name, name);
+        if (init)
+            msl_buf_printf(&out, "const sw_tg_v_%s sw_tg_i_%s %s; ", name, name, init);
         msl_buf_printf(&out,
-                       "using sw_tg_t_%s = %s %s; sw_tg_t_%s &%s = *static_cast<sw_tg_t_%s *>(sw_rt_tg_alloc("
-                       "sizeof(sw_tg_t_%s), alignof(sw_tg_t_%s) < 16 ? 16 : alignof(sw_tg_t_%s), \"%s\", %d)); ",
-                       name, type, dims, name, name, name, name, name, name, name, f->tk[d].line);
+                       "sw_tg_t_%s &%s = *(sw_tg_t_%s *)(sw_rt_tg_alloc_init(sizeof(sw_tg_t_%s), alignof(sw_tg_t_%s) "
+                       "< 16 ? 16 : alignof(sw_tg_t_%s), \"%s\", %d, %s%s)); ",
+                       name, name, name, name, name, name, name, f->tk[d].line, init ? "&sw_tg_i_" : "nullptr",
+                       init ? name : "");
+        /* the kernel's static threadgroup memory, for the compile command: registered
+         * at load time under the kernel's address (prelude: sw::tg_static) */
+        if (kernel_ref)
+            msl_buf_printf(&out,
+                           "(void)::sw::tg_static<%s, sizeof(sw_tg_t_%s), (alignof(sw_tg_t_%s) < 16 ? 16 : "
+                           "alignof(sw_tg_t_%s)), %d>::reg; ",
+                           kernel_ref, name, name, name, f->tk[d].start);
+        free(init);
         free(name);
         free(dims);
         if (tk_is(f, k, ";")) {
@@ -920,15 +1304,33 @@ static int rewrite_threadgroup_decl(front *f, int i) {
     return add_edit(f, f->tk[i].start, f->tk[end].start + f->tk[end].len, repl);
 }
 
+/* The reference to the kernel whose body opens at tk[brace], or NULL (not a kernel
+ * body, no nameable reference, or an overloaded name: &f would be ambiguous). */
+static const char *kernel_ref_of(const front *f, int brace) {
+    for (int k = 0; k < f->nfn_refs; k++) {
+        if (f->fn_refs[k].body != brace) continue;
+        for (int o = 0; o < f->nfn_refs; o++)
+            if (o != k && strcmp(f->fn_refs[o].qname, f->fn_refs[k].qname) == 0) return NULL;
+        return f->fn_refs[k].ref;
+    }
+    return NULL;
+}
+
 static int rewrite_threadgroup_decls(front *f) {
     char *kind = malloc((size_t)f->ntk + 1); /* stack of open brackets: 'n' namespace brace, 'b' other brace, 'p' paren */
     if (!kind) return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
-    int sp = 0;
+    int sp = 0, body_depth = -1;
+    const char *ref = NULL;
     for (int i = 0; i < f->ntk && !f->err; i++) {
-        if (tk_is(f, i, "{")) kind[sp++] = f->ns_brace[i] ? 'n' : 'b';
-        else if (tk_is(f, i, "(") || tk_is(f, i, "[")) kind[sp++] = 'p';
-        else if (tk_is(f, i, "}") || tk_is(f, i, ")") || tk_is(f, i, "]")) sp--;
-        else if (tk_is(f, i, "threadgroup") && sp > 0 && kind[sp - 1] == 'b') {
+        if (tk_is(f, i, "{")) {
+            if (body_depth < 0 && (ref = kernel_ref_of(f, i)) != NULL) body_depth = sp;
+            kind[sp++] = f->ns_brace[i] ? 'n' : 'b';
+        } else if (tk_is(f, i, "(") || tk_is(f, i, "[")) {
+            kind[sp++] = 'p';
+        } else if (tk_is(f, i, "}") || tk_is(f, i, ")") || tk_is(f, i, "]")) {
+            sp--;
+            if (sp == body_depth) body_depth = -1, ref = NULL;
+        } else if (tk_is(f, i, "threadgroup") && sp > 0 && kind[sp - 1] == 'b') {
             int before = i - 1;   /* `alignas(16) threadgroup float x[n];` starts at alignas */
             if (tk_is(f, before, ")") && tk_is(f, f->match[before] - 1, "alignas")) before = f->match[before] - 2;
             if (tk_is(f, before, ";") || tk_is(f, before, "{") || tk_is(f, before, "}") ||
@@ -938,7 +1340,7 @@ static int rewrite_threadgroup_decls(front *f) {
                     /* blank the leading alignas(...) and rewrite from `threadgroup` */
                     add_edit(f, f->tk[start].start, f->tk[i].start, NULL);
                 }
-                rewrite_threadgroup_decl(f, i);
+                rewrite_threadgroup_decl(f, i, body_depth >= 0 ? ref : NULL);
             }
         }
     }
@@ -964,7 +1366,46 @@ static int is_vector_type_name(const char *s, int len) {
     return 0;
 }
 
-/* MSL's half literal suffix: 1.5h -> ((half)1.5). */
+/* tk[i] starts a vector type: float4, packed_half2, vec<...>, metal::vec<...>.
+ * Returns the index just past it, or -1. */
+static int vector_type_end(const front *f, int i) {
+    if (tk_is(f, i, "metal") && tk_is(f, i + 1, "::")) i += 2;
+    if (tk_ident(f, i) && is_vector_type_name(tk_text(f, i), f->tk[i].len)) return i + 1;
+    if (tk_is(f, i, "vec") && tk_is(f, i + 1, "<")) return skip_angles(f, i + 1, f->ntk);
+    return -1;
+}
+
+/* Names declared as vector types (`using complex_T = vec<T, 2>;`, `typedef float4
+ * F;`): `complex_T(a, b)` is a vector constructor too. */
+static int collect_vector_aliases(front *f) {
+    for (int i = 0; i < f->ntk; i++) {
+        int name = -1, e;
+        if (tk_is(f, i, "using") && tk_ident(f, i + 1) && tk_is(f, i + 2, "=") && (e = vector_type_end(f, i + 3)) > 0 &&
+            tk_is(f, e, ";"))
+            name = i + 1;
+        else if (tk_is(f, i, "typedef") && (e = vector_type_end(f, i + 1)) > 0 && tk_ident(f, e) && tk_is(f, e + 1, ";"))
+            name = e;
+        if (name < 0 || is_vector_type_name(tk_text(f, name), f->tk[name].len)) continue;
+        char **na = realloc(f->vec_aliases, sizeof *na * (size_t)(f->nvec_aliases + 1));
+        char *nm = tk_dup(f, name);
+        if (!na || !nm) {
+            free(nm);
+            if (na) f->vec_aliases = na;
+            return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+        }
+        f->vec_aliases = na;
+        f->vec_aliases[f->nvec_aliases++] = nm;
+    }
+    return 0;
+}
+
+static int is_vector_alias(const front *f, int i) {
+    for (int k = 0; k < f->nvec_aliases; k++)
+        if (tk_is(f, i, f->vec_aliases[k])) return 1;
+    return 0;
+}
+
+/* MSL's half literal suffix: 1.5h -> ((half)1.5).  1 when rewritten. */
 static int rewrite_half_literal(front *f, int i) {
     const char *s = tk_text(f, i);
     int n = f->tk[i].len;
@@ -975,20 +1416,363 @@ static int rewrite_half_literal(front *f, int i) {
     msl_buf_printf(&b, "((half)%.*s)", n - 1, s);
     char *t = msl_buf_take(&b);
     if (!t) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+    return add_edit(f, f->tk[i].start, f->tk[i].start + n, t) ? -1 : 1;
+}
+
+/* ------------------------------------------------ conditional operands */
+
+static int add_edit_ordered(front *f, int pos, const char *text, int order) {
+    char *t = strdup(text);
+    if (!t) return fail_at(f, -1, "out of memory%s%s", NULL, NULL);
+    if (add_edit(f, pos, pos, t)) return -1;
+    f->edits[f->nedits - 1].order = order;
+    return 0;
+}
+
+/* c ? dev[i] : T(0) where dev points to a struct in device memory: clang finds
+ * no common type for an address-space-qualified class lvalue and a plain one
+ * (Metal's compiler copies the object).  Every operand goes through
+ * ::metal::sw_cond_operand(), the identity except that such an object becomes a
+ * copy in the default address space (prelude/metal_stdlib.h). */
+static int rewrite_conditionals(front *f) {
+    for (int q = 0; q < f->ntk && !f->err; q++) {
+        if (!tk_is(f, q, "?") || tk_is(f, q + 1, ":")) continue;
+        /* the ':' of this '?' */
+        int colon = -1, nest = 0, j;
+        for (j = q + 1; j < f->ntk; j++) {
+            if (f->match[j] > j) {
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, ";") || tk_is(f, j, ",") || f->match[j] >= 0) break;   /* a closing bracket */
+            if (tk_is(f, j, "?")) nest++;
+            else if (tk_is(f, j, ":") && nest-- == 0) {
+                colon = j;
+                break;
+            }
+        }
+        if (colon < 0 || colon == q + 1) continue;
+        /* a ?: in a template argument list (`Foo<N, c ? A : B>`) holds constants, and its
+         * end is a '>' this pass cannot tell from a comparison: left alone (so is
+         * `a < b ? x : y`) */
+        int in_angles = 0, angle = 0;
+        for (j = q - 1; j >= 0 && !in_angles; j--) {
+            if (f->match[j] >= 0 && f->match[j] < j) {
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, ";") || tk_is(f, j, "{") || tk_is(f, j, "}") || f->match[j] > q) break;
+            if (tk_is(f, j, ">")) angle++;
+            else if (tk_is(f, j, "<") && angle-- == 0) in_angles = 1;
+        }
+        if (in_angles) continue;
+        /* the second operand runs to ',' ';' a closing bracket or an outer ':' */
+        nest = 0;
+        for (j = colon + 1; j < f->ntk; j++) {
+            if (f->match[j] > j) {
+                j = f->match[j];
+                continue;
+            }
+            if (tk_is(f, j, ";") || tk_is(f, j, ",") || f->match[j] >= 0 || f->tk[j].kind == MSL_TK_DIRECTIVE ||
+                f->tk[j].kind == MSL_TK_ATTR)
+                break;
+            if (tk_is(f, j, "?")) nest++;
+            else if (tk_is(f, j, ":") && nest-- == 0) break;
+        }
+        int end2 = j;
+        if (end2 == colon + 1) continue;
+        const char *open = "::metal::sw_cond_operand(";
+        if (add_edit_ordered(f, f->tk[q + 1].start, open, -1) ||
+            add_edit_ordered(f, f->tk[colon - 1].start + f->tk[colon - 1].len, ")", 1) ||
+            add_edit_ordered(f, f->tk[colon + 1].start, open, -1) ||
+            add_edit_ordered(f, f->tk[end2 - 1].start + f->tk[end2 - 1].len, ")", 1))
+            return -1;
+    }
+    return f->err ? -1 : 0;
+}
+
+/* --------------------------------------------------- string arguments */
+
+/* A string literal is in the constant address space in MSL: os_log("mlx", "x")
+ * passes it to `constant char *` parameters.  As a call argument it becomes
+ * ::metal::sw_str("..."), a `constant char *` (which also converts to a plain
+ * const char *). */
+static int rewrite_string_args(front *f) {
+    for (int i = 1; i < f->ntk && !f->err; i++) {
+        if (f->tk[i].kind != MSL_TK_STRING || f->tk[i - 1].kind == MSL_TK_STRING) continue;
+        if (!tk_is(f, i - 1, "(") && !tk_is(f, i - 1, ",")) continue;
+        int last = i;
+        while (last + 1 < f->ntk && f->tk[last + 1].kind == MSL_TK_STRING) last++;
+        if (!tk_is(f, last + 1, ",") && !tk_is(f, last + 1, ")")) continue;
+        int open = i - 1;
+        while (open >= 0 && !(f->match[open] > i && (tk_is(f, open, "(") || tk_is(f, open, "[") || tk_is(f, open, "{"))))
+            open--;
+        if (open < 1 || !tk_is(f, open, "(") || !(tk_ident(f, open - 1) || tk_is(f, open - 1, ">"))) continue;
+        if (tk_is(f, open - 1, "static_assert") || tk_is(f, open - 1, "asm") || tk_is(f, open - 1, "__asm__") ||
+            strncmp(tk_text(f, open - 1), "__builtin", 9) == 0 || tk_is(f, open - 1, "__attribute__") ||
+            tk_is(f, open - 1, "deprecated") || tk_is(f, open - 1, "_Pragma"))
+            continue;
+        if (add_edit_ordered(f, f->tk[i].start, "::metal::sw_str(", -1) ||
+            add_edit_ordered(f, f->tk[last].start + f->tk[last].len, ")", 1))
+            return -1;
+    }
+    return f->err ? -1 : 0;
+}
+
+/* ------------------------------------------------ braced call arguments */
+
+/* f({a, b, c}) where f takes a vector: clang cannot convert a braced list to an
+ * ext_vector parameter (Metal's compiler can).  The list becomes
+ * ::metal::sw_braced(a, b, c), an object that converts to a vector with that many
+ * components, or to an aggregate the list initialises (prelude/metal_stdlib.h). */
+static int rewrite_braced_args(front *f) {
+    for (int i = 1; i < f->ntk && !f->err; i++) {
+        if (!tk_is(f, i, "{") || !(tk_is(f, i - 1, "(") || tk_is(f, i - 1, ","))) continue;
+        int close = f->match[i];
+        if (close < 0 || close == i + 1 || !(tk_is(f, close + 1, ",") || tk_is(f, close + 1, ")"))) continue;
+        /* the enclosing bracket must be a call's '(' */
+        int open = i - 1;
+        while (open >= 0 && !(f->match[open] > i && (tk_is(f, open, "(") || tk_is(f, open, "[") || tk_is(f, open, "{"))))
+            open--;
+        if (open < 1 || !tk_is(f, open, "(")) continue;
+        if (!(tk_ident(f, open - 1) || tk_is(f, open - 1, ">")) || tk_is(f, open - 1, "decltype") ||
+            tk_is(f, open - 1, "sizeof") || tk_is(f, open - 1, "return") || tk_is(f, open - 1, "if") ||
+            tk_is(f, open - 1, "while") || tk_is(f, open - 1, "for") || tk_is(f, open - 1, "switch"))
+            continue;
+        int statement = 0;
+        for (int k = i + 1; k < close && !statement; k++) {
+            if (f->match[k] > k && !tk_is(f, k, "{")) k = f->match[k];
+            else statement = tk_is(f, k, ";");
+        }
+        if (statement) continue;
+        char *o = strdup("::metal::sw_braced("), *c = strdup(")");
+        if (!o || !c) {
+            free(o);
+            free(c);
+            return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+        }
+        add_edit(f, f->tk[i].start, f->tk[i].start + 1, o);
+        add_edit(f, f->tk[close].start, f->tk[close].start + 1, c);
+    }
+    return f->err ? -1 : 0;
+}
+
+/* ------------------------------------------- array parameters in a space */
+
+/* `constant const int64_t strides[2]` as a parameter is a pointer in C++ as in
+ * MSL, but clang rejects the address space on the array type before it decays:
+ * write it as the pointer it is, `(*strides)` (other dimensions stay). */
+static int rewrite_array_params(front *f) {
+    for (int lp = 0; lp < f->ntk && !f->err; lp++) {
+        if (!tk_is(f, lp, "(") || f->match[lp] < 0) continue;
+        int rp = f->match[lp], a = lp + 1;
+        for (int i = lp + 1; i <= rp; i++) {
+            if (i < rp && f->match[i] > i && !tk_is(f, i, "[")) {
+                i = f->match[i];
+                continue;
+            }
+            if (i < rp && !tk_is(f, i, ",")) {
+                if (tk_is(f, i, "[")) i = f->match[i];
+                continue;
+            }
+            /* segment [a, i): SPACE ... name [n] ... */
+            int has_space = 0, name = -1;
+            for (int k = a; k < i; k++) has_space |= is_space_word(f, k) && !tk_is(f, k, "thread");
+            if (has_space) {
+                int k = a;
+                while (k < i && !tk_is(f, k, "[")) {
+                    if (tk_is(f, k, "(") || tk_is(f, k, "<") || tk_is(f, k, "=")) break;
+                    k++;
+                }
+                if (k < i && tk_is(f, k, "[") && k > a && tk_ident(f, k - 1)) name = k - 1;
+            }
+            if (name >= 0) {
+                int lb = name + 1, rb = f->match[lb];
+                char *open = strdup("(*"), *close = strdup(")");
+                if (!open || !close) {
+                    free(open);
+                    free(close);
+                    return fail_at(f, name, "out of memory%s%s", NULL, NULL);
+                }
+                add_edit(f, f->tk[name].start, f->tk[name].start, open);
+                add_edit(f, f->tk[lb].start, f->tk[rb].start + 1, close);   /* `[2]` -> `)` */
+            }
+            a = i + 1;
+        }
+    }
+    return f->err ? -1 : 0;
+}
+
+static int is_fp16_name(const front *f, int i) { return tk_is(f, i, "half") || tk_is(f, i, "bfloat"); }
+
+/* The end (exclusive) of the unary expression starting at tk[p] -- prefix
+ * operators, a name, literal or parenthesised group, then [..] (..) .m ->m ++ --
+ * -- or -1 when it is not one this pass understands. */
+static int unary_operand_end(const front *f, int p) {
+    while (tk_is(f, p, "-") || tk_is(f, p, "+") || tk_is(f, p, "!") || tk_is(f, p, "~") || tk_is(f, p, "*") ||
+           tk_is(f, p, "&"))
+        p++;
+    if (p >= f->ntk) return -1;
+    if (tk_is(f, p, "(")) {
+        p = f->match[p] + 1;
+    } else if (f->tk[p].kind == MSL_TK_NUMBER || f->tk[p].kind == MSL_TK_CHAR) {
+        p++;
+    } else if (tk_ident(f, p) || tk_is(f, p, "::")) {
+        if (tk_is(f, p, "::")) p++;
+        while (tk_ident(f, p) && tk_is(f, p + 1, "::") && tk_ident(f, p + 2)) p += 2;
+        if (!tk_ident(f, p)) return -1;
+        p++;
+    } else {
+        return -1;
+    }
+    for (;;) {
+        if (tk_is(f, p, "[") || tk_is(f, p, "(")) p = f->match[p] + 1;
+        else if ((tk_is(f, p, ".") || tk_is(f, p, "->")) && tk_ident(f, p + 1)) p += 2;
+        else break;
+    }
+    return p;
+}
+
+/* static_cast<...> at tk[lt] ('<'): is the target a plain scalar, a pointer or a
+ * reference, which static_cast handles as MSL does? */
+static int plain_cast_target(const front *f, int lt) {
+    static const char *scalars[] = {"bool", "char", "short", "int", "long", "float", "double", "unsigned", "signed",
+                                    "uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "int8_t", "int16_t",
+                                    "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "const",
+                                    "volatile", NULL};
+    int gt = skip_angles(f, lt, f->ntk);
+    if (gt < 0) return 1;
+    for (int j = lt + 1; j < gt - 1; j++) {
+        if (tk_is(f, j, "*") || tk_is(f, j, "&") || tk_is(f, j, "&&")) return 1;
+        int known = 0;
+        for (int k = 0; scalars[k] && !known; k++) known = tk_is(f, j, scalars[k]);
+        if (!known) return 0;
+    }
+    return 1;
+}
+
+/* (float4)h4, (half)b: clang's C-style cast between vectors reinterprets bits (or
+ * is refused) and half <-> bfloat is refused; MSL converts the values.  Becomes
+ * ::metal::sw_convert<float4>(h4).  Returns 1 when rewritten. */
+static int rewrite_c_cast(front *f, int lp) {
+    int t = lp + 1, rp = lp + 2;
+    if (!tk_is(f, rp, ")") || !(is_vector_type_name(tk_text(f, t), f->tk[t].len) || is_fp16_name(f, t))) return 0;
+    if (lp > 0 && (tk_ident(f, lp - 1) || tk_is(f, lp - 1, ">") || tk_is(f, lp - 1, ")") || tk_is(f, lp - 1, "]")))
+        return 0;   /* sizeof(float4), f(half) in a declaration, ... */
+    int end = unary_operand_end(f, rp + 1);
+    if (end < 0) return 0;
+    msl_buf b = {0};
+    msl_buf_printf(&b, "::metal::sw_convert<%.*s>(", f->tk[t].len, tk_text(f, t));
+    char *open = msl_buf_take(&b), *close = strdup(")");
+    if (!open || !close) {
+        free(open);
+        free(close);
+        return fail_at(f, lp, "out of memory%s%s", NULL, NULL);
+    }
+    add_edit(f, f->tk[lp].start, f->tk[rp].start + 1, open);
+    int e = f->tk[end - 1].start + f->tk[end - 1].len;
+    add_edit(f, e, e, close);
+    return 1;
+}
+
+/* MSL has no double: a floating literal without a suffix is a float (1.5 -> 1.5f),
+ * so `x * 0.5` rounds like the GPU's float arithmetic. */
+static int rewrite_float_literal(front *f, int i) {
+    const char *s = tk_text(f, i);
+    int n = f->tk[i].len;
+    int hex = n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    int floating = 0;
+    for (int k = 0; k < n; k++) {
+        char c = s[k];
+        if (c == '.' || (hex ? (c == 'p' || c == 'P') : (c == 'e' || c == 'E'))) floating = 1;
+    }
+    char last = s[n - 1];
+    if (!floating || strchr("fFlLhH", last) || (!hex && !(last >= '0' && last <= '9') && last != '.')) return 0;
+    msl_buf b = {0};
+    msl_buf_printf(&b, "%.*sf", n, s);
+    char *t = msl_buf_take(&b);
+    if (!t) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
     return add_edit(f, f->tk[i].start, f->tk[i].start + n, t);
 }
 
+/* Do the parentheses at tk[lp] hold parameter declarations (`float4 f(float x)`)
+ * rather than expressions (`int2 v(0, row)`)? */
+static int looks_like_params(const front *f, int lp) {
+    static const char *decl_words[] = {"const", "device", "thread", "threadgroup", "constant", "volatile", "unsigned",
+                                       "signed", "void", "bool", "char", "short", "int", "long", "float", "half",
+                                       "bfloat", "uint", "ushort", "uchar", "ulong", NULL};
+    int rp = f->match[lp];
+    if (rp == lp + 1) return 1;
+    for (int k = 0; decl_words[k]; k++)
+        if (tk_is(f, lp + 1, decl_words[k])) return 1;
+    if (is_vector_type_name(tk_text(f, lp + 1), f->tk[lp + 1].len) && tk_ident(f, lp + 2)) return 1;
+    for (int j = lp + 1; j + 1 < rp; j++) {
+        if (f->match[j] > j) {
+            j = f->match[j];
+            continue;
+        }
+        if (tk_ident(f, j) && tk_ident(f, j + 1)) return 1;
+    }
+    return 0;
+}
+
+/* `int2 offsets(0, row);` -- a vector direct-initialised with several values, which
+ * clang refuses: `int2 offsets = ::metal::sw_mk<int2>(0, row);`.  tk[i] is the type
+ * (a vector name or alias) at the start of a declaration. */
+static int rewrite_vector_direct_init(front *f, int i) {
+    int d = i + 1;
+    while (tk_ident(f, d) && tk_is(f, d + 1, "(") && !looks_like_params(f, d + 1)) {
+        msl_buf b = {0};
+        msl_buf_printf(&b, " = ::metal::sw_mk<%.*s>", f->tk[i].len, tk_text(f, i));
+        char *t = msl_buf_take(&b);
+        if (!t) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+        int at = f->tk[d].start + f->tk[d].len;
+        if (add_edit(f, at, at, t)) return -1;
+        int close = f->match[d + 1];
+        if (!tk_is(f, close + 1, ",")) break;
+        d = close + 2;
+    }
+    return 0;
+}
+
 static int rewrite_vector_constructors(front *f) {
+    if (collect_vector_aliases(f)) return -1;
     for (int i = 0; i < f->ntk && !f->err; i++) {
         if (f->tk[i].kind == MSL_TK_NUMBER) {
-            rewrite_half_literal(f, i);
+            if (rewrite_half_literal(f, i) == 0) rewrite_float_literal(f, i);
+            continue;
+        }
+        if (tk_is(f, i, "(") && rewrite_c_cast(f, i)) {
+            i += 2;
+            continue;
+        }
+        /* static_cast<half>(b) of a bfloat b, static_cast<float4>(h4), static_cast<U>(x) of a
+         * template parameter U: value conversions.  Casts to plain scalars, pointers and
+         * references stay as written. */
+        if (tk_is(f, i, "static_cast") && tk_is(f, i + 1, "<") && !tk_is(f, i - 1, "::") &&
+            !plain_cast_target(f, i + 1)) {
+            char *t = strdup("::metal::sw_static_cast");
+            if (!t || add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, t)) return -1;
             continue;
         }
         if (!tk_ident(f, i)) continue;
         if (tk_is(f, i - 1, ".") || tk_is(f, i - 1, "->") || tk_is(f, i - 1, "operator")) continue;
         int qualified = tk_is(f, i - 1, "::");
         if (qualified && !tk_is(f, i - 2, "metal")) continue;
-        if (is_vector_type_name(tk_text(f, i), f->tk[i].len) && tk_is(f, i + 1, "(")) {
+        if (is_fp16_name(f, i) && tk_is(f, i + 1, "(") && !tk_is(f, i - 1, "(")) {
+            /* half(b) of a bfloat b: a value conversion, as in MSL */
+            msl_buf b = {0};
+            msl_buf_printf(&b, "%ssw_convert<%.*s>", qualified ? "" : "::metal::", f->tk[i].len, tk_text(f, i));
+            char *t = msl_buf_take(&b);
+            if (!t || add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, t)) return -1;
+        } else if ((is_vector_type_name(tk_text(f, i), f->tk[i].len) || (!qualified && is_vector_alias(f, i))) &&
+                   tk_ident(f, i + 1) && tk_is(f, i + 2, "(") &&
+                   (tk_is(f, i - 1, ";") || tk_is(f, i - 1, "{") || tk_is(f, i - 1, "}") || tk_is(f, i - 1, "const") ||
+                    tk_is(f, i - 1, "constexpr") || tk_is(f, i - 1, "thread") ||
+                    (tk_is(f, i - 1, "(") && tk_is(f, i - 2, "for")))) {
+            if (rewrite_vector_direct_init(f, i)) return -1;
+        } else if ((is_vector_type_name(tk_text(f, i), f->tk[i].len) || (!qualified && is_vector_alias(f, i))) &&
+                   tk_is(f, i + 1, "(")) {
             msl_buf b = {0};
             msl_buf_printf(&b, "%ssw_mk<%.*s>", qualified ? "" : "::metal::", f->tk[i].len, tk_text(f, i));
             char *t = msl_buf_take(&b);
@@ -1012,10 +1796,17 @@ static int rewrite_vector_constructors(front *f) {
 
 /* ------------------------------------------------------------ apply edits */
 
+/* At one position: insertions before replacements (a replacement consumes the
+ * position), outer openings first and outer closings last, then the containing
+ * edit first, then creation order. */
 static int cmp_edit(const void *a, const void *b) {
     const edit *x = a, *y = b;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return (y->end - y->start) - (x->end - x->start); /* the containing edit first */
+    int xz = x->end == x->start, yz = y->end == y->start;
+    if (xz != yz) return xz ? -1 : 1;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    if ((y->end - y->start) != (x->end - x->start)) return (y->end - y->start) - (x->end - x->start);
+    return x->seq - y->seq;
 }
 
 static char *apply_edits(front *f) {
@@ -1048,6 +1839,14 @@ static void front_free(front *f) {
     free(f->tk);
     free(f->match);
     free(f->ns_brace);
+    free(f->space_qual);
+    for (int i = 0; i < f->nfn_refs; i++) {
+        free(f->fn_refs[i].qname);
+        free(f->fn_refs[i].ref);
+    }
+    free(f->fn_refs);
+    for (int i = 0; i < f->nvec_aliases; i++) free(f->vec_aliases[i]);
+    free(f->vec_aliases);
     free(f->attrs);
     for (int i = 0; i < f->nedits; i++) free(f->edits[i].text);
     free(f->edits);
@@ -1058,14 +1857,28 @@ static void front_free(front *f) {
     free(f->templates);
 }
 
+/* Marks the constants the source tests with is_function_constant_defined(name). */
+static void mark_tested_constants(front *f) {
+    for (int i = 0; i + 3 < f->ntk; i++) {
+        if (!tk_is(f, i, "is_function_constant_defined") || !tk_is(f, i + 1, "(") || !tk_ident(f, i + 2)) continue;
+        for (int c = 0; c < f->u->nconstants; c++)
+            if (tk_is(f, i + 2, f->u->constants[c].name)) f->u->constants[c].tested = 1;
+    }
+}
+
 int msl_front_parse(const char *text, const char *filename, msl_unit *out, char **err) {
     *out = (msl_unit){0};
     *err = NULL;
     front f = {0};
     f.u = out;
     if (msl_lex(text, filename, &f.lx, err)) return -1;
-    if (collapse_attrs(&f) == 0 && match_brackets(&f) == 0 && walk_ns(&f, 0, f.ntk, "::") == 0 &&
-        rewrite_threadgroup_decls(&f) == 0 && rewrite_vector_constructors(&f) == 0) {
+    if (collapse_attrs(&f) == 0 && match_brackets(&f) == 0 && reject_unsupported(&f) == 0 &&
+        strip_method_spaces(&f) == 0 && (strip_coherent(&f), 1) &&
+        walk_ns(&f, 0, f.ntk, "::") == 0 &&
+        rewrite_threadgroup_decls(&f) == 0 && rewrite_vector_constructors(&f) == 0 &&
+        rewrite_array_params(&f) == 0 && rewrite_braced_args(&f) == 0 && rewrite_string_args(&f) == 0 &&
+        rewrite_conditionals(&f) == 0) {
+        mark_tested_constants(&f);
         out->text = apply_edits(&f);
         if (!out->text) f.err = strdup("out of memory while rewriting the MSL source");
     }
@@ -1087,36 +1900,4 @@ void msl_unit_free(msl_unit *u) {
     for (int i = 0; i < u->nconstants; i++) free(u->constants[i].name);
     free(u->constants);
     *u = (msl_unit){0};
-}
-
-char *msl_prepare_source(const char *source, const char *filename, char **err) {
-    msl_lexed lx;
-    if (msl_lex(source, filename, &lx, err)) return NULL;
-    msl_buf b = {0};
-    msl_buf_puts(&b, "#line 1 \"");
-    for (const char *p = filename; *p; p++) {
-        if (*p == '"' || *p == '\\') msl_buf_put(&b, "\\", 1);
-        msl_buf_put(&b, p, 1);
-    }
-    msl_buf_puts(&b, "\"\n");
-    size_t pos = 0;
-    for (int i = 0; i < lx.ntoks; i++) {
-        const msl_tok *t = &lx.toks[i];
-        if (t->kind != MSL_TK_DIRECTIVE) continue;
-        /* "#  include <metal_stdlib>": the prelude is included by the generated file */
-        const char *p = source + t->start + 1;
-        const char *e = source + t->start + t->len;
-        while (p < e && (*p == ' ' || *p == '\t')) p++;
-        if (e - p < 7 || memcmp(p, "include", 7) != 0) continue;
-        p += 7;
-        while (p < e && (*p == ' ' || *p == '\t')) p++;
-        if (e - p < 7 || memcmp(p, "<metal_", 7) != 0) continue;
-        msl_buf_put(&b, source + pos, (size_t)t->start - pos);
-        pos = (size_t)(t->start + t->len);
-    }
-    msl_buf_puts(&b, source + pos);
-    msl_lexed_free(&lx);
-    char *out = msl_buf_take(&b);
-    if (!out) *err = strdup("out of memory while reading the MSL source");
-    return out;
 }

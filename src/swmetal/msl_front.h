@@ -3,8 +3,9 @@
  * (the generated C++) and compile.c.
  *
  * Pipeline for one library:
- *   1. msl_prepare_source: blank `#include <metal_*>` lines and prefix
- *      `#line 1 "file.metal"` so the C preprocessor's output names .metal lines.
+ *   1. msl_expand_source (msl_include.h): inline the included headers between
+ *      line markers, blank `#include <metal_*>`, so the preprocessor's output
+ *      names .metal lines.
  *   2. clang -E (compile.c) expands the user's macros (MLX instantiates kernels
  *      through macros, so a pre-pass without a preprocessor would miss them).
  *   3. msl_front_parse on the preprocessed text: finds kernels, bindings and
@@ -88,6 +89,7 @@ typedef struct msl_constant {
     char *name;
     int index;         /* [[function_constant(index)]] */
     int type;          /* SW_FC_* */
+    int tested;        /* the source calls is_function_constant_defined(name) */
 } msl_constant;
 
 typedef struct msl_unit {
@@ -98,8 +100,6 @@ typedef struct msl_unit {
     int nconstants;
 } msl_unit;
 
-/* Step 1.  Returns malloc'd text or NULL with *err set. */
-char *msl_prepare_source(const char *source, const char *filename, char **err);
 /* Step 3.  `text` is (preprocessed) source; filename names it in errors until a
  * line marker says otherwise.  Returns 0, or -1 with *err set and *out zeroed. */
 int msl_front_parse(const char *text, const char *filename, msl_unit *out, char **err);

@@ -72,7 +72,10 @@ typedef enum sw_attr {
     SW_ATTR_THREAD_INDEX_IN_SIMDGROUP,
     SW_ATTR_SIMDGROUPS_PER_THREADGROUP,
     SW_ATTR_THREADS_PER_SIMDGROUP,
-    SW_ATTR_THREAD_EXECUTION_WIDTH
+    SW_ATTR_THREAD_EXECUTION_WIDTH,
+    SW_ATTR_THREAD_INDEX_IN_QUADGROUP,        /* lane % 4 */
+    SW_ATTR_QUADGROUP_INDEX_IN_THREADGROUP,   /* thread index / 4 */
+    SW_ATTR_QUADGROUPS_PER_THREADGROUP        /* threads per threadgroup / 4, rounded up */
 } sw_attr;
 
 typedef struct sw_binding {
@@ -80,6 +83,9 @@ typedef struct sw_binding {
     int index;               /* buffer/threadgroup index, or sw_attr */
     const char *param;       /* parameter name as written in the .metal source */
     int line;                /* .metal line of the parameter */
+    const char *type;        /* the parameter's C++ type as the compiler prints it, after "[T = " (e.g.
+                                "const __global float *]"; __global = device, __global_device = constant,
+                                __local = threadgroup), or NULL */
 } sw_binding;
 
 /* Exported by every compiled kernel library as `sw_kernels` (terminated by a
@@ -90,7 +96,13 @@ typedef struct sw_kernel_info {
     int nbindings;
     const sw_binding *bindings;
     int line;                /* .metal line of the kernel's declaration */
+    const void *fn;          /* the kernel function: the key of sw_tg_static_bytes */
 } sw_kernel_info;
+
+/* Exported by every compiled kernel library: the bytes of threadgroup memory the
+ * kernel `fn` declares in its body (its threadgroup variables, laid out as the
+ * executor does), -1 when unknown. */
+typedef long (*sw_tg_static_bytes_fn)(const void *fn);
 
 /* ---- Runtime services the executor provides (called from kernel code) ---- */
 
@@ -102,6 +114,10 @@ const sw_ids *sw_rt_ids(void);
  * thread bump offset past the [[threadgroup(n)]] regions).  Exceeding 32 KB in total
  * faults the dispatch with a message naming `var` and `line`. */
 void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line);
+/* The same for a variable with an initializer: the first thread of the group to
+ * reach the declaration copies `init` (size bytes) into the storage, so the
+ * variable starts with that value once per threadgroup. */
+void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init);
 
 /* threadgroup_barrier(): suspends until every live thread of the group arrives.
  * line is the .metal line (divergent-barrier diagnostics name it). */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "swmetal/msl_include.h"
 #include "swmetal/sw_abi.h"
 
 typedef struct sw_library sw_library;
@@ -43,6 +44,10 @@ typedef struct sw_kernel {
  * NULL and sets *err (malloc'd, caller frees) to the compiler's message mapped to
  * "file.metal:LINE:COL: error: ...". */
 sw_library *sw_library_create(const char *source, const char *filename, char **err);
+/* The same with include directories and -D definitions (msl_include.h); quoted
+ * includes start from filename's directory.  opts may be NULL. */
+sw_library *sw_library_create_opts(const char *source, const char *filename, const msl_source_opts *opts,
+                                   char **err);
 void sw_library_free(sw_library *lib);
 
 /* Names of the kernels found in the library (host names). */
@@ -52,6 +57,11 @@ const char *sw_library_kernel_name(const sw_library *lib, int i);
 /* Function constants declared in the source: count and (index, type, name). */
 int sw_library_constant_count(const sw_library *lib);
 int sw_library_constant(const sw_library *lib, int i, int *index, int *type, const char **name);
+/* The same and whether a value is required: 0 when the source tests the constant
+ * with is_function_constant_defined() (Metal's MTLFunctionConstant.required). */
+int sw_library_constant_info(const sw_library *lib, int i, int *index, int *type, const char **name, int *required);
+/* "bool", "int", ... for SW_FC_* */
+const char *sw_fc_type_name(int type);
 
 /* Compiles (or loads from cache) the variant of kernel `name` for these constant
  * values and instrumentation, and fills *out.  Returns 0, or -1 with *err set. */

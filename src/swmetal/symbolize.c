@@ -194,18 +194,109 @@ static source_text *add_source(const char *object, const char *file, char *text)
     return s;
 }
 
+/* Caller holds sym.mu.  Adds (so_path, file, a copy of text) unless known. */
+static void register_one(const char *so_path, const char *file, const char *text, size_t len) {
+    file = strip_dot(file);
+    for (int i = 0; i < sym.nsources; i++) {
+        source_text *s = &sym.sources[i];
+        if (s->object && strcmp(s->object, so_path) == 0 && strcmp(s->file, file) == 0) return;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return;
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    add_source(so_path, file, copy);
+}
+
+/* One file's lines out of a text with `#line N "FILE"` markers. */
+typedef struct marked_file {
+    char name[1024];
+    const char **line;       /* [n]: start of line k+1 in the text, NULL = none */
+    int n, cap;
+} marked_file;
+
+/* `#line N "FILE"`: returns N and copies FILE into name, else 0. */
+static int line_marker(const char *p, char *name, size_t n) {
+    while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, "#line ", 6) != 0) return 0;
+    char *end;
+    long ln = strtol(p + 6, &end, 10);
+    while (*end == ' ') end++;
+    if (ln <= 0 || *end != '"') return 0;
+    size_t k = 0;
+    for (end++; *end && *end != '"' && *end != '\n' && k + 1 < n; end++) name[k++] = *end;
+    name[k] = 0;
+    return *end == '"' ? (int)ln : 0;
+}
+
+/* Caller holds sym.mu.  A text that msl_include.c expanded holds its headers
+ * between `#line` markers (and -D lines in front): each file named there gets its
+ * own lines back, so a finding in a header, or after one, quotes the right text. */
+static int register_marked(const char *so_path, const char *file, const char *text) {
+    enum { MAX_FILES = 64 };
+    marked_file *files = calloc(MAX_FILES, sizeof *files);
+    if (!files) return -1;
+    int nfiles = 1, cur = 0, ln = 1, ok = 1;
+    snprintf(files[0].name, sizeof files[0].name, "%s", strip_dot(file));
+    for (const char *p = text; *p && ok;) {
+        const char *nl = strchr(p, '\n');
+        char name[1024];
+        int m = line_marker(p, name, sizeof name);
+        if (m) {
+            const char *nm = strip_dot(name);
+            for (cur = 0; cur < nfiles && strcmp(files[cur].name, nm) != 0; cur++) {}
+            if (cur == nfiles) {
+                if (nfiles == MAX_FILES) break;
+                snprintf(files[nfiles++].name, sizeof files[0].name, "%s", nm);
+            }
+            ln = m;
+        } else {
+            marked_file *f = &files[cur];
+            if (ln > f->cap) {
+                int cap = ln * 2 + 64;
+                const char **nl2 = realloc(f->line, sizeof *nl2 * (size_t)cap);
+                if (!nl2) {
+                    ok = 0;
+                    break;
+                }
+                for (int k = f->cap; k < cap; k++) nl2[k] = NULL;
+                f->line = nl2;
+                f->cap = cap;
+            }
+            f->line[ln - 1] = p;
+            if (ln > f->n) f->n = ln;
+            ln++;
+        }
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    for (int i = 0; i < nfiles; i++) {
+        marked_file *f = &files[i];
+        size_t len = 0;
+        for (int k = 0; ok && k < f->n; k++) len += (f->line[k] ? strcspn(f->line[k], "\n") : 0) + 1;
+        char *t = ok ? malloc(len + 1) : NULL;
+        if (t) {
+            size_t at = 0;
+            for (int k = 0; k < f->n; k++) {
+                size_t l = f->line[k] ? strcspn(f->line[k], "\n") : 0;
+                if (l) memcpy(t + at, f->line[k], l);
+                at += l;
+                t[at++] = '\n';
+            }
+            t[at] = 0;
+            register_one(so_path, f->name, t, at);
+            free(t);
+        }
+        free(f->line);
+    }
+    free(files);
+    return ok ? 0 : -1;
+}
+
 void sw_symbolize_register(const char *so_path, const char *file, const char *text) {
     if (!so_path || !file || !text) return;
     pthread_mutex_lock(&sym.mu);
-    int known = 0;
-    for (int i = 0; i < sym.nsources && !known; i++) {
-        source_text *s = &sym.sources[i];
-        known = s->object && strcmp(s->object, so_path) == 0 && strcmp(s->file, strip_dot(file)) == 0;
-    }
-    if (!known) {
-        char *copy = strdup(text);
-        if (copy) add_source(so_path, strip_dot(file), copy);
-    }
+    if (!strstr(text, "#line ") || register_marked(so_path, file, text) != 0)
+        register_one(so_path, file, text, strlen(text));
     pthread_mutex_unlock(&sym.mu);
 }
 

@@ -34,7 +34,8 @@ const char *sw_symbolize_problem(void);
 
 /* The source of `file` as the library at so_path was compiled from: the in-memory
  * text handed to newLibraryWithSource: under that name.  Files not registered
- * are read from disk.  The text is copied. */
+ * are read from disk.  The text is copied; one with `#line N "FILE"` markers (the
+ * headers msl_include.c inlined) is split into the files it names. */
 void sw_symbolize_register(const char *so_path, const char *file, const char *text);
 void sw_symbolize_unregister(const char *so_path);
 

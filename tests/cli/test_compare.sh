@@ -125,6 +125,21 @@ expect_exit 0 "compare: --threshold 15 makes 10% slower 'same'" "$GDNBENCH" comp
 expect_exit 2 "compare: bad --alpha" "$GDNBENCH" compare "$D/base.json" "$D/slow.json" --alpha 2
 expect_match "compare: bad --alpha names the flag" "$ERR" "--alpha 2"
 
+# Fast math on one side only: the same source, but not the same compiled kernel.  The
+# software device records fast_math false whatever the flag (it has none), so NEW's
+# report is BASE's with the field turned on, as a Metal run with --fast-math writes it.
+"$GDNBENCH" cumsum --B 1 --T 64 --H 2 --iters 5 --warmup 0 --json "$D/fm_off.json" >/dev/null 2>&1
+sed 's/"fast_math":[[:space:]]*false/"fast_math":true/' "$D/fm_off.json" > "$D/fm_on.json"
+if grep -q '"fast_math":true' "$D/fm_on.json"; then
+    expect_exit 0 "compare: fast math on one side only still pairs" "$GDNBENCH" compare "$D/fm_off.json" "$D/fm_on.json"
+    expect_match "compare: ... marked as a changed kernel, naming fast math" "$OUT" \
+        "fast math off in BASE, fast math on in NEW"
+    expect_exit 0 "compare: fast math on both sides" "$GDNBENCH" compare "$D/fm_on.json" "$D/fm_on.json"
+    if printf '%s' "$OUT" | grep -q "fast math"; then fail "compare: ... is not a change"; else pass "compare: ... is not a change"; fi
+else
+    fail "compare: a sw report records kernel.fast_math (got: $(grep -o '"fast_math":[^,}]*' "$D/fm_off.json"))"
+fi
+
 # Bad input: exit 2 with a one-line message naming the file.
 expect_exit 2 "compare: different schema -> exit 2" "$GDNBENCH" compare "$D/base.json" "$D/schema2.json"
 expect_match "compare: schema message names the file" "$ERR" "schema2\.json: report schema 2, but this gdnbench reads schema 1"

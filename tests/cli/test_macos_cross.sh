@@ -95,6 +95,7 @@ macos_cxx=(-target arm64-apple-macos14 -nostdlibinc -isystem "$zig/lib/libcxx/in
     -D_LIBCPP_ABI_VERSION=1 -D_LIBCPP_ABI_NAMESPACE=__1 -D_LIBCPP_HAS_NO_VENDOR_AVAILABILITY_ANNOTATIONS
     -D_LIBCPP_DISABLE_VISIBILITY_ANNOTATIONS -x c++ -std=c++17 -I"$K/prelude")
 kflags=("${macos_cxx[@]}" -O2 -fPIC -fno-exceptions -fno-rtti -w -ffp-contract=off
+    -Xclang -fsycl-is-device -Xclang -aux-triple -Xclang arm64-apple-macos -Wno-static-float-init
     -Xclang -ffloat16-excess-precision=none -Xclang -fbfloat16-excess-precision=none)
 # Objects are kept by variant key (which hashes the prelude and the C++) under a
 # directory named for the compiler and these flags, so a re-run compiles only what is new.

@@ -83,6 +83,16 @@ expect_match "report: the mark is explained under the table" "$OUT" '‡ B=1 T=4
 if printf '%s\n' "$OUT" | grep -q '^| B=1 T=8192.*‡'; then fail "report: a null machine state was marked"; else pass "report: null machine state not marked"; fi
 expect_match "report: html explains the mark" "$(cat "$D/out/env.html" 2>/dev/null)" 'machine state marked \(thermal state nominal before, serious after the runs; on battery power\)'
 
+# A record's warnings (here: --fast-math, which the software device cannot honour) mark
+# its cell and are written under the table, in Markdown and HTML alike.
+mkdir -p "$D/warn"
+"$GDNBENCH" cumsum --B 1 --T 64 --H 2 --iters 3 --warmup 0 --fast-math --json "$D/warn/w.json" >/dev/null 2>&1
+expect_exit 0 "report: renders a record with warnings" "$GDNBENCH" report "$D/warn/w.json" --html "$D/out/warn.html"
+expect_match "report: ... its cell carries a section sign" "$OUT" '^\| B=1 T=64 H=2 BT=64 \| .* § \|$'
+expect_match "report: ... and the warning is under the table" "$OUT" \
+    '^§ B=1 T=64 H=2 BT=64 on gdnbench software device \(sw, emulated\): --fast-math has no effect on the software device'
+expect_match "report: ... in the HTML page too" "$(cat "$D/out/warn.html" 2>/dev/null)" '§ B=1 T=64 H=2 BT=64 on .*--fast-math has no effect'
+
 expect_exit 0 "report: markdown to stdout without --out" "$GDNBENCH" report "$D/in/a.json"
 expect_match "report: stdout markdown" "$OUT" '^# gdnbench report'
 expect_exit 2 "report: missing input -> exit 2" "$GDNBENCH" report "$D/nope"

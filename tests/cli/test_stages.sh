@@ -50,6 +50,9 @@ expect_match "stages: the backward stage is theirs" "$OUT" "stage attn_bwd +thei
 expect_match "stages: the casts are the file's own by default name" "$OUT" "stage cast_dV +f32_to_bf16_cast .*theirs: "
 main=$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["kernel"]; print(k["function"], k["origin"])' "$TMPD/bwd.json" 2>&1)
 expect_match "stages: the record's kernel is the main stage's" "$main" "^their_bwd_d64 theirs$"
+expect_exit 0 "stages: chunk_fwd --help" $G chunk_fwd --help
+expect_match "stages: ... lists the stage only some shapes run, with the flag that brings it in" "$OUT" \
+    "^  and with --l2norm 1: l2norm \(gdn_l2norm_qk_bf16 in shaders/gdn_l2norm\.metal\)$"
 expect_exit 0 "stages: attn_bwd --help names the main stage" $G attn_bwd --help
 expect_match "stages: ... and which kernel that is" "$OUT" "main stage: attn_bwd \(our kernel flash_attn_train_bwd_bf16_d256"
 

@@ -61,6 +61,11 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *, int) {
     tg_offset += size;
     return p;
 }
+void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init) {
+    void *p = sw_rt_tg_alloc(size, align, var, line);
+    if (init) memcpy(p, init, size);   /* every thread stores the same value: enough for the mock */
+    return p;
+}
 void sw_rt_threadgroup_barrier(unsigned, int) { barrier_wait(&tg_barrier); }
 uint32_t sw_rt_simd_sync(int) {
     barrier_wait(&simd_barrier[my_ids.simdgroup_index_in_threadgroup]);

@@ -25,7 +25,7 @@ TEST(mtl_thousand_dispatches_are_correct) {
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     CHECK(mtl_device_is_software(d));
-    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", 0, err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, 0, err, sizeof err);
     CHECK_MSG(lib != NULL, "%s", err);
     mtl_pipeline *p = lib ? mtl_pipeline_new(d, lib, "saxpy", NULL, 0, err, sizeof err) : NULL;
     CHECK_MSG(p != NULL, "%s", err);
@@ -64,11 +64,11 @@ TEST(mtl_errors_are_text) {
         CHECK_MSG(0, "%s", err);
         return;
     }
-    mtl_library *bad = mtl_library_new(d, "kernel void f( {\n", "broken.metal", 0, err, sizeof err);
+    mtl_library *bad = mtl_library_new(d, "kernel void f( {\n", "broken.metal", NULL, 0, err, sizeof err);
     CHECK(bad == NULL);
     CHECK_MSG(strstr(err, "broken.metal") != NULL, "compile error does not name the file: %s", err);
 
-    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", 0, err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, saxpy_src, "saxpy.metal", NULL, 0, err, sizeof err);
     CHECK_MSG(lib != NULL, "%s", err);
     if (lib) {
         mtl_pipeline *none = mtl_pipeline_new(d, lib, "no_such_kernel", NULL, 0, err, sizeof err);
@@ -113,7 +113,7 @@ TEST(mtl_constants_fast_math_and_pools_on_the_software_device) {
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     CHECK(!mtl_device_fast_math_applies(d));
-    mtl_library *lib = mtl_library_new(d, scaled_src, "scaled.metal", 1, err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, scaled_src, "scaled.metal", NULL, 1, err, sizeof err);
     CHECK_MSG(lib != NULL, "%s", err);
     mtl_buffer *y = mtl_buffer_new(d, 64 * sizeof(float), err, sizeof err);
     if (lib && y) {

@@ -35,7 +35,7 @@ TEST(stage_timing_counters_nest_in_the_command_buffer) {
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     CHECK_MSG(mtl_device_stage_counters(d, err, sizeof err), "no stage counters: %s", err);
-    mtl_library *lib = mtl_library_new(d, busy_src, "busy.metal", 0, err, sizeof err);
+    mtl_library *lib = mtl_library_new(d, busy_src, "busy.metal", NULL, 0, err, sizeof err);
     mtl_pipeline *p = lib ? mtl_pipeline_new(d, lib, "busy", NULL, 0, err, sizeof err) : NULL;
     mtl_buffer *y = mtl_buffer_new(d, 256 * sizeof(float), err, sizeof err);
     CHECK_MSG(p && y, "%s", err);

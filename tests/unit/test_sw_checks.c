@@ -189,11 +189,11 @@ static int build_full_lib(full_lib *lib) {
     if (!f) return -1;
     fputs(full_kernels_src, f);
     fclose(f);
-    const char *flags[32];
+    const char *flags[SW_CXX_MAX_FLAGS];
 #if defined(__APPLE__)
-    int nflags = sw_cxx_kernel_flags(1, 1, flags, 32);
+    int nflags = sw_cxx_kernel_flags(1, 1, flags, SW_CXX_MAX_FLAGS);
 #else
-    int nflags = sw_cxx_kernel_flags(1, 0, flags, 32);
+    int nflags = sw_cxx_kernel_flags(1, 0, flags, SW_CXX_MAX_FLAGS);
 #endif
     const char *root = getenv("GDNBENCH_ROOT");
     int off = snprintf(cmd, sizeof cmd, "%s", cxx);

@@ -450,9 +450,9 @@ TEST(sw_compile_errors_name_metal_lines) {
 
     /* front-end errors come through with their position too */
     err = NULL;
-    lib = sw_library_create("kernel void k(device float *o) {}\n", "nobind.metal", &err);
+    lib = sw_library_create("kernel void k(device float *o [[buffer(40)]]) {}\n", "badidx.metal", &err);
     CHECK(lib == NULL);
-    CHECK_MSG(err && strncmp(err, "nobind.metal:1:15: error: kernel parameter 'o' has no binding", 61) == 0,
+    CHECK_MSG(err && strncmp(err, "badidx.metal:1:31: error: [[buffer(n)]] of parameter 'o'", 56) == 0,
               "message: %s", err ? err : "(null)");
     free(err);
     sw_library_free(lib);

@@ -60,13 +60,13 @@ static int has(const char **f, int n, const char *flag) {
 }
 
 TEST(sw_cxx_kernel_flags_per_platform) {
-    const char *f[32];
-    int n = sw_cxx_kernel_flags(0, 0, f, 32);
+    const char *f[SW_CXX_MAX_FLAGS];
+    int n = sw_cxx_kernel_flags(0, 0, f, SW_CXX_MAX_FLAGS);
     CHECK(has(f, n, "-ffp-contract=off") && has(f, n, "-shared") && has(f, n, "-fbfloat16-excess-precision=none"));
     CHECK(!has(f, n, "-fsanitize=thread") && !has(f, n, "-undefined"));
-    n = sw_cxx_kernel_flags(1, 0, f, 32);
+    n = sw_cxx_kernel_flags(1, 0, f, SW_CXX_MAX_FLAGS);
     CHECK(has(f, n, "-fsanitize=thread") && has(f, n, "-fno-sanitize-link-runtime"));
-    n = sw_cxx_kernel_flags(1, 1, f, 32);
+    n = sw_cxx_kernel_flags(1, 1, f, SW_CXX_MAX_FLAGS);
     CHECK(has(f, n, "-fsanitize=thread") && has(f, n, "-fno-sanitize-link-runtime"));
     CHECK(has(f, n, "-undefined") && has(f, n, "dynamic_lookup"));
     CHECK_EQ_INT(sw_cxx_kernel_flags(1, 1, f, 3), 3); /* never past max */
@@ -91,8 +91,8 @@ TEST(sw_cxx_darwin_tsan_kernel_links_no_tsan_runtime) {
     if (!s) return;
     fputs("extern \"C\" void k(int *p) { *p += 1; }\n", s);
     fclose(s);
-    const char *f[32];
-    int n = sw_cxx_kernel_flags(1, 1, f, 32);
+    const char *f[SW_CXX_MAX_FLAGS];
+    int n = sw_cxx_kernel_flags(1, 1, f, SW_CXX_MAX_FLAGS);
     char cmd[4096];
     int off = snprintf(cmd, sizeof cmd, "%s -target arm64-apple-macos14", cxx);
     for (int i = 0; i < n; i++) off += snprintf(cmd + off, sizeof cmd - (size_t)off, " %s", f[i]);

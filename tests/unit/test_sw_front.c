@@ -1,9 +1,12 @@
 /* test_sw_front.c — the MSL pre-pass alone (no compiler): kernel discovery,
  * bindings, rewrites, function constants and error positions. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "swmetal/msl_front.h"
+#include "swmetal/msl_include.h"
 #include "test.h"
 
 static int count_lines(const char *s) {
@@ -78,7 +81,7 @@ TEST(sw_front_finds_kernels_and_bindings) {
     CHECK_EQ_INT(count_lines(u.text), count_lines(discovery_src));
     CHECK(strstr(u.text, "[[") == NULL);
     CHECK(strstr(u.text, "kernel void") == NULL);
-    CHECK(strstr(u.text, "#include <metal_stdlib>") != NULL); /* removed by msl_prepare_source, not here */
+    CHECK(strstr(u.text, "#include <metal_stdlib>") != NULL); /* removed by msl_expand_source, not here */
     msl_unit_free(&u);
 }
 
@@ -140,17 +143,17 @@ TEST(sw_front_threadgroup_rewrite) {
         return;
     }
     CHECK_EQ_INT(count_lines(u.text), count_lines(tg_src));
-    CHECK(strstr(u.text, "using sw_tg_t_tile = float [64][65]; sw_tg_t_tile &tile = *static_cast<sw_tg_t_tile *>"
-                         "(sw_rt_tg_alloc(sizeof(sw_tg_t_tile), alignof(sw_tg_t_tile) < 16 ? 16 : "
-                         "alignof(sw_tg_t_tile), \"tile\", 2));") != NULL);
-    CHECK(strstr(u.text, "using sw_tg_t_row = float [8];") != NULL);
-    CHECK(strstr(u.text, "using sw_tg_t_counter = atomic_uint ;") != NULL);
-    CHECK(strstr(u.text, "\"counter\", 3)") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_v_tile = float [64][65]; using sw_tg_t_tile = threadgroup sw_tg_v_tile; "
+                         "sw_tg_t_tile &tile = *(sw_tg_t_tile *)(sw_rt_tg_alloc_init(sizeof(sw_tg_t_tile), "
+                         "alignof(sw_tg_t_tile) < 16 ? 16 : alignof(sw_tg_t_tile), \"tile\", 2, nullptr));") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_v_row = float [8];") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_v_counter = atomic_uint ;") != NULL);
+    CHECK(strstr(u.text, "\"counter\", 3, nullptr)") != NULL);
     CHECK(strstr(u.text, "threadgroup float *p = &tile[0][0];") != NULL); /* pointers stay */
-    CHECK(strstr(u.text, "using sw_tg_t_v4 = vec<float, 4> [2];") != NULL);
-    CHECK(strstr(u.text, "\"v4\", 6)") != NULL);
-    CHECK(strstr(u.text, "using sw_tg_t_hx = half [4];") != NULL);
-    CHECK(strstr(u.text, "using sw_tg_t_ux =  uint [2];") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_v_v4 = vec<float, 4> [2];") != NULL);
+    CHECK(strstr(u.text, "\"v4\", 6, nullptr)") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_v_hx = half [4];") != NULL);
+    CHECK(strstr(u.text, "using sw_tg_v_ux =  uint [2];") != NULL);
     CHECK(strstr(u.text, "alignas") == NULL);
     /* the two-line declaration keeps its newline, so line 7 is still line 7 */
     const char *l7 = u.text;
@@ -245,9 +248,6 @@ TEST(sw_front_error_positions) {
                  "}\n",
                  "bad.metal:2:16: error: ", "']' does not close the '(' opened at line 2");
     expect_error("kernel void k(device float *o [[buffer(0)]],\n"
-                 "              uint gid) {}\n",
-                 "bad.metal:2:15: error: ", "kernel parameter 'gid' has no binding attribute");
-    expect_error("kernel void k(device float *o [[buffer(0)]],\n"
                  "              uint gid [[thread_position_in_mesh]]) {}\n",
                  "bad.metal:2:24: error: ", "unknown attribute 'thread_position_in_mesh' on kernel parameter 'gid'");
     expect_error("kernel void k(device float *o [[buffer(99)]]) {}\n", "bad.metal:1:31: error: ", "0..30");
@@ -257,18 +257,52 @@ TEST(sw_front_error_positions) {
     expect_error("kernel void k(device float *o [[buffer(0)]]) { const char *s = \"abc; }\n",
                  "bad.metal:1:64: error: ", "missing terminating");
     /* line markers (from clang -E) move the reported position */
-    expect_error("# 40 \"user.metal\"\nkernel void k(uint gid) {}\n", "user.metal:40:15: error: ",
-                 "no binding attribute");
+    expect_error("# 40 \"user.metal\"\nkernel void k(uint gid [[thread_position_in_mesh]]) {}\n",
+                 "user.metal:40:24: error: ", "unknown attribute");
 }
 
 TEST(sw_front_prepare_source_strips_metal_includes) {
     char *err = NULL;
-    char *out = msl_prepare_source("#include <metal_stdlib>\n  #  include <metal_simdgroup_matrix>\n"
-                                   "#include \"mine.h\"\n/* #include <metal_x> */ int x;\n",
-                                   "we\"ird.metal", &err);
+    char *out = msl_expand_source("#include <metal_stdlib>\n  #  include <metal_simdgroup_matrix>\n"
+                                  "#include \"mine.h\"\n/* #include <metal_x> */ int x;\n",
+                                  "we\"ird.metal", NULL, MSL_EXPAND_SOFTWARE, &err);
     CHECK(out != NULL);
     if (!out) return;
     CHECK(strcmp(out, "#line 1 \"we\\\"ird.metal\"\n\n  \n#include \"mine.h\"\n/* #include <metal_x> */ int x;\n") ==
           0);
     free(out);
+}
+
+/* #pragma once inside a false #if must not hide the header from a later include;
+ * an include that is not found is left for the compiler; -D comes first. */
+TEST(sw_front_expand_includes) {
+    char dir[] = "/tmp/gdnbench-incl-XXXXXX";
+    if (!mkdtemp(dir)) SKIP("cannot create a temporary directory");
+    char hpath[128], mpath[128];
+    snprintf(hpath, sizeof hpath, "%s/h.h", dir);
+    snprintf(mpath, sizeof mpath, "%s/m.metal", dir);
+    FILE *f = fopen(hpath, "w");
+    if (f) {
+        fputs("#pragma once\nint from_h;\n", f);
+        fclose(f);
+    }
+    const char *src = "#if 0\n#include \"h.h\"\n#endif\n#include \"h.h\"\n#include \"h.h\"\n#include \"nowhere.h\"\n";
+    msl_source_opts o = {.defines = {"A=1", "B"}, .ndefines = 2};
+    char *err = NULL;
+    char *out = msl_expand_source(src, mpath, &o, MSL_EXPAND_SOFTWARE, &err);
+    CHECK_MSG(out != NULL, "%s", err ? err : "");
+    if (out) {
+        CHECK(strncmp(out, "#define A 1\n#define B 1\n#line 1 \"", 33) == 0);
+        /* inlined under the #if 0 and after it, each guarded: the preprocessor keeps the second */
+        int n = 0;
+        for (const char *p = out; (p = strstr(p, "int from_h;")) != NULL; p++) n++;
+        CHECK_EQ_INT(n, 2);
+        CHECK(strstr(out, "#ifndef __SW_ONCE_0\n#define __SW_ONCE_0\n#line 1 ") != NULL);
+        CHECK(strstr(out, "#include \"nowhere.h\"") != NULL);
+        CHECK(strstr(out, "#line 5 ") != NULL); /* back in m.metal after the include on line 4 */
+    }
+    free(out);
+    free(err);
+    unlink(hpath);
+    rmdir(dir);
 }

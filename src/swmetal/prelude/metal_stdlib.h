@@ -13,9 +13,20 @@
 //   select/all/any accept both.
 // - half = _Float16 and bfloat = __bf16; every operation rounds to the type
 //   (the compile step passes -ffloat16/-fbfloat16-excess-precision=none).
-// - Address spaces are macros defined at the end: device/thread/threadgroup vanish,
-//   constant becomes const.  Function-scope threadgroup variables are rewritten by
-//   the front end into sw_rt_tg_alloc() references.
+// - Address spaces are macros defined at the end, as clang's address-space type
+//   qualifiers: device = opencl_global, threadgroup = opencl_local, constant =
+//   const opencl_global_device, thread = none (the default address space).  So
+//   `device float *` and `threadgroup float *` are distinct types to overload
+//   resolution and templates, as in MSL.  The compile runs clang in SYCL device mode
+//   (-fsycl-is-device), whose rules make the default address space a superset of
+//   these: an object in device memory copies into a thread variable and calls
+//   unqualified member functions, as MSL allows; on x86-64 and arm64 they all map to
+//   LLVM address space 0, so the code and its instrumentation (tsan hooks) are
+//   those of plain pointers.  Member functions qualified by an address space
+//   (`operator bool() const device`) have no C++ spelling: the front end removes the
+//   qualifier and keeps one of the variants that then coincide (msl_front.c).
+//   Function-scope threadgroup variables are rewritten by the front end into
+//   sw_rt_tg_alloc() references.
 // - Functions that synchronise (barriers, simd_*) take the .metal line through a
 //   defaulted `int line = __builtin_LINE()` argument; line markers make it a .metal line.
 #ifndef GDN_SW_METAL_STDLIB_H
@@ -24,6 +35,7 @@
 #include <limits>
 #include <stddef.h>
 #include <stdint.h>
+#include <tuple>
 #include <type_traits>
 
 #include "sw_abi.h"
@@ -93,6 +105,20 @@ SW_DEFINE_VECTORS(bool, bool)
 
 template <class T, int N> using vec = T __attribute__((ext_vector_type(N)));
 
+// ---- address spaces as types (see the notes at the top): which one, and the
+// type without it ----
+template <class T> struct sw_space { static constexpr int value = 0; };
+template <class T> struct sw_space<__attribute__((opencl_global)) T> { static constexpr int value = 1; };
+template <class T> struct sw_space<__attribute__((opencl_global_device)) T> { static constexpr int value = 2; };
+template <class T> struct sw_space<__attribute__((opencl_local)) T> { static constexpr int value = 3; };
+template <class T> struct sw_unspaced { typedef T type; };
+template <class T> struct sw_unspaced<__attribute__((opencl_global)) T> { typedef T type; };
+template <class T> struct sw_unspaced<__attribute__((opencl_global_device)) T> { typedef T type; };
+template <class T> struct sw_unspaced<__attribute__((opencl_local)) T> { typedef T type; };
+// T without reference, const/volatile and address space
+template <class T>
+using sw_bare_t = std::remove_cv_t<typename sw_unspaced<std::remove_cv_t<std::remove_reference_t<T>>>::type>;
+
 // ---- traits ----
 template <class T> struct sw_vec_traits {
     static constexpr int size = 1;
@@ -104,10 +130,9 @@ template <class T, int N> struct sw_vec_traits<T __attribute__((ext_vector_type(
     static constexpr bool is_vector = true;
     typedef T elem;
 };
-template <class T> using sw_elem_t = typename sw_vec_traits<std::remove_cv_t<std::remove_reference_t<T>>>::elem;
-template <class T> constexpr int sw_vec_size = sw_vec_traits<std::remove_cv_t<std::remove_reference_t<T>>>::size;
-template <class T>
-constexpr bool sw_is_vector = sw_vec_traits<std::remove_cv_t<std::remove_reference_t<T>>>::is_vector;
+template <class T> using sw_elem_t = typename sw_vec_traits<sw_bare_t<T>>::elem;
+template <class T> constexpr int sw_vec_size = sw_vec_traits<sw_bare_t<T>>::size;
+template <class T> constexpr bool sw_is_vector = sw_vec_traits<sw_bare_t<T>>::is_vector;
 
 template <class T>
 constexpr bool sw_is_float_scalar = std::is_same_v<T, float> || std::is_same_v<T, half> ||
@@ -116,6 +141,8 @@ template <class T> constexpr bool sw_is_int_scalar = std::is_integral_v<T> && !s
 template <class T> constexpr bool sw_is_float_type = sw_is_float_scalar<sw_elem_t<T>>;
 template <class T> constexpr bool sw_is_int_type = sw_is_int_scalar<sw_elem_t<T>>;
 template <class T> constexpr bool sw_is_arith_type = sw_is_float_type<T> || sw_is_int_type<T>;
+template <class T>
+constexpr bool sw_is_arith_vec_or_scalar = sw_is_arith_type<T> || std::is_same_v<sw_elem_t<T>, bool>;
 
 // ---- packed vectors: element arrays without vector alignment (packed_float3 is 12 bytes) ----
 template <class T, int N> struct sw_packed;
@@ -174,17 +201,25 @@ SW_DEFINE_PACKED(char, char)
 SW_DEFINE_PACKED(uchar, uchar)
 #undef SW_DEFINE_PACKED
 
+// ---- value conversions: half <-> bfloat (clang refuses a direct cast; Metal
+// converts, rounding once: every half is exact in float) ----
+template <class T> constexpr bool sw_is_fp16 = std::is_same_v<T, half> || std::is_same_v<T, bfloat>;
+template <class E, class X> constexpr E sw_cvt(X x) {   // by value: the copy is in the default space
+    if constexpr (sw_is_fp16<E> && sw_is_fp16<sw_bare_t<X>> && !std::is_same_v<E, sw_bare_t<X>>) return (E)(float)x;
+    else return static_cast<E>(x);
+}
+
 // ---- MSL constructor syntax: float4(x), float4(v.xy, 0, 1), float2(half2 v) ----
 template <class E, class A> inline void sw_mk_put(E *out, int &k, const A &a) {
     if constexpr (sw_is_vector<A>) {
-        for (int i = 0; i < sw_vec_size<A>; i++) out[k++] = static_cast<E>(a[i]);
+        for (int i = 0; i < sw_vec_size<A>; i++) out[k++] = sw_cvt<E>(a[i]);
     } else {
-        out[k++] = static_cast<E>(a);
+        out[k++] = sw_cvt<E>(a);
     }
 }
 template <class V, class A> inline V sw_mk_splat(const A &s) {
     V v;
-    for (int i = 0; i < sw_vec_size<V>; i++) v[i] = static_cast<sw_elem_t<V>>(s);
+    for (int i = 0; i < sw_vec_size<V>; i++) v[i] = sw_cvt<sw_elem_t<V>>(s);
     return v;
 }
 template <class V, class... A> inline V sw_mk(const A &...a) {
@@ -204,6 +239,93 @@ template <class V, class... A> inline V sw_mk(const A &...a) {
         return v;
     }
 }
+
+// C-style and functional casts to a vector, half or bfloat ((float4)h4, half(b)),
+// and every static_cast (msl_front.c rewrites them): vector to vector converts
+// each component, scalar to vector splats, half <-> bfloat converts through float.
+template <class T, class X> constexpr T sw_convert(const X &x) {
+    typedef sw_bare_t<X> S;
+    if constexpr (sw_is_vector<T> && sw_is_vector<S> && !std::is_same_v<T, S>) {
+        static_assert(sw_vec_size<T> == sw_vec_size<S>, "vector conversion between different sizes");
+        T r{};
+        for (int i = 0; i < sw_vec_size<T>; i++) r[i] = sw_cvt<sw_elem_t<T>>(x[i]);
+        return r;
+    } else if constexpr (sw_is_vector<T> && !sw_is_vector<S>) {
+        return sw_mk_splat<T>(x);
+    } else if constexpr (!sw_is_vector<T> && !std::is_class_v<T> && !std::is_class_v<S>) {
+        return sw_cvt<T>(x);
+    } else {
+        return T(x);
+    }
+}
+// The argument by const reference: a vector element (v.x) binds to no other.
+// (Casts to references and pointers are left as static_cast by the front end.)
+template <class T, class X> constexpr T sw_static_cast(const X &x) {
+    typedef sw_bare_t<X> S;
+    if constexpr (!std::is_reference_v<T> && (sw_is_vector<T> || sw_is_fp16<T>) && sw_is_arith_vec_or_scalar<S>)
+        return sw_convert<T>(x);
+    else
+        return static_cast<T>(x);
+}
+// Metal's trait for a type without its address space.
+template <class T> struct remove_addrspace { typedef typename sw_unspaced<T>::type type; };
+template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type;
+
+// ---- address spaces as types (see the notes at the top) ----
+
+// An operand of ?: (msl_front.c wraps them): an object of class type in device,
+// constant or threadgroup memory becomes a copy in the default address space, so
+// that both operands meet at one type as in MSL.  Otherwise: a class object
+// itself (an lvalue stays assignable, a temporary stays a temporary), and a
+// value of any other type (a vector element, v.x or v[i], binds to no
+// non-const reference; a scalar ?: is then not assignable, which MSL code does not do).
+template <class T, std::enable_if_t<std::is_class_v<T> && sw_space<T>::value == 0, int> = 0>
+constexpr T &sw_cond_operand(T &x) {
+    return x;
+}
+template <class T, std::enable_if_t<!std::is_lvalue_reference_v<T> && std::is_class_v<T>, int> = 0>
+constexpr T sw_cond_operand(T &&x) {
+    return static_cast<T &&>(x);
+}
+// An array (a threadgroup buffer, `c ? nullptr : buf`): its first element's address, as
+// the array would decay to, constness kept as declared.
+template <class T, size_t N> constexpr T *sw_cond_operand(T (&x)[N]) {
+    return x;
+}
+template <class T> constexpr decltype(auto) sw_cond_operand(const T &x) {
+    typedef std::remove_cv_t<T> U;
+    if constexpr (std::is_class_v<U> && sw_space<U>::value != 0) return (typename sw_unspaced<U>::type)x;
+    else if constexpr (std::is_class_v<U> || std::is_array_v<U>) return (const T &)x;
+    else return (typename sw_unspaced<U>::type)x;
+}
+
+// A string literal in a call: a `constant char *` as in MSL.
+template <size_t N> constexpr const __attribute__((opencl_global_device)) char *sw_str(const char (&s)[N]) {
+    return (const __attribute__((opencl_global_device)) char *)s;
+}
+
+// ---- a braced list as a call argument: f({a, b, c}) (see msl_front.c) ----
+template <class V, class... A> struct sw_brace_init_from {
+    template <class W, class = decltype(W{std::declval<A>()...})> static std::true_type test(int);
+    template <class W> static std::false_type test(...);
+    static constexpr bool value = decltype(test<V>(0))::value;
+};
+template <class V, class... A> constexpr bool sw_brace_fits() {
+    if constexpr (sw_is_vector<V>) return (sw_vec_size<A> + ... + 0) == sw_vec_size<V>;
+    else return sw_brace_init_from<V, A...>::value;
+}
+template <class... A> struct sw_braced_t {
+    std::tuple<A...> values;
+    template <class V, std::enable_if_t<sw_brace_fits<V, A...>(), int> = 0> operator V() const {
+        return std::apply(
+            [](const A &...a) -> V {
+                if constexpr (sw_is_vector<V>) return sw_mk<V>(a...);
+                else return V{a...};
+            },
+            values);
+    }
+};
+template <class... A> inline sw_braced_t<A...> sw_braced(A... a) { return {std::tuple<A...>(a...)}; }
 
 // ---- as_type: bit reinterpretation between types of the same size ----
 template <class To, class From> inline To as_type(const From &x) {
@@ -251,9 +373,12 @@ SW_USING_TRAIT(integral_constant)
 SW_USING_TRAIT(bool_constant)
 SW_USING_TRAIT(true_type)
 SW_USING_TRAIT(false_type)
-SW_USING_TRAIT(void_t)
 SW_USING_TRAIT(declval)
 SW_USING_TRAIT(extent)
+// Metal's internal names for the std logical traits (MLX uses _disjunction)
+template <class... B> using _disjunction = std::disjunction<B...>;
+template <class... B> using _conjunction = std::conjunction<B...>;
+template <class B> using _negation = std::negation<B>;
 #undef SW_USING_TRAIT
 #undef SW_USING_TRAIT_V
 #undef SW_USING_TRAIT_T
@@ -273,30 +398,56 @@ template <class T> struct is_vector : std::bool_constant<sw_is_vector<T>> {};
 template <class T> constexpr bool is_vector_v = is_vector<T>::value;
 template <class T> struct vec_elements : std::integral_constant<int, sw_vec_size<T>> {};
 template <class T> struct numeric_limits : std::numeric_limits<T> {};
-template <> struct numeric_limits<bfloat> {
+// half and bfloat limits are constant expressions (MLX's Limits<T> uses them in
+// constexpr initialisers); the bit patterns are IEEE binary16 and bfloat16's.
+template <class T, uint16_t Min, uint16_t Max, uint16_t Eps, uint16_t Denorm, int Digits, int MinExp, int MaxExp>
+struct sw_fp16_limits {
     static constexpr bool is_specialized = true;
+    static constexpr bool is_signed = true;
+    static constexpr bool is_integer = false;
+    static constexpr bool is_exact = false;
     static constexpr bool has_infinity = true;
     static constexpr bool has_quiet_NaN = true;
-    static constexpr int digits = 8;
-    static bfloat min() { return as_type<bfloat>((ushort)0x0080); }
-    static bfloat max() { return as_type<bfloat>((ushort)0x7f7f); }
-    static bfloat lowest() { return as_type<bfloat>((ushort)0xff7f); }
-    static bfloat epsilon() { return as_type<bfloat>((ushort)0x3c00); }
-    static bfloat infinity() { return as_type<bfloat>((ushort)0x7f80); }
-    static bfloat quiet_NaN() { return as_type<bfloat>((ushort)0x7fc0); }
+    static constexpr bool has_signaling_NaN = true;
+    static constexpr bool is_iec559 = true;
+    static constexpr bool is_bounded = true;
+    static constexpr int radix = 2;
+    static constexpr int digits = Digits;
+    static constexpr int min_exponent = MinExp;
+    static constexpr int max_exponent = MaxExp;
+    static constexpr T min() { return __builtin_bit_cast(T, Min); }
+    static constexpr T max() { return __builtin_bit_cast(T, Max); }
+    static constexpr T lowest() { return __builtin_bit_cast(T, (uint16_t)(Max | 0x8000u)); }
+    static constexpr T epsilon() { return __builtin_bit_cast(T, Eps); }
+    static constexpr T denorm_min() { return __builtin_bit_cast(T, Denorm); }
+    static constexpr T round_error() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x3800u : 0x3f00u)); }
+    static constexpr T infinity() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7c00u : 0x7f80u)); }
+    static constexpr T quiet_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7e00u : 0x7fc0u)); }
+    static constexpr T signaling_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7d00u : 0x7fa0u)); }
 };
-template <> struct numeric_limits<half> {
-    static constexpr bool is_specialized = true;
-    static constexpr bool has_infinity = true;
-    static constexpr bool has_quiet_NaN = true;
-    static constexpr int digits = 11;
-    static constexpr half min() { return (half)0x1p-14; }
-    static constexpr half max() { return (half)65504.0; }
-    static constexpr half lowest() { return (half)-65504.0; }
-    static constexpr half epsilon() { return (half)0x1p-10; }
-    static half infinity() { return as_type<half>((ushort)0x7c00); }
-    static half quiet_NaN() { return as_type<half>((ushort)0x7e00); }
+template <> struct numeric_limits<half> : sw_fp16_limits<half, 0x0400, 0x7bff, 0x1400, 0x0001, 11, -13, 16> {};
+template <> struct numeric_limits<bfloat> : sw_fp16_limits<bfloat, 0x0080, 0x7f7f, 0x3c00, 0x0001, 8, -125, 128> {};
+template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
+
+// ---- metal::array<T, N>: a fixed-size array that copies like a value ----
+template <class T, size_t N> struct array {
+    T sw_elems[N ? N : 1];
+    constexpr T &operator[](size_t i) { return sw_elems[i]; }
+    constexpr const T &operator[](size_t i) const { return sw_elems[i]; }
+    constexpr size_t size() const { return N; }
+    constexpr bool empty() const { return N == 0; }
+    constexpr T *data() { return sw_elems; }
+    constexpr const T *data() const { return sw_elems; }
+    constexpr T *begin() { return sw_elems; }
+    constexpr T *end() { return sw_elems + N; }
+    constexpr const T *begin() const { return sw_elems; }
+    constexpr const T *end() const { return sw_elems + N; }
 };
+
+// ---- uniform<T>: a value the same in every thread (a hint to Metal's compiler;
+// here the value itself) ----
+template <class T> using uniform = T;
+template <class T> constexpr T make_uniform(T x) { return x; }
 
 } // namespace metal
 
@@ -308,9 +459,10 @@ namespace sw {
 template <int I> struct buffer_arg_t {
     void *p;
     template <class A> A get() const {
-        if constexpr (std::is_pointer_v<A>) return reinterpret_cast<A>(p);
-        else if constexpr (std::is_reference_v<A>) return *reinterpret_cast<std::remove_reference_t<A> *>(p);
-        else return *reinterpret_cast<const A *>(p);
+        // C-style casts: they may change the address space (reinterpret_cast may not)
+        if constexpr (std::is_pointer_v<A>) return (A)p;
+        else if constexpr (std::is_reference_v<A>) return *(std::remove_reference_t<A> *)p;
+        else return *(const A *)p;
     }
 };
 template <int I> inline buffer_arg_t<I> buffer_arg(const sw_thread_args *a) { return {a->buffers[I]}; }
@@ -318,8 +470,8 @@ template <int I> inline buffer_arg_t<I> buffer_arg(const sw_thread_args *a) { re
 template <int I> struct threadgroup_arg_t {
     void *p;
     template <class A> A get() const {
-        if constexpr (std::is_pointer_v<A>) return reinterpret_cast<A>(p);
-        else return *reinterpret_cast<std::remove_reference_t<A> *>(p);
+        if constexpr (std::is_pointer_v<A>) return (A)p;
+        else return *(std::remove_reference_t<A> *)p;
     }
 };
 template <int I> inline threadgroup_arg_t<I> threadgroup_arg(const sw_thread_args *a) { return {a->tg_params[I]}; }
@@ -346,6 +498,15 @@ template <int ATTR> struct id_arg_t {
     }
     template <class A> A get() const {
         typedef std::remove_cv_t<std::remove_reference_t<A>> V;
+        if constexpr (ATTR >= SW_ATTR_THREAD_INDEX_IN_QUADGROUP) {
+            uint32_t q = ATTR == SW_ATTR_THREAD_INDEX_IN_QUADGROUP        ? ids->thread_index_in_simdgroup % 4
+                         : ATTR == SW_ATTR_QUADGROUP_INDEX_IN_THREADGROUP ? ids->thread_index_in_threadgroup / 4
+                                                                          : (ids->threads_per_threadgroup[0] *
+                                                                                 ids->threads_per_threadgroup[1] *
+                                                                                 ids->threads_per_threadgroup[2] +
+                                                                             3) / 4;
+            return (V)q;
+        }
         const uint32_t *s = source();
         if constexpr (metal::sw_is_vector<V>) {
             V v = 0;
@@ -358,6 +519,37 @@ template <int ATTR> struct id_arg_t {
 };
 template <int ATTR> inline id_arg_t<ATTR> id_arg(const sw_thread_args *a) { return {a->ids}; }
 
+// The type of a kernel's parameter I as the compiler prints it: the compile
+// command reads element type, address space and access from it.  The text is
+// __PRETTY_FUNCTION__ of type_name<T>, "... [T = const __global float *]".
+template <class T> constexpr const char *type_name() { return __PRETTY_FUNCTION__; }
+template <int I, class A0, class... A> struct param_at { typedef typename param_at<I - 1, A...>::type type; };
+template <class A0, class... A> struct param_at<0, A0, A...> { typedef A0 type; };
+template <int I, class... A> constexpr const char *param_type(void (*)(A...)) {
+    return type_name<typename param_at<I, A...>::type>();
+}
+
+// Static threadgroup memory per kernel: each function-scope threadgroup variable of
+// a kernel body registers (at load time) its size and alignment under the
+// kernel's address (msl_front.c emits `(void)sw::tg_static<&kernel, ...>::reg;`).
+struct tg_static_entry {
+    const void *fn;
+    size_t size, align;
+    int key;                     // the declaration's position: its order in the body
+};
+enum { TG_STATIC_MAX = 1024 };
+inline tg_static_entry tg_static_table[TG_STATIC_MAX];
+inline int tg_static_count, tg_static_overflow;
+inline int tg_static_add(const void *fn, size_t size, size_t align, int key) {
+    if (tg_static_count < TG_STATIC_MAX) tg_static_table[tg_static_count++] = {fn, size, align, key};
+    else tg_static_overflow = 1;
+    return 0;
+}
+template <auto F, size_t S, size_t A, int K> struct tg_static {
+    static const int reg;
+};
+template <auto F, size_t S, size_t A, int K> const int tg_static<F, S, A, K>::reg = tg_static_add((const void *)F, S, A, K);
+
 template <class... A, class... P> inline void invoke(void (*f)(A...), P... p) {
     static_assert(sizeof...(A) == sizeof...(P), "kernel parameter count differs from its bindings");
     f(p.template get<A>()...);
@@ -365,16 +557,36 @@ template <class... A, class... P> inline void invoke(void (*f)(A...), P... p) {
 
 } // namespace sw
 
+// The kernel's static threadgroup bytes (sw_abi.h), in declaration order with each
+// variable aligned as sw_rt_tg_alloc aligns it.
+extern "C" long sw_tg_static_bytes(const void *fn) {
+    if (sw::tg_static_overflow) return -1;
+    long off = 0;
+    int last_key = -1;
+    for (;;) {   // the entries of fn in key order (a handful per kernel)
+        const sw::tg_static_entry *next = nullptr;
+        for (int i = 0; i < sw::tg_static_count; i++) {
+            const sw::tg_static_entry *e = &sw::tg_static_table[i];
+            if (e->fn == fn && e->key > last_key && (!next || e->key < next->key)) next = e;
+        }
+        if (!next) return off;
+        off = (off + (long)next->align - 1) / (long)next->align * (long)next->align + (long)next->size;
+        last_key = next->key;
+    }
+}
+
 #include "sw_math.h"
+#include "sw_matrix.h"
 #include "sw_sync.h"
+#include "sw_builtins.h"
 
 // Address spaces and other MSL words: defined last so that no library header
 // above sees them.
-#define device
+#define device __attribute__((opencl_global))
 #define thread
-#define threadgroup
+#define threadgroup __attribute__((opencl_local))
 #define threadgroup_imageblock
-#define constant const
+#define constant const __attribute__((opencl_global_device))
 #define ray_data
 #define object_data
 #define METAL_FUNC inline __attribute__((always_inline))

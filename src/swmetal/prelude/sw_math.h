@@ -13,6 +13,53 @@
 #ifndef GDN_SW_MATH_H
 #define GDN_SW_MATH_H
 
+// ---- MSL's math constants (macros, as in Metal's headers) ----
+#define M_E_F 2.71828182845904523536028747135266250f
+#define M_LOG2E_F 1.44269504088896340735992468100189214f
+#define M_LOG10E_F 0.434294481903251827651128918916605082f
+#define M_LN2_F 0.693147180559945309417232121458176568f
+#define M_LN10_F 2.30258509299404568401799145468436421f
+#define M_PI_F 3.14159265358979323846264338327950288f
+#define M_PI_2_F 1.57079632679489661923132169163975144f
+#define M_PI_4_F 0.785398163397448309615660845819875721f
+#define M_1_PI_F 0.318309886183790671537767526745028724f
+#define M_2_PI_F 0.636619772367581343075535053490057448f
+#define M_2_SQRTPI_F 1.12837916709551257389615890312154517f
+#define M_SQRT2_F 1.41421356237309504880168872420969808f
+#define M_SQRT1_2_F 0.707106781186547524400844362104849039f
+#define M_E_H ((half)M_E_F)
+#define M_LOG2E_H ((half)M_LOG2E_F)
+#define M_LOG10E_H ((half)M_LOG10E_F)
+#define M_LN2_H ((half)M_LN2_F)
+#define M_LN10_H ((half)M_LN10_F)
+#define M_PI_H ((half)M_PI_F)
+#define M_PI_2_H ((half)M_PI_2_F)
+#define M_PI_4_H ((half)M_PI_4_F)
+#define M_1_PI_H ((half)M_1_PI_F)
+#define M_2_PI_H ((half)M_2_PI_F)
+#define M_2_SQRTPI_H ((half)M_2_SQRTPI_F)
+#define M_SQRT2_H ((half)M_SQRT2_F)
+#define M_SQRT1_2_H ((half)M_SQRT1_2_F)
+#undef INFINITY
+#undef NAN
+#undef HUGE_VALF
+#define INFINITY __builtin_inff()
+#define NAN __builtin_nanf("")
+#define HUGE_VALF __builtin_huge_valf()
+#define MAXFLOAT 0x1.fffffep+127f
+#define HALF_MAX ((half)65504.0f)
+#define HALF_MIN ((half)0x1p-14f)
+#define HALF_EPSILON ((half)0x1p-10f)
+#ifndef FLT_MAX
+#define FLT_MAX 0x1.fffffep+127f
+#define FLT_MIN 0x1p-126f
+#define FLT_EPSILON 0x1p-23f
+#define FLT_DIG 6
+#define FLT_MANT_DIG 24
+#define FLT_MAX_EXP 128
+#define FLT_MIN_EXP (-125)
+#endif
+
 namespace metal {
 
 // Apply f to every component (or to the scalar).
@@ -114,7 +161,7 @@ SW_FLOAT_UNARY(fabs, __builtin_fabsf(v))
 SW_FLOAT_UNARY(fract, __builtin_fminf(v - __builtin_floorf(v), 0x1.fffffep-1f))
 SW_FLOAT_UNARY(saturate, __builtin_fminf(__builtin_fmaxf(v, 0.0f), 1.0f))
 SW_FLOAT_UNARY(sign, v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v == v ? v : 0.0f)
-SW_FLOAT_UNARY(erf, __builtin_erff(v))
+SW_FLOAT_UNARY(tanpi, __builtin_tanf(v * 3.14159265358979323846f))
 #undef SW_FLOAT_UNARY
 
 // ---- float functions of two and three arguments ----
@@ -161,6 +208,58 @@ inline T smoothstep(A e0, B e1, C x) {
 template <class T, SW_REQUIRE(sw_is_float_type<T>)> inline T ldexp(T x, int e) {
     return sw_map(x, [e](auto v) { return (decltype(v))__builtin_ldexpf((float)v, e); });
 }
+template <class T, class I, SW_REQUIRE(sw_is_float_type<T> && sw_is_vector<I>)> inline T ldexp(T x, I e) {
+    T r;
+    for (int i = 0; i < sw_vec_size<T>; i++) r[i] = (sw_elem_t<T>)__builtin_ldexpf((float)x[i], (int)e[i]);
+    return r;
+}
+// frexp(x, exp): mantissa in [0.5, 1) and the exponent through a reference.
+template <class T, class I, SW_REQUIRE(sw_is_float_type<T>)> inline T frexp(T x, I &e) {
+    if constexpr (sw_is_vector<T>) {
+        T r;
+        for (int i = 0; i < sw_vec_size<T>; i++) {
+            int k;
+            r[i] = (sw_elem_t<T>)__builtin_frexpf((float)x[i], &k);
+            e[i] = k;
+        }
+        return r;
+    } else {
+        int k;
+        T r = (T)__builtin_frexpf((float)x, &k);
+        e = k;
+        return r;
+    }
+}
+// modf(x, intpart): the fractional part, the integral part through a reference.
+template <class T, SW_REQUIRE(sw_is_float_type<T>)> inline T modf(T x, T &ip) {
+    ip = trunc(x);
+    return sw_map(x, [](auto v) {
+        float i;
+        return (decltype(v))__builtin_modff((float)v, &i);
+    });
+}
+// sincos(x, cosval): sin(x), and cos(x) through a reference.
+template <class T, SW_REQUIRE(sw_is_float_type<T>)> inline T sincos(T x, T &c) {
+    c = cos(x);
+    return sin(x);
+}
+template <class A, class B, class T = sw_meet_t<A, B>, SW_REQUIRE(sw_is_float_type<T>)> inline T nextafter(A a, B b) {
+    return sw_map2(sw_to<T>(a), sw_to<T>(b), [](auto x, auto y) {
+        typedef decltype(x) E;
+        if constexpr (std::is_same_v<E, float>) {
+            return __builtin_nextafterf(x, y);
+        } else {
+            // half / bfloat: step the 16-bit pattern
+            if (x != x || y != y) return (E)(x + y);
+            if (x == y) return y;
+            uint16_t u = __builtin_bit_cast(uint16_t, x);
+            if ((u & 0x7fffu) == 0) u = (uint16_t)(((y < x) ? 0x8000u : 0u) | 1u);
+            else if ((x < y) == !(u & 0x8000u)) u++;
+            else u--;
+            return __builtin_bit_cast(E, u);
+        }
+    });
+}
 
 // ---- abs/min/max/clamp for float and integer types ----
 template <class T, SW_REQUIRE(sw_is_arith_type<T>)> inline T abs(T x) {
@@ -177,6 +276,19 @@ template <class A, class B, class T = sw_meet_t<A, B>, SW_REQUIRE(sw_is_arith_ty
 template <class A, class B, class C, class T = sw_meet3_t<A, B, C>, SW_REQUIRE(sw_is_arith_type<T>)>
 inline T clamp(A x, B lo, C hi) {
     return min(max(sw_to<T>(x), sw_to<T>(lo)), sw_to<T>(hi));
+}
+template <class A, class B, class C, class T = sw_meet3_t<A, B, C>, SW_REQUIRE(sw_is_float_type<T>)>
+inline T fmin3(A a, B b, C c) {
+    return fmin(fmin(sw_to<T>(a), sw_to<T>(b)), sw_to<T>(c));
+}
+template <class A, class B, class C, class T = sw_meet3_t<A, B, C>, SW_REQUIRE(sw_is_float_type<T>)>
+inline T fmax3(A a, B b, C c) {
+    return fmax(fmax(sw_to<T>(a), sw_to<T>(b)), sw_to<T>(c));
+}
+template <class A, class B, class C, class T = sw_meet3_t<A, B, C>, SW_REQUIRE(sw_is_float_type<T>)>
+inline T fmedian3(A a, B b, C c) {
+    T x = sw_to<T>(a), y = sw_to<T>(b), z = sw_to<T>(c);
+    return fmax(fmin(x, y), fmin(fmax(x, y), z));
 }
 template <class T, SW_REQUIRE(sw_is_arith_type<T>)> inline T min3(T a, T b, T c) { return min(min(a, b), c); }
 template <class T, SW_REQUIRE(sw_is_arith_type<T>)> inline T max3(T a, T b, T c) { return max(max(a, b), c); }
@@ -217,6 +329,34 @@ template <class T, SW_REQUIRE(sw_is_int_type<T>)> inline T mulhi(T a, T b) {
             typedef std::conditional_t<std::is_signed_v<E>, long long, unsigned long long> W;
             return (E)(((W)x * (W)y) >> (8 * sizeof(E)));
         }
+    });
+}
+template <class T, SW_REQUIRE(sw_is_int_type<T>)> inline T madhi(T a, T b, T c) { return mulhi(a, b) + c; }
+// extract_bits: `bits` bits from `offset`, sign-extended for signed types; 0 bits give 0.
+template <class T, SW_REQUIRE(sw_is_int_type<T>)> inline T extract_bits(T x, uint offset, uint bits) {
+    return sw_map(x, [offset, bits](auto e) {
+        typedef decltype(e) E;
+        typedef std::make_unsigned_t<E> U;
+        constexpr uint W = 8 * sizeof(U);
+        if (bits == 0) return E(0);
+        U u = (U)((U)e >> offset);
+        if (bits < W) u &= (U)(((U)1 << bits) - 1);
+        if constexpr (std::is_signed_v<E>) {
+            if (bits < W && (u >> (bits - 1)) & 1u) u |= (U)(~(U)0 << bits);
+        }
+        return (E)u;
+    });
+}
+// insert_bits: `base` with bits [offset, offset + bits) replaced by the low bits of `insert`.
+template <class T, SW_REQUIRE(sw_is_int_type<T>)> inline T insert_bits(T base, T insert, uint offset, uint bits) {
+    return sw_map2(base, insert, [offset, bits](auto b, auto i) {
+        typedef decltype(b) E;
+        typedef std::make_unsigned_t<E> U;
+        constexpr uint W = 8 * sizeof(U);
+        if (bits == 0) return b;
+        U mask = bits < W ? (U)(((U)1 << bits) - 1) : (U)~(U)0;
+        mask = (U)(mask << offset);
+        return (E)(((U)b & (U)~mask) | ((U)((U)i << offset) & mask));
     });
 }
 template <class T, SW_REQUIRE(sw_is_int_type<T>)> inline T reverse_bits(T x) {
@@ -315,6 +455,7 @@ template <class A, class B, class C, class T = sw_meet_t<A, B>> inline T select(
     X(atan) X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh) X(sinpi) X(cospi) X(floor) X(ceil) X(round)       \
     X(rint) X(trunc) X(fabs) X(fract) X(saturate) X(sign) X(pow) X(powr) X(atan2) X(fmod) X(fmin) X(fmax)        \
     X(copysign) X(step) X(fdim) X(divide) X(fma) X(mix) X(smoothstep) X(ldexp) X(abs) X(min) X(max) X(clamp)     \
+    X(tanpi) X(frexp) X(modf) X(sincos) X(nextafter) X(min3) X(max3) X(median3) X(fmin3) X(fmax3) X(fmedian3) X(isnan) X(isinf) X(isfinite)    \
     X(dot) X(length) X(length_squared) X(distance) X(normalize) X(cross)
 #define SW_USING(name) using metal::name;
 namespace fast {

@@ -84,6 +84,17 @@ template <class T, class F> inline T sw_simd_memo(const char *slots, const void 
     return r;
 }
 
+// Bitwise ops of simd_and/or/xor; on floating-point values (Metal's builtins take
+// them: MLX's bf16 simd_xor goes through float) they act on the bit pattern.
+template <class T, class F> inline T sw_bitwise(T a, T b, F op) {
+    if constexpr (sw_is_float_scalar<T>) {
+        typedef std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>> U;
+        return __builtin_bit_cast(T, (U)op(__builtin_bit_cast(U, a), __builtin_bit_cast(U, b)));
+    } else {
+        return op(a, b);
+    }
+}
+
 #define SW_SIMD_REDUCE(NAME, OP)                                                                                   \
     template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
         static const char tag = 0;                                                                                 \
@@ -98,9 +109,9 @@ SW_SIMD_REDUCE(simd_sum, a + b)
 SW_SIMD_REDUCE(simd_product, a * b)
 SW_SIMD_REDUCE(simd_max, max(a, b))
 SW_SIMD_REDUCE(simd_min, min(a, b))
-SW_SIMD_REDUCE(simd_and, a & b)
-SW_SIMD_REDUCE(simd_or, a | b)
-SW_SIMD_REDUCE(simd_xor, a ^ b)
+SW_SIMD_REDUCE(simd_and, sw_bitwise(a, b, [](auto x, auto y) { return x & y; }))
+SW_SIMD_REDUCE(simd_or, sw_bitwise(a, b, [](auto x, auto y) { return x | y; }))
+SW_SIMD_REDUCE(simd_xor, sw_bitwise(a, b, [](auto x, auto y) { return x ^ y; }))
 #undef SW_SIMD_REDUCE
 
 #define SW_SIMD_PREFIX(NAME, OP, INCLUSIVE, IDENTITY)                                                              \
@@ -163,6 +174,139 @@ template <class T> inline T simd_broadcast_first(T x, int line = __builtin_LINE(
     });
 }
 
+// simd_shuffle_and_fill_down/up: the simdgroup is cut into segments of `modulo`
+// lanes (default 32); within a segment, lane i reads data from lane i + delta (down)
+// or i - delta (up), and where that falls outside the segment, filling_data from
+// the lane it wraps to.
+template <class T> struct sw_fill_pair {
+    T data, fill;
+};
+template <class T> inline T sw_simd_fill(T data, T fill, int delta, uint modulo, int line) {
+    static_assert(2 * sizeof(T) <= SW_SIMD_SLOT_BYTES, "simd-group value larger than an exchange slot");
+    sw_fill_pair<T> mine = {data, fill};
+    return sw_simd_exchange(mine, line, [delta, modulo](uint32_t mask, uint lane, const char *slots) {
+        uint m = modulo == 0 || modulo > 32 ? 32u : modulo;
+        uint seg = lane / m * m;
+        int i = (int)(lane % m) + delta;
+        bool wrapped = i < 0 || i >= (int)m;
+        uint src = seg + (uint)((i % (int)m + (int)m) % (int)m);
+        if (src >= 32 || !(mask >> src & 1u)) src = lane;
+        sw_fill_pair<T> p = sw_slot_value<sw_fill_pair<T>>(slots, src);
+        return wrapped ? p.fill : p.data;
+    });
+}
+template <class T, class D, class M>
+inline T simd_shuffle_and_fill_down(T data, T filling_data, D delta, M modulo, int line = __builtin_LINE()) {
+    return sw_simd_fill(data, filling_data, (int)(uint)delta, (uint)modulo, line);
+}
+template <class T, class D>
+inline T simd_shuffle_and_fill_down(T data, T filling_data, D delta, int line = __builtin_LINE()) {
+    return sw_simd_fill(data, filling_data, (int)(uint)delta, 32u, line);
+}
+template <class T, class D, class M>
+inline T simd_shuffle_and_fill_up(T data, T filling_data, D delta, M modulo, int line = __builtin_LINE()) {
+    return sw_simd_fill(data, filling_data, -(int)(uint)delta, (uint)modulo, line);
+}
+template <class T, class D>
+inline T simd_shuffle_and_fill_up(T data, T filling_data, D delta, int line = __builtin_LINE()) {
+    return sw_simd_fill(data, filling_data, -(int)(uint)delta, 32u, line);
+}
+
+// ---- quad-group functions: groups of 4 consecutive lanes of a simdgroup ----
+inline uint sw_quad_src(uint32_t mask, uint lane, uint q) {
+    uint src = (lane & ~3u) | (q & 3u);
+    return (mask >> src & 1u) ? src : lane;
+}
+template <class T, class I> inline T quad_shuffle(T x, I q, int line = __builtin_LINE()) {
+    uint qq = (uint)q;
+    return sw_simd_exchange(x, line, [qq](uint32_t mask, uint lane, const char *slots) {
+        return sw_slot_value<T>(slots, sw_quad_src(mask, lane, qq));
+    });
+}
+template <class T, class I> inline T quad_broadcast(T x, I q, int line = __builtin_LINE()) {
+    return quad_shuffle(x, q, line);
+}
+template <class T, class I> inline T quad_shuffle_xor(T x, I m, int line = __builtin_LINE()) {
+    uint mm = (uint)m;
+    return sw_simd_exchange(x, line, [mm](uint32_t mask, uint lane, const char *slots) {
+        return sw_slot_value<T>(slots, sw_quad_src(mask, lane, (lane ^ mm) & 3u));
+    });
+}
+// The upper `delta` lanes of the quad keep their own value (as simd_shuffle_down).
+template <class T, class I> inline T quad_shuffle_down(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane, const char *slots) {
+        uint q = lane & 3u;
+        return q + d < 4 ? sw_slot_value<T>(slots, sw_quad_src(mask, lane, q + d)) : sw_slot_value<T>(slots, lane);
+    });
+}
+template <class T, class I> inline T quad_shuffle_up(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane, const char *slots) {
+        uint q = lane & 3u;
+        return q >= d ? sw_slot_value<T>(slots, sw_quad_src(mask, lane, q - d)) : sw_slot_value<T>(slots, lane);
+    });
+}
+template <class T, class I> inline T quad_shuffle_rotate_down(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane, const char *slots) {
+        return sw_slot_value<T>(slots, sw_quad_src(mask, lane, (lane + d) & 3u));
+    });
+}
+template <class T, class I> inline T quad_shuffle_rotate_up(T x, I delta, int line = __builtin_LINE()) {
+    uint d = (uint)delta;
+    return sw_simd_exchange(x, line, [d](uint32_t mask, uint lane, const char *slots) {
+        return sw_slot_value<T>(slots, sw_quad_src(mask, lane, (lane - d) & 3u));
+    });
+}
+// Reductions over the lanes of the caller's quad that take part, lowest lane first.
+#define SW_QUAD_REDUCE(NAME, OP)                                                                                   \
+    template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
+        return sw_simd_exchange(x, line, [](uint32_t mask, uint lane, const char *slots) {                         \
+            bool any;                                                                                              \
+            uint base = lane & ~3u;                                                                                \
+            T r = sw_simd_fold(slots, mask & (0xfu << base), base + 4, T(), any, [](T a, T b) { return OP; });     \
+            return r;                                                                                              \
+        });                                                                                                        \
+    }
+SW_QUAD_REDUCE(quad_sum, a + b)
+SW_QUAD_REDUCE(quad_product, a * b)
+SW_QUAD_REDUCE(quad_max, max(a, b))
+SW_QUAD_REDUCE(quad_min, min(a, b))
+SW_QUAD_REDUCE(quad_and, sw_bitwise(a, b, [](auto x, auto y) { return x & y; }))
+SW_QUAD_REDUCE(quad_or, sw_bitwise(a, b, [](auto x, auto y) { return x | y; }))
+SW_QUAD_REDUCE(quad_xor, sw_bitwise(a, b, [](auto x, auto y) { return x ^ y; }))
+#undef SW_QUAD_REDUCE
+#define SW_QUAD_PREFIX(NAME, OP, INCLUSIVE, IDENTITY)                                                              \
+    template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
+        return sw_simd_exchange(x, line, [](uint32_t mask, uint lane, const char *slots) {                         \
+            bool any;                                                                                              \
+            uint base = lane & ~3u;                                                                                \
+            T r = sw_simd_fold(slots, mask & (0xfu << base), lane + (INCLUSIVE), T(), any,                         \
+                               [](T a, T b) { return OP; });                                                       \
+            return any ? r : T(IDENTITY);                                                                          \
+        });                                                                                                        \
+    }
+SW_QUAD_PREFIX(quad_prefix_inclusive_sum, a + b, 1, 0)
+SW_QUAD_PREFIX(quad_prefix_exclusive_sum, a + b, 0, 0)
+SW_QUAD_PREFIX(quad_prefix_inclusive_product, a * b, 1, 1)
+SW_QUAD_PREFIX(quad_prefix_exclusive_product, a * b, 0, 1)
+#undef SW_QUAD_PREFIX
+inline bool quad_all(bool pred, int line = __builtin_LINE()) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint lane, const char *slots) {
+        for (uint l = lane & ~3u; l < (lane & ~3u) + 4; l++)
+            if ((mask >> l & 1u) && !sw_slot_value<bool>(slots, l)) return false;
+        return true;
+    });
+}
+inline bool quad_any(bool pred, int line = __builtin_LINE()) {
+    return sw_simd_exchange(pred, line, [](uint32_t mask, uint lane, const char *slots) {
+        for (uint l = lane & ~3u; l < (lane & ~3u) + 4; l++)
+            if ((mask >> l & 1u) && sw_slot_value<bool>(slots, l)) return true;
+        return false;
+    });
+}
+
 // simd_vote: the ballot of active lanes (MSL's 64-bit type; 32 lanes used).
 struct simd_vote {
     typedef uint64_t vote_t;
@@ -212,6 +356,12 @@ enum memory_order {
     memory_order_seq_cst = __ATOMIC_SEQ_CST,
 };
 enum thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+
+// Every access here is sequentially consistent, so a fence only has to stop the
+// compiler from moving accesses across it.
+inline void atomic_thread_fence(mem_flags, memory_order, thread_scope = thread_scope_device) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 
 template <class T> struct atomic {
     T sw_value;   // trivially constructible: lives in buffers and threadgroup memory
@@ -530,6 +680,37 @@ template <class TD, class TA, class TB>
 inline void simdgroup_multiply(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
                                const simdgroup_matrix<TB, 8, 8> &b, int line = __builtin_LINE()) {
     sw_simdgroup_mma(d, a, b, (const simdgroup_matrix<TD, 8, 8> *)nullptr, line);
+}
+
+// a * b and element-wise a + b, a - b, s * a (MSL's simdgroup_matrix operators).
+// An operator has no defaulted line argument: a divergence names this header.
+template <class T>
+inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
+    simdgroup_matrix<T, 8, 8> d;
+    sw_simdgroup_mma(d, a, b, (const simdgroup_matrix<T, 8, 8> *)nullptr, __LINE__);
+    return d;
+}
+template <class T>
+inline simdgroup_matrix<T, 8, 8> operator+(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
+    simdgroup_matrix<T, 8, 8> d;
+    d.sw_elems = a.sw_elems + b.sw_elems;
+    return d;
+}
+template <class T>
+inline simdgroup_matrix<T, 8, 8> operator-(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
+    simdgroup_matrix<T, 8, 8> d;
+    d.sw_elems = a.sw_elems - b.sw_elems;
+    return d;
+}
+template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
+inline simdgroup_matrix<T, 8, 8> operator*(S s, const simdgroup_matrix<T, 8, 8> &a) {
+    simdgroup_matrix<T, 8, 8> d;
+    d.sw_elems = a.sw_elems * sw_cvt<T>(s);
+    return d;
+}
+template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
+inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, S s) {
+    return s * a;
 }
 
 } // namespace metal

@@ -1,0 +1,448 @@
+/* cmd_compile.c — `gdnbench compile FILE.metal [-I DIR]... [-D NAME[=VALUE]]...`:
+ * what `xcrun metal -c` is on a Mac, on the software Metal device.
+ *
+ * Compiles the file as a library (front end, clang++, dlopen of the variant
+ * without function constants) and lists each kernel by host name with its
+ * bindings (index, element type, address space, access; [[threadgroup(n)]]
+ * parameters, whose size the host sets, among them), the threadgroup memory its
+ * body declares, and the library's function constants.  Exit 0 compiled, 1 did not compile (the
+ * first error, mapped to the .metal file and line, on stderr; what the software
+ * device cannot provide says so in one line), 2 bad input. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "core/clock.h"
+#include "swmetal/msl_include.h"
+#include "swmetal/sw_compile.h"
+
+#define MAX_ERROR_LINES 20
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gdnbench compile FILE.metal [-I DIR]... [-D NAME[=VALUE]]... [--json FILE|-] [--quiet]\n"
+            "  -I DIR, --include DIR       where quoted and angle #includes are looked for (after the\n"
+            "                              including file's own directory for quoted ones)\n"
+            "  -D NAME[=VALUE], --define   a macro, as with the compiler's -D\n"
+            "  --json FILE|-               kernels, bindings and function constants as JSON\n"
+            "Compiles FILE as a kernel library on the software Metal device (as `xcrun metal -c` would on\n"
+            "a Mac) and lists each kernel with its bindings.\n"
+            "Exit 0 compiled, 1 did not compile (first error on stderr), 2 bad input.\n");
+}
+
+static char *read_whole(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        len += n;
+        if (len + 1 < cap) break;
+        char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = 0;
+    return buf;
+}
+
+/* ---- binding descriptions ------------------------------------------------- */
+
+typedef struct binding_view {
+    const char *kind;          /* "buffer", "threadgroup", "attribute" */
+    char index[48];            /* "3", or the attribute's name */
+    const char *name;
+    char type[160];            /* element type */
+    const char *space;         /* "device", "constant", "threadgroup", "thread" */
+    const char *access;        /* "read", "read_write", "" for ids */
+} binding_view;
+
+static const char *attr_name(int a) {
+    switch (a) {
+    case SW_ATTR_THREAD_POSITION_IN_GRID: return "thread_position_in_grid";
+    case SW_ATTR_THREAD_POSITION_IN_THREADGROUP: return "thread_position_in_threadgroup";
+    case SW_ATTR_THREADGROUP_POSITION_IN_GRID: return "threadgroup_position_in_grid";
+    case SW_ATTR_THREADS_PER_THREADGROUP: return "threads_per_threadgroup";
+    case SW_ATTR_THREADGROUPS_PER_GRID: return "threadgroups_per_grid";
+    case SW_ATTR_THREADS_PER_GRID: return "threads_per_grid";
+    case SW_ATTR_THREAD_INDEX_IN_THREADGROUP: return "thread_index_in_threadgroup";
+    case SW_ATTR_SIMDGROUP_INDEX_IN_THREADGROUP: return "simdgroup_index_in_threadgroup";
+    case SW_ATTR_THREAD_INDEX_IN_SIMDGROUP: return "thread_index_in_simdgroup";
+    case SW_ATTR_SIMDGROUPS_PER_THREADGROUP: return "simdgroups_per_threadgroup";
+    case SW_ATTR_THREADS_PER_SIMDGROUP: return "threads_per_simdgroup";
+    case SW_ATTR_THREAD_EXECUTION_WIDTH: return "thread_execution_width";
+    case SW_ATTR_THREAD_INDEX_IN_QUADGROUP: return "thread_index_in_quadgroup";
+    case SW_ATTR_QUADGROUP_INDEX_IN_THREADGROUP: return "quadgroup_index_in_threadgroup";
+    case SW_ATTR_QUADGROUPS_PER_THREADGROUP: return "quadgroups_per_threadgroup";
+    default: return "attribute";
+    }
+}
+
+/* Replaces every occurrence of `from` in s (capacity n) by `to`. */
+static void replace_all(char *s, size_t n, const char *from, const char *to) {
+    size_t fl = strlen(from), tl = strlen(to);
+    for (char *p = s; (p = strstr(p, from)) != NULL;) {
+        size_t rest = strlen(p + fl);
+        if ((size_t)(p - s) + tl + rest + 1 > n) return;
+        memmove(p + tl, p + fl, rest + 1);
+        memcpy(p, to, tl);
+        p += tl;
+    }
+}
+
+/* The type inside "... [T = TYPE]" (sw::type_name's __PRETTY_FUNCTION__) in MSL
+ * spelling: half, bfloat, uint, float4 instead of _Float16, __bf16, unsigned int,
+ * float __attribute__((ext_vector_type(4))). */
+static void clean_type(const char *pretty, char *out, size_t n) {
+    const char *t = pretty ? strstr(pretty, "[T = ") : NULL;
+    if (!t) {
+        snprintf(out, n, "%s", pretty ? pretty : "");
+        return;
+    }
+    t += 5;
+    size_t len = strlen(t);
+    if (len && t[len - 1] == ']') len--;
+    snprintf(out, n, "%.*s", (int)len, t);
+    static const char *const map[][2] = {{"metal::", ""},          {"_Float16", "half"},
+                                         {"__bf16", "bfloat"},      {"unsigned int", "uint"},
+                                         {"unsigned short", "ushort"}, {"unsigned char", "uchar"},
+                                         {"unsigned long", "ulong"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) replace_all(out, n, map[i][0], map[i][1]);
+    for (char *p; (p = strstr(out, " __attribute__((ext_vector_type(")) != NULL;) {
+        char *q = p + strlen(" __attribute__((ext_vector_type(");
+        char digit = *q;
+        char *end = strstr(q, ")))");
+        if (!end) break;
+        p[0] = digit;
+        memmove(p + 1, end + 3, strlen(end + 3) + 1);
+    }
+}
+
+/* Removes every whole-word occurrence of w from s. */
+static void drop_word(char *s, const char *w) {
+    size_t wl = strlen(w);
+    for (char *p = s; (p = strstr(p, w)) != NULL;) {
+        int left = p == s || p[-1] == ' ' || p[-1] == '(' || p[-1] == '*' || p[-1] == '&';
+        int right = p[wl] == 0 || p[wl] == ' ' || p[wl] == '*' || p[wl] == '&';
+        if (left && right) memmove(p, p + wl, strlen(p + wl) + 1);
+        else p += wl;
+    }
+}
+
+static void squeeze_spaces(char *s) {
+    char *o = s;
+    for (char *p = s; *p; p++)
+        if (!(*p == ' ' && (o == s || o[-1] == ' '))) *o++ = *p;
+    while (o > s && o[-1] == ' ') o--;
+    *o = 0;
+}
+
+/* The parameter type as the compiler spells it ("__global const float *",
+ * "const __global_device Params &") -> element type, address space, access. */
+static void describe_type(const sw_binding *b, binding_view *v) {
+    char clean[160];
+    clean_type(b->type, clean, sizeof clean);
+    const char *t = clean;
+    int pointer = strchr(t, '*') != NULL, reference = strchr(t, '&') != NULL;
+    v->space = strstr(t, "__global_device") ? "constant"
+               : strstr(t, "__global")      ? "device"
+               : strstr(t, "__local")       ? "threadgroup"
+                                            : (b->kind == SW_BIND_BUFFER ? "constant" : "thread");
+    char ty[160];
+    snprintf(ty, sizeof ty, "%s", t);
+    /* the pointee's qualifiers come before the last '*' / '&' */
+    char *last = strrchr(ty, '*');
+    if (!last) last = strrchr(ty, '&');
+    int pointee_const = 0;
+    if (last) {
+        *last = 0;
+        pointee_const = strstr(ty, "const") != NULL;
+    } else {
+        pointee_const = 1;   /* a value is a copy: read only */
+    }
+    static const char *quals[] = {"__global_device", "__global", "__local", "const", "volatile", "restrict",
+                                  "__restrict", NULL};
+    for (int i = 0; quals[i]; i++) drop_word(ty, quals[i]);
+    for (char *p = ty; *p; p++)
+        if (*p == '*' || *p == '&') *p = ' ';
+    squeeze_spaces(ty);
+    snprintf(v->type, sizeof v->type, "%s", ty[0] ? ty : "?");
+    if (!b->type) snprintf(v->type, sizeof v->type, "?");
+    int read_only = pointee_const || strcmp(v->space, "constant") == 0 || (!pointer && !reference);
+    v->access = read_only ? "read" : "read_write";
+}
+
+static void view_binding(const sw_binding *b, binding_view *v) {
+    memset(v, 0, sizeof *v);
+    v->name = b->param ? b->param : "";
+    if (b->kind == SW_BIND_ATTR) {
+        v->kind = "attribute";
+        snprintf(v->index, sizeof v->index, "%s", attr_name(b->index));
+        clean_type(b->type, v->type, sizeof v->type);
+        if (!v->type[0]) snprintf(v->type, sizeof v->type, "?");
+        v->space = "thread";
+        v->access = "";
+        return;
+    }
+    v->kind = b->kind == SW_BIND_BUFFER ? "buffer" : "threadgroup";
+    snprintf(v->index, sizeof v->index, "%d", b->index);
+    describe_type(b, v);
+    if (b->kind == SW_BIND_THREADGROUP) v->space = "threadgroup";
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+/* Bytes of threadgroup memory the kernel declares in its body (its threadgroup
+ * variables); -1 when the library cannot say. */
+static long tg_static_bytes(const sw_kernel *k) {
+    sw_tg_static_bytes_fn fn = (sw_tg_static_bytes_fn)dlsym(k->dl, "sw_tg_static_bytes");
+    return fn && k->info->fn ? fn(k->info->fn) : -1;
+}
+
+static void print_table(const char *path, sw_library *lib, const sw_kernel *ks, int nk, double secs) {
+    int nc = sw_library_constant_count(lib);
+    printf("%s: compiled, %d kernel%s, %d function constant%s (%.2f s)\n", path, nk, nk == 1 ? "" : "s", nc,
+           nc == 1 ? "" : "s", secs);
+    for (int k = 0; k < nk; k++) {
+        const sw_kernel_info *ki = ks[k].info;
+        printf("kernel %s (line %d)\n", ki->name, ki->line);
+        for (int i = 0; i < ki->nbindings; i++) {
+            binding_view v;
+            view_binding(&ki->bindings[i], &v);
+            if (strcmp(v.kind, "attribute") == 0)
+                printf("  [[%s]]  %s  %s\n", v.index, v.name, v.type);
+            else
+                printf("  %s(%s)  %s  %s %s  %s\n", v.kind, v.index, v.name, v.space, v.type, v.access);
+        }
+        long tg = tg_static_bytes(&ks[k]);
+        if (tg > 0) printf("  threadgroup memory: %ld bytes declared in the kernel\n", tg);
+        else if (tg < 0) printf("  threadgroup memory: unknown\n");
+    }
+    for (int i = 0; i < nc; i++) {
+        int index, type, required;
+        const char *name;
+        sw_library_constant_info(lib, i, &index, &type, &name, &required);
+        printf("function constant %d: %s %s (%s)\n", index, sw_fc_type_name(type), name,
+               required ? "required" : "optional: tested with is_function_constant_defined");
+    }
+}
+
+static cJSON *json_report(const char *path, sw_library *lib, const sw_kernel *ks, int nk, double secs) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "file", path);
+    cJSON_AddStringToObject(root, "status", "compiled");
+    cJSON_AddNumberToObject(root, "seconds", secs);
+    cJSON *karr = cJSON_AddArrayToObject(root, "kernels");
+    for (int k = 0; k < nk; k++) {
+        const sw_kernel_info *ki = ks[k].info;
+        cJSON *jk = cJSON_CreateObject();
+        cJSON_AddStringToObject(jk, "name", ki->name);
+        cJSON_AddNumberToObject(jk, "line", ki->line);
+        cJSON *barr = cJSON_AddArrayToObject(jk, "bindings");
+        for (int i = 0; i < ki->nbindings; i++) {
+            binding_view v;
+            view_binding(&ki->bindings[i], &v);
+            cJSON *jb = cJSON_CreateObject();
+            cJSON_AddStringToObject(jb, "kind", v.kind);
+            if (strcmp(v.kind, "attribute") == 0) cJSON_AddStringToObject(jb, "attribute", v.index);
+            else cJSON_AddNumberToObject(jb, "index", ki->bindings[i].index);
+            cJSON_AddStringToObject(jb, "name", v.name);
+            cJSON_AddStringToObject(jb, "type", v.type);
+            cJSON_AddStringToObject(jb, "address_space", v.space);
+            if (v.access[0]) cJSON_AddStringToObject(jb, "access", v.access);
+            cJSON_AddItemToArray(barr, jb);
+        }
+        long tg = tg_static_bytes(&ks[k]);
+        if (tg >= 0) cJSON_AddNumberToObject(jk, "threadgroup_memory_bytes", (double)tg);
+        else cJSON_AddNullToObject(jk, "threadgroup_memory_bytes");
+        cJSON_AddItemToArray(karr, jk);
+    }
+    cJSON *carr = cJSON_AddArrayToObject(root, "function_constants");
+    for (int i = 0; i < sw_library_constant_count(lib); i++) {
+        int index, type, required;
+        const char *name;
+        sw_library_constant_info(lib, i, &index, &type, &name, &required);
+        cJSON *jc = cJSON_CreateObject();
+        cJSON_AddNumberToObject(jc, "index", index);
+        cJSON_AddStringToObject(jc, "type", sw_fc_type_name(type));
+        cJSON_AddStringToObject(jc, "name", name);
+        cJSON_AddBoolToObject(jc, "required", required);
+        cJSON_AddItemToArray(carr, jc);
+    }
+    return root;
+}
+
+static cJSON *json_failure(const char *path, const char *status, const char *error) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "file", path);
+    cJSON_AddStringToObject(root, "status", status);
+    cJSON_AddStringToObject(root, "error", error);
+    return root;
+}
+
+static int write_json(const char *dest, cJSON *root) {
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return -1;
+    int rc = 0;
+    if (strcmp(dest, "-") == 0) {
+        printf("%s\n", text);
+    } else {
+        FILE *f = fopen(dest, "w");
+        if (!f || fprintf(f, "%s\n", text) < 0) rc = -1;
+        if (f && fclose(f) != 0) rc = -1;
+    }
+    free(text);
+    return rc;
+}
+
+/* The compiler's message from its first error, at most MAX_ERROR_LINES lines. */
+static void print_error(const char *msg) {
+    int lines = 0;
+    const char *p = msg;
+    while (*p && lines < MAX_ERROR_LINES) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        fprintf(stderr, "%s%.*s\n", lines ? "  " : "gdnbench: compile: ", (int)n, p);
+        lines++;
+        p = nl ? nl + 1 : p + n;
+    }
+    if (*p) fprintf(stderr, "  ... (more compiler output left out)\n");
+}
+
+int cmd_compile(int argc, char **argv) {
+    msl_source_opts so = {0};
+    const char *path = NULL, *json = NULL;
+    int quiet = 0;
+    char err[512] = "";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+            continue;
+        }
+        int is_inc = strncmp(a, "-I", 2) == 0 || strcmp(a, "--include") == 0 || strncmp(a, "--include=", 10) == 0;
+        int is_def = strncmp(a, "-D", 2) == 0 || strcmp(a, "--define") == 0 || strncmp(a, "--define=", 9) == 0;
+        int is_json = strcmp(a, "--json") == 0 || strncmp(a, "--json=", 7) == 0;
+        if (is_inc || is_def || is_json) {
+            const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+            if (a[1] != '-' && a[2]) val = a + 2;   /* -IDIR, -DNAME=V */
+            else if (eq) val = eq + 1;
+            else if (i + 1 < argc) val = argv[++i];
+            if (!val || !*val) {
+                snprintf(err, sizeof err, "%s needs a value", a);
+                goto bad;
+            }
+        }
+        if (is_inc) {
+            if (so.ninclude_dirs == MSL_MAX_INCLUDE_DIRS) {
+                snprintf(err, sizeof err, "more than %d include directories", MSL_MAX_INCLUDE_DIRS);
+                goto bad;
+            }
+            so.include_dirs[so.ninclude_dirs++] = val;
+        } else if (is_def) {
+            if (msl_check_define(val, err, sizeof err)) goto bad;
+            if (so.ndefines == MSL_MAX_DEFINES) {
+                snprintf(err, sizeof err, "more than %d -D definitions", MSL_MAX_DEFINES);
+                goto bad;
+            }
+            so.defines[so.ndefines++] = val;
+        } else if (is_json) {
+            json = val;
+        } else if (a[0] == '-' && a[1]) {
+            snprintf(err, sizeof err, "compile: unknown option %s (see gdnbench compile --help)", a);
+            goto bad;
+        } else if (path) {
+            snprintf(err, sizeof err, "compile takes one .metal file; got %s and %s", path, a);
+            goto bad;
+        } else {
+            path = a;
+        }
+    }
+    if (!path) {
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    char *source = read_whole(path);
+    if (!source) {
+        snprintf(err, sizeof err, "compile: cannot read %s: give the path of a .metal file", path);
+        goto bad;
+    }
+    double t0 = clock_now_us();
+    char *msg = NULL;
+    sw_library *lib = sw_library_create_opts(source, path, &so, &msg);
+    free(source);
+    if (!lib) {
+        const char *m = msg ? msg : "compilation failed";
+        if (strstr(m, "clang++ >= 17")) {
+            fprintf(stderr, "gdnbench: compile: %s\n", m);
+            free(msg);
+            return EXIT_BAD_INPUT;
+        }
+        int unsupported = strstr(m, "not supported by the software Metal device") != NULL;
+        if (unsupported) {
+            /* one line: the first one that says what is missing */
+            const char *line = strstr(m, "not supported by the software Metal device");
+            while (line > m && line[-1] != '\n') line--;
+            const char *nl = strchr(line, '\n');
+            fprintf(stderr, "gdnbench: compile: %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+        } else {
+            print_error(m);
+        }
+        if (json && write_json(json, json_failure(path, unsupported ? "unsupported" : "failed", m)) != 0)
+            fprintf(stderr, "gdnbench: compile: cannot write %s\n", json);
+        free(msg);
+        return EXIT_CHECK_FAILED;
+    }
+    double secs = (clock_now_us() - t0) * 1e-6;
+    int nk = sw_library_kernel_count(lib);
+    sw_kernel *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
+    int status = EXIT_OK;
+    for (int k = 0; k < nk && ks; k++) {
+        if (sw_library_get_kernel(lib, sw_library_kernel_name(lib, k), NULL, 0, SW_INSTR_NONE, &ks[k], &msg) != 0) {
+            print_error(msg ? msg : "the kernel is missing from its compiled library");
+            free(msg);
+            status = EXIT_CHECK_FAILED;
+            break;
+        }
+    }
+    if (!ks) {
+        fprintf(stderr, "gdnbench: compile: out of memory\n");
+        status = EXIT_BAD_INPUT;
+    }
+    if (status == EXIT_OK) {
+        if (!quiet && !(json && strcmp(json, "-") == 0)) print_table(path, lib, ks, nk, secs);
+        if (json && write_json(json, json_report(path, lib, ks, nk, secs)) != 0) {
+            fprintf(stderr, "gdnbench: compile: cannot write %s\n", json);
+            status = EXIT_BAD_INPUT;
+        }
+    }
+    free(ks);
+    sw_library_free(lib);
+    return status;
+bad:
+    fprintf(stderr, "gdnbench: %s\n", err);
+    return EXIT_BAD_INPUT;
+}
