@@ -683,7 +683,8 @@ inline void simdgroup_multiply(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_ma
 }
 
 // a * b and element-wise a + b, a - b, s * a (MSL's simdgroup_matrix operators).
-// An operator has no defaulted line argument: a divergence names this header.
+// An operator has no defaulted line argument: a divergence names this header.  The
+// element-wise ones read their operands through sw_read (a pending product first).
 template <class T>
 inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
     simdgroup_matrix<T, 8, 8> d;
@@ -693,19 +694,19 @@ inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, c
 template <class T>
 inline simdgroup_matrix<T, 8, 8> operator+(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
     simdgroup_matrix<T, 8, 8> d;
-    d.sw_elems = a.sw_elems + b.sw_elems;
+    d.sw_elems = a.sw_read(__LINE__) + b.sw_read(__LINE__);
     return d;
 }
 template <class T>
 inline simdgroup_matrix<T, 8, 8> operator-(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
     simdgroup_matrix<T, 8, 8> d;
-    d.sw_elems = a.sw_elems - b.sw_elems;
+    d.sw_elems = a.sw_read(__LINE__) - b.sw_read(__LINE__);
     return d;
 }
 template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
 inline simdgroup_matrix<T, 8, 8> operator*(S s, const simdgroup_matrix<T, 8, 8> &a) {
     simdgroup_matrix<T, 8, 8> d;
-    d.sw_elems = a.sw_elems * sw_cvt<T>(s);
+    d.sw_elems = a.sw_read(__LINE__) * sw_cvt<T>(s);
     return d;
 }
 template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
