@@ -88,18 +88,24 @@ EMBED    := $(sort $(wildcard src/swmetal/prelude/*.h shaders/*.metal shaders/*/
 
 TEST_SRC := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
+# gdnbench-testdata: the fixture writer of the CLI tests (tests/tools/testdata.c).  The
+# unit tests link the one part they test (the inverse normal CDF) with the tests.
+TOOLS_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOLS_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TOOLS_SRC))
+TOOLS_UNIT_OBJ := $(BUILD)/obj/tests/tools/normal_quantile.o
 # libFuzzer targets: linked by tests/fuzz/run.sh; compiled here only by `objects`.
 FUZZ_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(sort $(wildcard tests/fuzz/*.c)))
 
 BIN      := $(BUILD)/gdnbench
 TESTBIN  := $(BUILD)/gdnbench-tests
+TESTDATA := $(BUILD)/gdnbench-testdata
 
 .PHONY: all objects run test check check-macos clean deps FORCE
 .DELETE_ON_ERROR:
-all: $(BIN) $(TESTBIN)
+all: $(BIN) $(TESTBIN) $(TESTDATA)
 
 # Every object, nothing linked: what tests/cli/test_macos_cross.sh compiles for macOS.
-objects: $(BUILD)/obj/main.o $(OBJ) $(TEST_OBJ) $(FUZZ_OBJ) $(GEN_OBJ)
+objects: $(BUILD)/obj/main.o $(OBJ) $(TEST_OBJ) $(TOOLS_OBJ) $(FUZZ_OBJ) $(GEN_OBJ)
 
 deps:
 	@bash scripts/install-deps.sh
@@ -146,8 +152,11 @@ $(GEN_OBJ): $(GEN_SRC)
 $(BIN): $(BUILD)/obj/main.o $(OBJ) $(GEN_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(TESTBIN): $(TEST_OBJ) $(OBJ) $(GEN_OBJ)
+$(TESTBIN): $(TEST_OBJ) $(TOOLS_UNIT_OBJ) $(OBJ) $(GEN_OBJ)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(TESTDATA): $(TOOLS_OBJ)
+	$(CC) $(LDFLAGS) $^ $(CJSON_LIBS) -lm -o $@
 
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -174,7 +183,7 @@ check-macos: deps
 clean:
 	rm -rf $(BUILD) build-san
 
--include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(BUILD)/obj/main.d
+-include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(BUILD)/obj/main.d
 
 # The arm64 code paths on an x86-64 Linux host: gdnbench-tests cross-built for
 # aarch64 Linux into build/arm64 and run under qemu-user (make test runs the same

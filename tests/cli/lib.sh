@@ -15,7 +15,10 @@
 #   expect_exit CODE "description" cmd args...   (stderr captured into $ERR, stdout into $OUT)
 #   expect_match "description" "$text" REGEX
 #   finish | skip_all "why"
+#   need_testdata      $TESTDATA (build/gdnbench-testdata, the fixture writer make builds
+#                      next to gdnbench) must exist: a FAIL and finish when it does not
 : "${GDNBENCH:?run through tests/run.sh}"
+TESTDATA=$(dirname "$GDNBENCH")/gdnbench-testdata
 TMPD=$(mktemp -d)
 trap 'rm -rf "$TMPD"' EXIT
 # One line per result, appended also from subshells, so finish counts every check.
@@ -66,5 +69,14 @@ expect_match() {
         pass "$desc"
     else
         fail "$desc: no match for /$re/ in: $(printf '%s' "$text" | head -c 300)"
+    fi
+}
+
+# The fixture writer is built by `make all` with gdnbench: missing, the build is broken
+# (a FAIL, never a SKIP, so a suite without it cannot look green).
+need_testdata() {
+    if [ ! -x "$TESTDATA" ]; then
+        fail "$SCRIPT_NAME: $TESTDATA is missing (make all builds it)"
+        finish
     fi
 }

@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
 # test_compare.sh — `gdnbench compare` on synthetic reports with known shifts.
-# Fixtures come from report_fixtures.py (deterministic samples: median + spread*z).
+# Fixtures come from `gdnbench-testdata reports` (tests/tools/report_fixtures.c:
+# deterministic samples, median + spread*z).
 source "$(dirname "$0")/lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-if ! command -v python3 >/dev/null 2>&1; then
-    skip_all "compare: python3 is needed to generate the report fixtures"
-fi
+need_testdata
 D=$TMPD/work # lib.sh owns $TMPD/out and $TMPD/err
 mkdir -p "$D"
-# All fixtures in one python run (python start-up dominates otherwise).
+# All fixtures from one run of the writer.
 mkdir -p "$D/dirA" "$D/dirB"
-python3 "$here/report_fixtures.py" - <<EOF_FX
+"$TESTDATA" reports - <<EOF_FX
 $D/base.json|median=100,spread=1
 $D/slow.json|median=110,spread=1
 $D/noisy_base.json|median=100,spread=15
@@ -36,6 +34,11 @@ $D/env_lowpower.json|thermal=nominal,power=ac,lowpower=1
 $D/env_unknown.json|thermal=null,power=null,lowpower=null
 $D/env_linux.json|thermal=null,power=ac,lowpower=null
 EOF_FX
+fx_rc=$?
+if [ "$fx_rc" -ne 0 ]; then
+    fail "compare: gdnbench-testdata reports exited $fx_rc writing the fixtures"
+    finish
+fi
 
 # 10% slower with 1% noise, 21 samples each: a clear regression.
 expect_exit 1 "compare: 10% slower, low noise -> regression, exit 1" "$GDNBENCH" compare "$D/base.json" "$D/slow.json"
@@ -95,7 +98,9 @@ expect_exit 0 "compare: both marked the same -> compared" "$GDNBENCH" compare "$
 expect_match "compare: marked sides named in the note" "$OUT" "BASE marked: on battery power; NEW marked: on battery power"
 expect_exit 1 "compare: --format json with --ignore-machine-state" "$GDNBENCH" compare --format json --ignore-machine-state "$D/env_cool.json" "$D/env_hot_slow.json"
 printf '%s' "$OUT" > "$D/cmp_env.json"
-if python3 - "$D/cmp_env.json" <<'PY'
+if ! command -v python3 >/dev/null 2>&1; then
+    skip "compare: json says machine_state_differs: python3 (to parse the JSON) is not installed"
+elif python3 - "$D/cmp_env.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))["pairs"][0]
 assert p["machine_state_differs"] is True, p
@@ -108,7 +113,9 @@ expect_exit 1 "compare: --format markdown" "$GDNBENCH" compare "$D/base.json" "$
 expect_match "compare: markdown table row" "$OUT" "^\| \*\*regression\*\* \| cumsum \| chunk_local_cumsum_g_f32 \|"
 expect_exit 1 "compare: --format json" "$GDNBENCH" compare --format json "$D/base.json" "$D/slow.json"
 printf '%s' "$OUT" > "$D/cmp.json"
-if python3 - "$D/cmp.json" <<'PY'
+if ! command -v python3 >/dev/null 2>&1; then
+    skip "compare: json output has verdict, change, p: python3 (to parse the JSON) is not installed"
+elif python3 - "$D/cmp.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = d["pairs"][0]

@@ -18,8 +18,7 @@ expect_match "compile: bad -D message" "$ERR" "macro name must be an identifier"
 expect_exit 2 "compile: unknown option exits 2" $G compile "$root/tests/msl/features.metal" --bogus
 
 if ! "$G" info 2>/dev/null | grep -Eq '^ *sw +available'; then
-    echo "SKIP compile: this build has no software Metal device (gdnbench info)"
-    exit 0
+    skip_all "compile: this build has no software Metal device (gdnbench info)"
 fi
 export GDNBENCH_CACHE_DIR="$TMPD/cache"
 
@@ -27,7 +26,7 @@ export GDNBENCH_CACHE_DIR="$TMPD/cache"
 one_line() { # desc
     local n
     n=$(printf '%s\n' "$ERR" | grep -c .)
-    if [ "$n" -eq 1 ]; then echo "PASS $1"; else echo "FAIL $1: $n lines: $(printf '%s' "$ERR" | head -c 300)"; fi
+    if [ "$n" -eq 1 ]; then pass "$1"; else fail "$1: $n lines: $(printf '%s' "$ERR" | head -c 300)"; fi
 }
 
 expect_exit 0 "compile: features.metal compiles" $G compile "$root/tests/msl/features.metal"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_own_data.sh — fixtures the way PyTorch users save them, tested without torch:
-# tests/cli/torch_style.py writes safetensors files as safetensors.torch.save_file does
+# `gdnbench-testdata torch-style` (tests/tools/torch_style.c) writes safetensors files
+# as safetensors.torch.save_file does
 # (no metadata, names of the user's choosing such as Dvec and g_cum, f32 where the
 # kernel takes bf16) and .npz files as numpy.savez / savez_compressed do, from a
 # `--dump` of our own inputs and references.  attn_bwd and kkt then run from them
@@ -9,11 +10,9 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 G=$GDNBENCH
-TS="$here/torch_style.py"
-
-if ! command -v python3 >/dev/null 2>&1; then
-    skip_all "own data: python3 (standard library only) is needed to write the torch-style files"
-fi
+need_testdata
+# ts DUMP OUT [--deflate] SPEC...: a torch-style file; a writer that fails is a FAIL here.
+ts() { "$TESTDATA" torch-style "$@" || fail "own data: gdnbench-testdata torch-style ... $2: exit $?"; }
 BE=sw
 "$G" info 2>/dev/null | grep -q '^  sw .*available:' || BE=cpu
 
@@ -21,7 +20,7 @@ BE=sw
 $G attn_bwd --backend cpu --B 1 --Hq 2 --Hkv 1 --qL 40 --kL 40 --D 64 --iters 1 --warmup 0 --quiet --dump "$TMPD/d" \
     >/dev/null 2>&1
 dump=$(ls "$TMPD"/d/attn_bwd_*.safetensors 2>/dev/null | head -1)
-python3 "$TS" "$dump" "$TMPD/bwd.safetensors" Q=Q:f32 K=K V=V lse=L dO=dO Dvec=D_vec \
+ts "$dump" "$TMPD/bwd.safetensors" Q=Q:f32 K=K V=V lse=L dO=dO Dvec=D_vec \
     dq=dQ.ref_f64:f32 dk=dK.ref_f64:f32 dv=dV.ref_f64:f32 kv_cache=K
 hdr=$(head -c 200 "$TMPD/bwd.safetensors" 2>/dev/null | tr -d '\0')
 case "$hdr" in *__metadata__*) fail "own data: the torch-style file carries metadata" ;;
@@ -36,8 +35,12 @@ expect_match "own data: the unmatched tensor is listed once" "$OUT" "ignored: kv
 expect_match "own data: f32 Q rounded into bf16, and said so" "$OUT" "converted: Q f32 -> bf16 for Q \(rounded to nearest even\)"
 expect_match "own data: the file's gradients are a third reference" "$OUT" "dQ +fixture .*PASS"
 expect_match "own data: ... for dV too" "$OUT" "dV +fixture .*PASS"
-fx=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fixture"]; print(f["converted"][0]["tensor"], f["converted"][0]["rounding"], f["ignored"], f["unfixed"])' "$TMPD/bwd.json" 2>&1)
-expect_match "own data: the JSON record says so too" "$fx" "^Q nearest-even \['kv_cache'\] \['causal=1'\]$"
+if command -v python3 >/dev/null 2>&1; then
+    fx=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fixture"]; print(f["converted"][0]["tensor"], f["converted"][0]["rounding"], f["ignored"], f["unfixed"])' "$TMPD/bwd.json" 2>&1)
+    expect_match "own data: the JSON record says so too" "$fx" "^Q nearest-even \['kv_cache'\] \['causal=1'\]$"
+else
+    skip "own data: the JSON record says so too: python3 (to parse the JSON) is not installed"
+fi
 expect_exit 2 "own data: without --map, D_vec has no tensor" $G attn_bwd --backend $BE --fixture "$TMPD/bwd.safetensors"
 expect_match "own data: ... the message offers the unbound tensors and --map" "$ERR" \
     "no tensor for attn_bwd's input 'D_vec'.*Dvec.*--map FILE_NAME=D_vec"
@@ -48,10 +51,10 @@ expect_match "own data: ... naming the flag and the tensor" "$ERR" "--qL contrad
 # --- kkt: g_cum is the user's name for the cumsummed gate ---------------------
 $G kkt --backend cpu --T 100 --Hg 1 --H 2 --K 64 --iters 1 --warmup 0 --quiet --dump "$TMPD/k" >/dev/null 2>&1
 kdump=$(ls "$TMPD"/k/kkt_*.safetensors 2>/dev/null | head -1)
-python3 "$TS" "$kdump" "$TMPD/kkt.safetensors" k=k:f32 beta=beta g_cum=g A=A.ref_f64:f32
-python3 "$TS" "$kdump" "$TMPD/kkt_inputs.safetensors" k=k beta=beta g_cum=g
-python3 "$TS" "$kdump" "$TMPD/kkt.npz" k=k beta=beta g_cum=g A=A.ref_f64:f32
-python3 "$TS" "$kdump" "$TMPD/kkt_c.npz" --deflate k=k beta=beta g_cum=g
+ts "$kdump" "$TMPD/kkt.safetensors" k=k:f32 beta=beta g_cum=g A=A.ref_f64:f32
+ts "$kdump" "$TMPD/kkt_inputs.safetensors" k=k beta=beta g_cum=g
+ts "$kdump" "$TMPD/kkt.npz" k=k beta=beta g_cum=g A=A.ref_f64:f32
+ts "$kdump" "$TMPD/kkt_c.npz" --deflate k=k beta=beta g_cum=g
 expect_exit 0 "own data: kkt from a torch-style file with --map g_cum=g" $G kkt --backend $BE \
     --fixture "$TMPD/kkt.safetensors" --map g_cum=g --iters 1 --warmup 0
 expect_match "own data: kkt's shape came from the tensors, BT from A" "$OUT" \
@@ -78,7 +81,7 @@ bad() { # bad "description" regex-for-stderr args...
     if [ "$lines" -eq 1 ] && [ -z "$OUT" ]; then pass "own data: $desc is one line, nothing run"
     else fail "own data: $desc printed $lines lines on stderr and ${#OUT} bytes on stdout"; fi
 }
-python3 "$TS" "$kdump" "$TMPD/kkt_bad.safetensors" k=k beta=beta@1,99,2 g_cum=g
+ts "$kdump" "$TMPD/kkt_bad.safetensors" k=k beta=beta@1,99,2 g_cum=g
 bad "tensors that contradict each other" "tensors 'k' \[1,100,1,64\] and 'beta' \[1,99,2\] disagree on T \(100 vs 99\)" \
     kkt --backend $BE --fixture "$TMPD/kkt_bad.safetensors" --map g_cum=g
 bad "a --map target that is no buffer" "--map g_cum=gc: kkt has no buffer 'gc' \(its inputs and outputs: k, beta, g, A\)" \
