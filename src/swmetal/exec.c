@@ -238,6 +238,19 @@ void *sw_rt_simd_slots(void) {
     return simd_slot(w, t->sg, t->read_bank, 0);
 }
 
+void *sw_rt_mma_log(uint32_t *lane) {
+    sw_worker *w = tls_worker;
+    if (!w->mma_logs) {
+        w->mma_logs = calloc(SW_MAX_SIMDGROUPS, SW_MMA_LOG_BYTES);
+        if (!w->mma_logs) {
+            fault_finding(w, DEV_FIND_LIMIT, CALL_SITE(), 0, "out of memory for the simdgroup-matrix product logs");
+            sw_exec_abandon_current();
+        }
+    }
+    *lane = w->cur->lane;
+    return w->mma_logs + (size_t)w->cur->sg * SW_MMA_LOG_BYTES;
+}
+
 void sw_exec_abandon_current(void) {
     sw_worker *w = tls_worker;
     sw_gpu_thread *t = w->cur;
@@ -710,6 +723,8 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
         w->slow[sg] = 0;
         w->simd_epoch[sg] = ++w->simd_clock;
     }
+    if (w->mma_logs)
+        for (uint32_t sg = 0; sg < w->nsimd; sg++) memset(w->mma_logs + (size_t)sg * SW_MMA_LOG_BYTES, 0, SW_MMA_LOG_HEADER);
     w->tg_gen++;
     w->epoch++;
     w->tg_linear = linear;
@@ -1008,6 +1023,7 @@ static void worker_teardown(sw_worker *w) {
     free(w->run);
     free(w->next);
     free(w->simd_slots);
+    free(w->mma_logs);
     if (w->arena_map) munmap(w->arena_map, w->arena_map_size);
     free(w);
 }

@@ -138,6 +138,7 @@ typedef struct sw_worker {
     size_t arena_map_size;
     uint8_t *arena;              /* SW_TG_MEM_LIMIT bytes ending at the guard page */
     uint8_t *simd_slots;         /* [SW_MAX_SIMDGROUPS][SW_SIMD_BANKS][SW_SIMD_BANK_SLOTS] slots */
+    uint8_t *mma_logs;           /* [SW_MAX_SIMDGROUPS][SW_MMA_LOG_BYTES], allocated at first use */
     void *tg_params[SW_MAX_TG_PARAMS];
     void *altstack;
     size_t altstack_size;

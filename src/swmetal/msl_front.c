@@ -1453,8 +1453,9 @@ static int rewrite_conditionals(front *f) {
         }
         if (colon < 0 || colon == q + 1) continue;
         /* a ?: in a template argument list (`Foo<N, c ? A : B>`) holds constants, and its
-         * end is a '>' this pass cannot tell from a comparison: left alone (so is
-         * `a < b ? x : y`) */
+         * end is a '>' this pass cannot tell from a comparison: left alone when an
+         * unmatched '<' comes before it and a '>' after it in the same statement and
+         * bracket (`a < b ? x : y;` is wrapped as usual) */
         int in_angles = 0, angle = 0;
         for (j = q - 1; j >= 0 && !in_angles; j--) {
             if (f->match[j] >= 0 && f->match[j] < j) {
@@ -1465,7 +1466,19 @@ static int rewrite_conditionals(front *f) {
             if (tk_is(f, j, ">")) angle++;
             else if (tk_is(f, j, "<") && angle-- == 0) in_angles = 1;
         }
-        if (in_angles) continue;
+        if (in_angles) {
+            int closes = 0;
+            for (j = colon + 1; j < f->ntk && !closes; j++) {
+                if (f->match[j] > j) {
+                    j = f->match[j];
+                    continue;
+                }
+                if (tk_is(f, j, ";") || tk_is(f, j, "{") || tk_is(f, j, "}") || (f->match[j] >= 0 && f->match[j] < q))
+                    break;
+                if (tk_is(f, j, ">")) closes = 1;
+            }
+            if (closes) continue;
+        }
         /* the second operand runs to ',' ';' a closing bracket or an outer ':' */
         nest = 0;
         for (j = colon + 1; j < f->ntk; j++) {

@@ -15,12 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 3
+#define SW_ABI_VERSION 4
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
 #define SW_SIMD_SLOT_BYTES 64   /* per lane exchange slot (enough for a double4 or 16 floats) */
 #define SW_SIMD_BANK_SLOTS (SW_SIMD_WIDTH + 2) /* a bank: the lanes' slots, then the memo */
+#define SW_MMA_LOG_BYTES (32 * 1024) /* per simdgroup: the deferred simdgroup-matrix products */
+#define SW_MMA_LOG_HEADER (4 * SW_SIMD_WIDTH) /* its first bytes, zeroed when a threadgroup starts */
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,6 +151,14 @@ void *sw_rt_simd_slots(void);
  * `line`, stores the sync's mask in *mask and the caller's lane in *lane, and
  * returns the published slots. */
 const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32_t *mask, uint32_t *lane);
+
+/* The calling lane's simdgroup's block of SW_MMA_LOG_BYTES for deferred
+ * simdgroup-matrix products (layout and protocol: prelude/sw_sync.h); stores the
+ * caller's lane (thread_index_in_simdgroup) in *lane.  The executor
+ * zeroes its first SW_MMA_LOG_HEADER bytes when a threadgroup starts and nothing
+ * else; the prelude's code in the lanes does the rest, synchronising through
+ * sw_rt_simd_sync. */
+void *sw_rt_mma_log(uint32_t *lane);
 
 /* Reports an error detected by kernel-side code (prelude) and abandons the dispatch;
  * does not return. */

@@ -37,7 +37,7 @@ expect_match "compile: id attribute" "$OUT" "\[\[thread_index_in_quadgroup\]\] +
 expect_match "compile: function constant, optional" "$OUT" "function constant 11: int fc_expr \(optional"
 expect_match "compile: function constant, required" "$OUT" "function constant 20: bool fc_flag \(required\)"
 block() { printf '%s\n' "$OUT" | awk -v k="kernel $1 " 'index($0, k) == 1 { on = 1; next } /^kernel / { on = 0 } on'; }
-expect_match "compile: threadgroup memory of a kernel" "$(block conversions)" "threadgroup memory: 1024 bytes"
+expect_match "compile: threadgroup memory of a kernel" "$(block conversions)" "threadgroup memory: 1032 bytes"
 expect_match "compile: threadgroup memory of a template instance" "$(block tg_sized_f64)" "threadgroup memory: 264 bytes"
 expect_match "compile: threadgroup memory of another instance" "$(block tg_sized_h8)" "threadgroup memory: 24 bytes"
 expect_exit 0 "compile: --json -" $G compile "$root/tests/msl/features.metal" --json -

@@ -210,9 +210,19 @@ template <typename S> struct VecUser {
     static pair_t make(S a, S b) { return pair_t(a, b); }                                // an alias of a vector
 };
 
+struct Pair2 {
+    float a, b;
+    Pair2() = default;
+    Pair2(float x, float y) : a(x), b(y) {}
+    template <typename U> Pair2(U x) : a(float(x)), b(0) {}   // converting, as MLX's complex_t
+};
+constant Pair2 pair_init = {7.0f, 8.0f};
+
 kernel void conversions(device float *out [[buffer(0)]], device const half *hin [[buffer(1)]],
                         device const bfloat *bin [[buffer(2)]], uint lane [[thread_index_in_simdgroup]]) {
     threadgroup float ta[64], tb[64], tc[64], td[64];
+    threadgroup Pair2 tpair[1];
+    if (lane == 0) tpair[0] = Pair2(1.0f, 2.0f);
     for (uint k = lane; k < 64; k += 32) {
         ta[k] = float(k / 8 + k % 8);
         tb[k] = (k / 8 == k % 8) ? 2.0f : 0.0f;
@@ -256,6 +266,9 @@ kernel void conversions(device float *out [[buffer(0)]], device const half *hin 
         out[138] = float(dinit.x * dinit.y + dinit2.y) + ve[0];
         threadgroup const float *tp = lane > 100 ? nullptr : ta;     // ?: of nullptr and an array
         out[139] = tp[9];
+        Pair2 pp = lane < 100 ? tpair[0] : pair_init;                // `a < b ? x : y`, x and y structs of two spaces
+        Pair2 pq = lane > 100 ? tpair[0] : pair_init;
+        out[140] = pp.a + pp.b * 10.0f + pq.a * 100.0f;
     }
 }
 

@@ -46,6 +46,7 @@ static thread_local sw_ids my_ids;
 static thread_local size_t tg_offset;
 alignas(64) static char tg_arena[32768];
 alignas(64) static char simd_slots[2][2][SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES];  // [simdgroup][bank]
+alignas(64) static char mma_log[2][SW_MMA_LOG_BYTES];  // [simdgroup], zeroed as a threadgroup starts
 static thread_local int out_bank;
 alignas(64) static thread_local char read_copy[SW_SIMD_BANK_SLOTS * SW_SIMD_SLOT_BYTES];
 static float fbuf[4096];
@@ -83,6 +84,10 @@ const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32
     *mask = sw_rt_simd_sync(line);
     *lane = my_ids.thread_index_in_simdgroup;
     return read_copy;
+}
+void *sw_rt_mma_log(uint32_t *lane) {
+    *lane = my_ids.thread_index_in_simdgroup;
+    return mma_log[my_ids.simdgroup_index_in_threadgroup];
 }
 void sw_rt_fault(const char *msg, int line) {
     fprintf(stderr, "kernel fault at line %d: %s\n", line, msg);

@@ -527,6 +527,20 @@ static const char *simd_src =
     "    simdgroup_multiply(E, At, B);\n"
     "    if (sg == 1) simdgroup_store(E, o + 1088, 8);\n"
     "    if (sg == 0) { o[1152 + lane * 2] = A.thread_elements()[0]; o[1153 + lane * 2] = A.thread_elements()[1]; }\n"
+    /* deferred products: a chain longer than the product log, a reference from
+     * thread_elements() kept across a product, a pending product overwritten */
+    "    simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.5f);\n"
+    "    for (int i = 0; i < 20; i++) simdgroup_multiply_accumulate(acc, A, B, acc);\n"
+    "    if (sg == 0) simdgroup_store(acc, o + 1216, 8);\n"
+    "    simdgroup_float8x8 P;\n"
+    "    thread auto &pe = P.thread_elements();\n"
+    "    simdgroup_multiply(P, A, B);\n"
+    "    if (sg == 1) { o[1280 + lane * 2] = pe[0]; o[1281 + lane * 2] = pe[1]; }\n"
+    "    simdgroup_float8x8 Q, R;\n"
+    "    simdgroup_multiply(Q, A, B);\n"
+    "    simdgroup_load(Q, mb, 8);\n"
+    "    simdgroup_multiply(R, A, Q);\n"
+    "    if (sg == 0) { simdgroup_store(R, o + 1408, 8); simdgroup_store(Q, o + 1344, 8); }\n"
     "}\n";
 
 TEST(sw_compile_simd_barrier_matrix_semantics) {
@@ -599,6 +613,32 @@ TEST(sw_compile_simd_barrier_matrix_semantics) {
                 test_fail(__FILE__, __LINE__, "D[%d][%d] = %g, want %g", i, j, o[1024 + i * 8 + j], d);
             if (o[1088 + i * 8 + j] != e && bad++ < 20)
                 test_fail(__FILE__, __LINE__, "E[%d][%d] = %g, want %g", i, j, o[1088 + i * 8 + j], e);
+        }
+    }
+    /* deferred products (as the GPU computes them: k = 0..7 in order, in float) */
+    for (int i = 0; i < 8; i++) {
+        for (int j = 0; j < 8; j++) {
+            float acc = 0.5f, p = 0, b_ij = (i == j ? 2.0f : 0.0f) + (i == 0 && j == 7 ? 1.0f : 0.0f);
+            for (int it = 0; it < 20; it++)
+                for (int k = 0; k < 8; k++) acc += (float)(i * 8 + k) * ((k == j ? 2.0f : 0.0f) + (k == 0 && j == 7 ? 1.0f : 0.0f));
+            for (int k = 0; k < 8; k++) p += (float)(i * 8 + k) * ((k == j ? 2.0f : 0.0f) + (k == 0 && j == 7 ? 1.0f : 0.0f));
+            if (o[1216 + i * 8 + j] != acc && bad++ < 20)
+                test_fail(__FILE__, __LINE__, "chain[%d][%d] = %g, want %g", i, j, o[1216 + i * 8 + j], acc);
+            if (o[1344 + i * 8 + j] != b_ij && bad++ < 20)
+                test_fail(__FILE__, __LINE__, "overwritten Q[%d][%d] = %g, want %g", i, j, o[1344 + i * 8 + j], b_ij);
+            if (o[1408 + i * 8 + j] != p && bad++ < 20)
+                test_fail(__FILE__, __LINE__, "R[%d][%d] = %g, want %g", i, j, o[1408 + i * 8 + j], p);
+        }
+    }
+    for (int l = 0; l < 32; l++) {
+        int q = l / 4, row = (q & 4) + (l / 2) % 4, col = (q & 2) * 2 + (l % 2) * 2;
+        for (int e = 0; e < 2; e++) {
+            float p = 0;
+            for (int k = 0; k < 8; k++)
+                p += (float)(row * 8 + k) * ((k == col + e ? 2.0f : 0.0f) + (k == 0 && col + e == 7 ? 1.0f : 0.0f));
+            if (o[1280 + 2 * l + e] != p && bad++ < 30)
+                test_fail(__FILE__, __LINE__, "kept reference: lane %d element %d = %g, want %g", l, e,
+                          o[1280 + 2 * l + e], p);
         }
     }
     /* Apple's lane layout: lane l holds row (q&4) + (l/2)%4, columns (q&2)*2 + (l%2)*2 and +1, q = l/4 */

@@ -264,6 +264,46 @@ out:
     env_close(&e);
 }
 
+/* Deferred simdgroup-matrix products (prelude/sw_sync.h): an out-of-bounds store of
+ * a product chain's result is found in both modes, at the store, after the flush. */
+TEST(sw_findings_out_of_bounds_store_of_deferred_products) {
+    const char *modes[] = {"fast", "full"};
+    for (int m = 0; m < 2; m++) {
+        fenv e;
+        if (env_open(&e, modes[m]) != 0) {
+            env_close(&e);
+            return;
+        }
+        int n = 0;
+        const dev_finding *f = findings(run(&e, "mma_store_overrun"), &n);
+        CHECK_MSG(n >= 1 && f[0].kind == DEV_FIND_OOB, "%s: %d findings, first %s", modes[m], n,
+                  n ? dev_finding_kind_name(f[0].kind) : "-");
+        if (n >= 1) {
+            check_site(&e, &f[0].site[0], "mma-overrun", m ? "write" : NULL, modes[m]);
+            CHECK(strcmp(f[0].memory, "device") == 0 && f[0].buffer == 1 && f[0].offset_lo >= (int64_t)f[0].length);
+        }
+        env_close(&e);
+    }
+}
+
+/* Lanes that read a product after different numbers of products diverged around
+ * simdgroup matrix operations: a fault at the read, not numbers. */
+TEST(sw_findings_divergent_simdgroup_products) {
+    fenv e;
+    if (env_open(&e, "fast") != 0) goto out;
+    int n = 0;
+    const dev_finding *f = findings(run(&e, "mma_divergent"), &n);
+    CHECK_EQ_INT(n, 1);
+    if (n != 1) goto out;
+    CHECK_EQ_INT(f[0].kind, DEV_FIND_FAULT);
+    CHECK_MSG(strstr(f[0].detail, "divergent control flow") != NULL, "detail: %s", f[0].detail);
+    /* The line is the read's; the file names where the prelude found it. */
+    CHECK_MSG(f[0].site[0].line == line_of(e.src, "mma-read"), "line %d, want %d", f[0].site[0].line,
+              line_of(e.src, "mma-read"));
+out:
+    env_close(&e);
+}
+
 /* A bug inside an included header is reported at the header's lines (its path as
  * the include names it).  The header is included by absolute path, so the test
  * does not depend on where includes are searched. */

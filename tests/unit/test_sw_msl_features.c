@@ -346,6 +346,7 @@ TEST(sw_msl_features_conversions) {
             CHECK_NEAR(o[137], 3.75, 0);  /* pair_t(a, b) with using pair_t = vec<S, 2> */
             CHECK_NEAR(o[138], 21, 0);    /* int2 v(3, 4), and ?: of vector elements */
             CHECK_NEAR(o[139], 2, 0);     /* c ? nullptr : threadgroup_array */
+            CHECK_NEAR(o[140], 721, 0);   /* a < b ? threadgroup struct : constant struct */
         }
         release_all(bufs, 3);
     }

@@ -434,12 +434,106 @@ template <class T, class U> inline T atomic_fetch_max_explicit(volatile atomic<T
 // ---- simdgroup_matrix<T, 8, 8> ----
 // Lane l holds row (q & 4) + (l / 2) % 4, columns (q & 2) * 2 + (l % 2) * 2 and +1,
 // where q = l / 4 (Apple's layout; kernels reading thread_elements() rely on it).
+//
+// Products are deferred: simdgroup_multiply(_accumulate) does not synchronise the
+// simdgroup.  Each lane appends its operands (its two elements of a, b and c, or the
+// log entry still to produce them) and the address of its destination matrix to its
+// column of the simdgroup's product log (sw_rt_mma_log, sw_abi.h), and marks the
+// destination pending.  The first read of a pending matrix (thread_elements(),
+// simdgroup_store, a copy) flushes the log: at a simd sync the lowest lane present
+// computes every entry for every lane, in log order, and writes each lane's results
+// into its destination matrices (the other lanes wait at a second sync, their
+// matrices alive on their stacks).  A chain of products that only feed each other (a
+// tile's accumulation loop) thus costs two synchronisations instead of one per
+// product.  Each element is computed exactly as before (k = 0..7 in order,
+// in float, rounded to the destination type), so results are bit-identical.
+// A matrix that is overwritten or goes out of scope while pending clears its entry's
+// destination; the entry's value stays in the log for later entries that use it.
+// thread_elements() hands out a reference that the kernel may keep and read after a
+// later product into the same matrix; so once it has been called, the matrix is
+// pinned for its lifetime: products into it are flushed at once (the old behaviour).
+// Lanes that flush with different log lengths, or without every lane that wrote the
+// log, diverged around simdgroup matrix operations (undefined in MSL): a fault.
 inline uint sw_mat_row(uint l) { return ((l / 4) & 4u) + (l / 2) % 4; }
 inline uint sw_mat_col(uint l) { return ((l / 4) & 2u) * 2 + (l % 2) * 2; }
+
+// The lane holding element (row, col) of an 8x8 matrix (col even; the inverse of
+// sw_mat_row / sw_mat_col): lane bits are r2 c2 r1 r0 c1.
+inline uint sw_mat_lane(uint row, uint col) {
+    return ((row & 4u) << 2) | ((col & 4u) << 1) | ((row & 2u) << 1) | ((row & 1u) << 1) | ((col >> 1) & 1u);
+}
+
+#define SW_MMA_ENTRIES 16
+// Rounds a result to the destination's element type into out (as float), and stores
+// it into the destination matrix when there is one.
+typedef void (*sw_mma_store_fn)(void *matrix, float e0, float e1, float *out);
+struct sw_mma_cell {               // one lane's part of one log entry
+    float op[3][2];                // a, b, c elements (c: zeros for a plain multiply)
+    int16_t ref[3];                // per operand: the entry producing it, or -1 (op holds it)
+    void *dst;                     // this lane's destination matrix, or null (overwritten/gone)
+    sw_mma_store_fn store;         // writes a result into dst, rounded to its type
+    float res[2];                  // the result, rounded to the destination type (after the flush)
+};
+struct sw_mma_log {
+    uint32_t count[SW_SIMD_WIDTH]; // entries each lane appended since the last flush (header, zeroed per threadgroup)
+    sw_mma_cell cell[SW_SIMD_WIDTH][SW_MMA_ENTRIES]; // lane-major: a lane appends to consecutive cells
+};
+static_assert(sizeof(sw_mma_log) <= SW_MMA_LOG_BYTES, "product log larger than the executor's block");
+static_assert(SW_MMA_LOG_HEADER == sizeof(uint32_t) * SW_SIMD_WIDTH, "the header the executor zeroes");
+inline sw_mma_log *sw_mma_log_here(uint *lane) { return static_cast<sw_mma_log *>(sw_rt_mma_log(lane)); }
+
+// Computes entries [0, n) for the lanes that wrote them (those of the sync in mask,
+// and any other lane with the same log: one that returned, or waits elsewhere),
+// stores each lane's results into its destinations, and empties their logs.
+inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) {
+    uint32_t lanes = 0;
+    for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
+        uint32_t c = L->count[l];
+        if (c == n) lanes |= 1u << l;
+        else if (c != 0 || (mask >> l & 1u))
+            sw_rt_fault("simdgroup matrix operations in divergent control flow: lanes of one simdgroup read a "
+                        "product after different numbers of simdgroup_multiply(_accumulate) calls",
+                        line);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        // The whole 8x8 operands from the lanes' elements, then D = C + A B with j
+        // outermost: every element still sums j = 0..7 in order, and the loop over
+        // columns runs the 8 columns together (vector code, no reordering).
+        float m[3][8][8];
+        for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
+            const sw_mma_cell &cl = L->cell[l][k];
+            uint r = sw_mat_row(l), c = sw_mat_col(l);
+            for (int o = 0; o < 3; o++) {
+                int from = cl.ref[o];
+                const float *src = from >= 0 ? L->cell[l][from].res : cl.op[o];
+                m[o][r][c] = src[0];
+                m[o][r][c + 1] = src[1];
+            }
+        }
+        float (&d)[8][8] = m[2];
+        for (uint j = 0; j < 8; j++)
+            for (uint r = 0; r < 8; r++) {
+                float a = m[0][r][j];
+                for (uint c = 0; c < 8; c++) d[r][c] += a * m[1][j][c];
+            }
+        for (uint32_t mm = lanes; mm; mm &= mm - 1) {
+            uint l = (uint)__builtin_ctz(mm), r = sw_mat_row(l), c = sw_mat_col(l);
+            // A destination is the target of at most one entry (an overwritten one
+            // cleared its dst), and later entries read res, never a matrix: storing
+            // now is safe.
+            sw_mma_cell &cl = L->cell[l][k];
+            cl.store(cl.dst, d[r][c], d[r][c + 1], cl.res);
+        }
+    }
+    for (uint32_t m = lanes; m; m &= m - 1) L->count[__builtin_ctz(m)] = 0;
+}
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
     static_assert(Cols == 8 && Rows == 8, "only 8x8 simdgroup matrices are supported");
     vec<T, 2> sw_elems;
+    mutable int16_t sw_pending = -1; // the log entry this lane's elements await, -1: sw_elems holds them
+    mutable bool sw_pinned = false;  // thread_elements() was called: products into it are not deferred
+
     simdgroup_matrix() = default;
     // MSL: constructing from a value makes a diagonal matrix.
     explicit simdgroup_matrix(T diag) {
@@ -447,12 +541,71 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
         sw_elems[0] = r == c ? diag : T(0);
         sw_elems[1] = r == c + 1 ? diag : T(0);
     }
-    vec<T, 2> &thread_elements() { return sw_elems; }
-    const vec<T, 2> &thread_elements() const { return sw_elems; }
+    simdgroup_matrix(const simdgroup_matrix &o) : sw_elems(o.sw_read()), sw_pending(-1), sw_pinned(false) {}
+    simdgroup_matrix &operator=(const simdgroup_matrix &o) {
+        if (this != &o) {
+            vec<T, 2> e = o.sw_read();
+            sw_forget();
+            sw_elems = e;
+        }
+        return *this;
+    }
+    ~simdgroup_matrix() { sw_forget(); }
+
+    vec<T, 2> &thread_elements(int line = __builtin_LINE()) {
+        sw_resolve(line);
+        sw_pinned = true;
+        return sw_elems;
+    }
+    const vec<T, 2> &thread_elements(int line = __builtin_LINE()) const {
+        sw_resolve(line);
+        sw_pinned = true;
+        return sw_elems;
+    }
+
+    // This lane's elements, flushing the simdgroup's product log when they are pending.
+    const vec<T, 2> &sw_read(int line = __builtin_LINE()) const {
+        sw_resolve(line);
+        return sw_elems;
+    }
+    void sw_resolve(int line) const;
+    // The matrix gets a new value: a pending product no longer lands here.
+    void sw_forget() {
+        if (sw_pending >= 0) {
+            uint lane;
+            sw_mma_log_here(&lane)->cell[lane][sw_pending].dst = nullptr;
+            sw_pending = -1;
+        }
+    }
+    // A product's result, through the log (sw_mma_store_fn).
+    static void sw_store(void *self, float e0, float e1, float *out) {
+        T t0 = static_cast<T>(e0), t1 = static_cast<T>(e1);
+        out[0] = (float)t0;
+        out[1] = (float)t1;
+        if (!self) return;
+        simdgroup_matrix *m = static_cast<simdgroup_matrix *>(self);
+        m->sw_elems[0] = t0;
+        m->sw_elems[1] = t1;
+        m->sw_pending = -1;
+    }
 };
 typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
+
+// Flushes the log: the lanes meet, the lowest evaluates it for all while the others
+// wait at the second sync (which does not depend on the order lanes resume in).
+inline void sw_mma_flush(int line) {
+    uint lane;
+    sw_mma_log *L = sw_mma_log_here(&lane);
+    uint32_t mask = sw_rt_simd_sync(line);
+    if (mask && lane == (uint)__builtin_ctz(mask)) sw_mma_evaluate(L, mask, L->count[lane], line);
+    sw_rt_simd_sync(line);
+}
+
+template <class T, int C, int R> inline void simdgroup_matrix<T, C, R>::sw_resolve(int line) const {
+    if (sw_pending >= 0) sw_mma_flush(line);
+}
 
 template <class T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
     simdgroup_matrix<T, C, R> m;
@@ -465,6 +618,7 @@ template <class T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_si
 template <class T, class S>
 inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
                            ulong2 origin = ulong2(0), bool transpose = false) {
+    d.sw_forget();
     uint l = sw_lane(), r = sw_mat_row(l), c = sw_mat_col(l);
     for (uint k = 0; k < 2; k++) {
         ulong rr = r, cc = c + k;
@@ -475,54 +629,45 @@ inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong ele
 }
 template <class T, class S>
 inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong elements_per_row = 8,
-                            ulong2 origin = ulong2(0), bool transpose = false) {
+                            ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
+    const vec<T, 2> &e = m.sw_read(line);
     uint l = sw_lane(), r = sw_mat_row(l), c = sw_mat_col(l);
     for (uint k = 0; k < 2; k++) {
         ulong rr = r, cc = c + k;
         S *p = transpose ? dst + (origin.y + cc) * elements_per_row + origin.x + rr
                          : dst + (origin.y + rr) * elements_per_row + origin.x + cc;
-        *p = static_cast<S>(m.sw_elems[k]);
+        *p = static_cast<S>(e[k]);
     }
 }
 
-// The lane holding element (row, col) of an 8x8 matrix (col even; the inverse of
-// sw_mat_row / sw_mat_col): lane bits are r2 c2 r1 r0 c1.
-inline uint sw_mat_lane(uint row, uint col) {
-    return ((row & 4u) << 2) | ((col & 4u) << 1) | ((row & 2u) << 1) | ((row & 1u) << 1) | ((col >> 1) & 1u);
+// Records d = a * b (+ c) in this lane's column of the log (see above).
+template <class T> inline void sw_mma_operand(sw_mma_cell &cell, int o, const simdgroup_matrix<T, 8, 8> *m) {
+    if (m && m->sw_pending >= 0) {
+        cell.ref[o] = m->sw_pending;
+        return;
+    }
+    cell.ref[o] = -1;
+    cell.op[o][0] = m ? (float)m->sw_elems[0] : 0.0f;
+    cell.op[o][1] = m ? (float)m->sw_elems[1] : 0.0f;
 }
-
-// Each lane publishes its elements of a and b (as float); every lane then reads the
-// row of a and the two columns of b it needs and computes its own two elements of
-// a*b (+ c), accumulating k = 0..7 in order, in float.
 template <class TD, class TA, class TB, class TC>
 inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
                              const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
                              int line) {
-    float mine[4] = {(float)a.sw_elems[0], (float)a.sw_elems[1], (float)b.sw_elems[0], (float)b.sw_elems[1]};
-    uint32_t mask, l;
-    const char *slots = static_cast<const char *>(sw_rt_simd_exchange(mine, sizeof mine, line, &mask, &l));
-    uint r = sw_mat_row(l), col = sw_mat_col(l);
-    float arow[8], bcol0[8], bcol1[8];
-    for (uint j = 0; j < 8; j += 2) {
-        const float *v = reinterpret_cast<const float *>(slots + sw_mat_lane(r, j) * SW_SIMD_SLOT_BYTES);
-        arow[j] = v[0];
-        arow[j + 1] = v[1];
-    }
-    for (uint j = 0; j < 8; j++) {
-        const float *v = reinterpret_cast<const float *>(slots + sw_mat_lane(j, col) * SW_SIMD_SLOT_BYTES);
-        bcol0[j] = v[2];
-        bcol1[j] = v[3];
-    }
-    vec<TD, 2> out;
-    float acc0 = c ? (float)c->sw_elems[0] : 0.0f;
-    float acc1 = c ? (float)c->sw_elems[1] : 0.0f;
-    for (uint j = 0; j < 8; j++) {
-        acc0 += arow[j] * bcol0[j];
-        acc1 += arow[j] * bcol1[j];
-    }
-    out[0] = static_cast<TD>(acc0);
-    out[1] = static_cast<TD>(acc1);
-    d.sw_elems = out;
+    uint lane;
+    sw_mma_log *L = sw_mma_log_here(&lane);
+    if (L->count[lane] == SW_MMA_ENTRIES) sw_mma_flush(line); // full: settle it (every operand becomes a value)
+    uint32_t k = L->count[lane];
+    sw_mma_cell &cell = L->cell[lane][k];
+    sw_mma_operand(cell, 0, &a);
+    sw_mma_operand(cell, 1, &b);
+    sw_mma_operand(cell, 2, c);
+    if (d.sw_pending >= 0) L->cell[lane][d.sw_pending].dst = nullptr;
+    cell.dst = &d;
+    cell.store = &simdgroup_matrix<TD, 8, 8>::sw_store;
+    d.sw_pending = (int16_t)k;
+    L->count[lane] = k + 1;
+    if (d.sw_pinned) sw_mma_flush(line);
 }
 template <class TD, class TA, class TB, class TC>
 inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, 8, 8> &d,
@@ -538,7 +683,8 @@ inline void simdgroup_multiply(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_ma
 }
 
 // a * b and element-wise a + b, a - b, s * a (MSL's simdgroup_matrix operators).
-// An operator has no defaulted line argument: a divergence names this header.
+// An operator has no defaulted line argument: a divergence names this header.  The
+// element-wise ones read their operands through sw_read (a pending product first).
 template <class T>
 inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
     simdgroup_matrix<T, 8, 8> d;
@@ -548,19 +694,19 @@ inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, c
 template <class T>
 inline simdgroup_matrix<T, 8, 8> operator+(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
     simdgroup_matrix<T, 8, 8> d;
-    d.sw_elems = a.sw_elems + b.sw_elems;
+    d.sw_elems = a.sw_read(__LINE__) + b.sw_read(__LINE__);
     return d;
 }
 template <class T>
 inline simdgroup_matrix<T, 8, 8> operator-(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
     simdgroup_matrix<T, 8, 8> d;
-    d.sw_elems = a.sw_elems - b.sw_elems;
+    d.sw_elems = a.sw_read(__LINE__) - b.sw_read(__LINE__);
     return d;
 }
 template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
 inline simdgroup_matrix<T, 8, 8> operator*(S s, const simdgroup_matrix<T, 8, 8> &a) {
     simdgroup_matrix<T, 8, 8> d;
-    d.sw_elems = a.sw_elems * sw_cvt<T>(s);
+    d.sw_elems = a.sw_read(__LINE__) * sw_cvt<T>(s);
     return d;
 }
 template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>

@@ -154,3 +154,29 @@ kernel void divergent_barrier(device const float *g [[buffer(0)]], device float 
         gc[base + (ulong)t * H] = acc;
     }
 }
+
+// The software device defers simdgroup-matrix products until a result is read (the
+// prelude's product log): the checks must still see what happens around them.
+// mma_store_overrun: a chain of deferred products whose result is stored 8 floats
+// per row from element 72 + 8 * simdgroup, past the 130-float g_cumsum.
+kernel void mma_store_overrun(device const float *g [[buffer(0)]], device float *gc [[buffer(1)]],
+                              constant uint *p [[buffer(2)]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    simdgroup_float8x8 a, acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    simdgroup_load(a, g, 8);
+    for (int i = 0; i < 3; i++) simdgroup_multiply_accumulate(acc, a, a, acc);
+    simdgroup_store(acc, gc + 72 + 8 * sg, 8); // @mma-overrun
+}
+
+// mma_divergent: lanes 0-15 make two products, lanes 16-31 one, then all read the
+// result: simdgroup matrix operations in divergent control flow.
+kernel void mma_divergent(device const float *g [[buffer(0)]], device float *gc [[buffer(1)]],
+                          constant uint *p [[buffer(2)]], uint lane [[thread_index_in_simdgroup]]) {
+    simdgroup_float8x8 a = make_filled_simdgroup_matrix<float, 8, 8>(1.0f), d;
+    if (lane < 16) {
+        simdgroup_multiply(d, a, a);
+        simdgroup_multiply(d, a, d);
+    } else {
+        simdgroup_multiply(d, a, a);
+    }
+    simdgroup_store(d, gc, 8); // @mma-read
+}
