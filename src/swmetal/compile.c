@@ -216,29 +216,79 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
 
 /* ------------------------------------------------------------ variants */
 
-/* This host's kernel build flags. */
-static int kernel_flags(int instr, const char **flags, int max) {
-#ifdef __APPLE__
-    return sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 1, flags, max);
-#else
-    return sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 0, flags, max);
-#endif
+/* How a variant is built:
+ *   BUILD_RUN      the kernels as they run: -O2, instrumented as asked;
+ *   BUILD_LISTING  every kernel at -O0, for the compile command's table of a large
+ *                  library (bindings and static threadgroup memory come from the
+ *                  loaded object; optimising thousands of instantiations is what
+ *                  takes clang minutes);
+ *   BUILD_CHECK    clang -fsyntax-only over every kernel: what creating a large
+ *                  library costs (errors surface there, as on Metal); only a marker
+ *                  file is cached. */
+enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK };
+
+/* Libraries with more kernels than this are checked whole when created and
+ * compiled one kernel at a time when a pipeline asks for one (MLX's files
+ * instantiate hundreds to thousands of kernels from a few templates: the
+ * optimiser takes many minutes over all of them and seconds over one).
+ * GDNBENCH_SW_WHOLE_LIBRARY_MAX=N overrides it; tests set 0 to put small sources
+ * on the per-kernel path. */
+#define SW_WHOLE_LIBRARY_MAX 16
+
+static int whole_library_max(void) {
+    const char *e = getenv("GDNBENCH_SW_WHOLE_LIBRARY_MAX");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end == 0 && v >= 0 && v < 1000000) return (int)v;
+    }
+    return SW_WHOLE_LIBRARY_MAX;
 }
 
-static void variant_key(const compiler *cc, const char *cpp, int instr, char hex[65]) {
+static int per_kernel(const sw_library *lib) { return lib->unit.nkernels > whole_library_max(); }
+
+/* This host's flags for one build mode. */
+static int kernel_flags(int instr, int mode, const char **flags, int max) {
+    const char *all[SW_CXX_MAX_FLAGS];
+#ifdef __APPLE__
+    int n = sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 1, all, SW_CXX_MAX_FLAGS);
+#else
+    int n = sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 0, all, SW_CXX_MAX_FLAGS);
+#endif
+    int k = 0;
+    for (int i = 0; i < n && k < max; i++) {
+        const char *f = all[i];
+        if (mode == BUILD_LISTING && strcmp(f, "-O2") == 0) f = "-O0";
+        if (mode == BUILD_CHECK) {
+            /* what only the object or the link needs */
+            if (strcmp(f, "-shared") == 0 || strcmp(f, "-fPIC") == 0 || strncmp(f, "-g", 2) == 0 ||
+                strncmp(f, "-fdebug-", 8) == 0)
+                continue;
+            if (strcmp(f, "-undefined") == 0) {
+                i++; /* and its argument */
+                continue;
+            }
+        }
+        flags[k++] = f;
+    }
+    if (mode == BUILD_CHECK && k < max) flags[k++] = "-fsyntax-only";
+    return k;
+}
+
+static void variant_key(const compiler *cc, const char *cpp, int instr, int mode, char hex[65]) {
     char ph[65];
     prelude_hash(ph);
     sha256_ctx c;
     uint8_t d[32];
     sha256_init(&c);
     char hdr[128];
-    snprintf(hdr, sizeof hdr, "variant2 abi=%d instr=%d", SW_ABI_VERSION, instr);
+    snprintf(hdr, sizeof hdr, "variant3 abi=%d instr=%d mode=%d", SW_ABI_VERSION, instr, mode);
     sha256_update(&c, hdr, strlen(hdr) + 1);
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
     sha256_update(&c, cc->version, strlen(cc->version) + 1);
     const char *flags[SW_CXX_MAX_FLAGS];
-    int nflags = kernel_flags(instr, flags, SW_CXX_MAX_FLAGS);
+    int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) sha256_update(&c, flags[i], strlen(flags[i]) + 1);
     sha256_update(&c, cpp, strlen(cpp) + 1);
     sha256_final(&c, d);
@@ -270,10 +320,11 @@ static void move_dsym(const char *tmp_so, const char *so_path) {
 #endif
 }
 
-/* Compiles cpp into <cache>/<key>.so unless it is already there. */
-static int build_variant(const compiler *cc, const char *cache, const char *cpp, int instr, const char *key,
-                         char *so_path, size_t n, char **err) {
-    pathf(so_path, n, "%s/%s.so", cache, key);
+/* Compiles cpp into <cache>/<key>.so (BUILD_CHECK: checks it and writes
+ * <key>.checked) unless that is already there. */
+static int build_variant(const compiler *cc, const char *cache, const char *cpp, int instr, int mode,
+                         const char *key, char *so_path, size_t n, char **err) {
+    pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
     if (access(so_path, F_OK) == 0) {
         __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
         return 0;
@@ -281,7 +332,7 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300];
     if (prelude_dir(cache, pdir, sizeof pdir, err)) return -1;
     pathf(cpp_path, sizeof cpp_path, "%s/%s.cpp", cache, key);
-    pathf(tmp_so, sizeof tmp_so, "%s/%s.so.tmp-%d-%lx", cache, key, (int)getpid(), (unsigned long)pthread_self());
+    pathf(tmp_so, sizeof tmp_so, "%s.tmp-%d-%lx", so_path, (int)getpid(), (unsigned long)pthread_self());
     pathf(errp, sizeof errp, "%s.err", tmp_so);
     pathf(incl, sizeof incl, "-I%s", pdir);
     if (sw_write_file_atomic(cpp_path, cpp, strlen(cpp)) != 0) {
@@ -292,11 +343,13 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     int a = 0;
     argv[a++] = (char *)cc->path;
     const char *flags[SW_CXX_MAX_FLAGS];
-    int nflags = kernel_flags(instr, flags, SW_CXX_MAX_FLAGS);
+    int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
     argv[a++] = incl;
-    argv[a++] = "-o";
-    argv[a++] = tmp_so;
+    if (mode != BUILD_CHECK) {
+        argv[a++] = "-o";
+        argv[a++] = tmp_so;
+    }
     argv[a++] = cpp_path;
     argv[a] = NULL;
     __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
@@ -309,6 +362,14 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         return -1;
     }
     unlink(errp);
+    if (mode == BUILD_CHECK) {
+        unlink(cpp_path); /* only the verdict is kept */
+        if (sw_write_file_atomic(so_path, "", 0) != 0) {
+            *err = fmt_err("cannot write %s: %s", so_path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
     if (rename(tmp_so, so_path) != 0) {
         *err = fmt_err("cannot move the compiled kernel into %s: %s", so_path, strerror(errno));
         unlink(tmp_so);
@@ -329,15 +390,13 @@ static void keep_cpp(const char *cpp, const char *key) {
     (void)sw_write_file_atomic(path, cpp, strlen(cpp));
 }
 
-/* The key of a variant and, when it is not loaded in this library yet, its .so on
- * disk (compiled if needed).  Returns 1 with *loaded set when already loaded, 0
- * with so_path filled, -1 on error. */
-/* What the generated C++ of a variant depends on besides the library: the
- * instrumentation and the values given for the constants the source declares.
- * Malloc'd, NULL when out of memory. */
-static char *variant_signature(const sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr) {
+/* What the generated C++ of a variant depends on besides the library: the build,
+ * the kernel (per-kernel variants), the instrumentation and the values given for
+ * the constants the source declares.  Malloc'd, NULL when out of memory. */
+static char *variant_signature(const sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, int only,
+                               int mode) {
     msl_buf b = {0};
-    msl_buf_printf(&b, "instr=%d", instr);
+    msl_buf_printf(&b, "instr=%d;only=%d;mode=%d", instr, only, mode);
     for (int i = 0; i < lib->unit.nconstants; i++) {
         const sw_fc_value *v = NULL;
         for (int j = 0; j < nfcs; j++)
@@ -348,13 +407,16 @@ static char *variant_signature(const sw_library *lib, const sw_fc_value *fcs, in
     return msl_buf_take(&b);
 }
 
-static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, char key[65],
-                           void **loaded, char *so_path, size_t n, char **err) {
+/* The key of a variant and, when it is not loaded in this library yet, its file on
+ * disk (built if needed).  Returns 1 with *loaded set when already loaded, 0 with
+ * so_path filled, -1 on error.  loaded == NULL: only build it. */
+static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, int only, int mode,
+                           char key[65], void **loaded, char *so_path, size_t n, char **err) {
     const compiler *cc = get_compiler(err);
     if (!cc) return -1;
     /* a variant already loaded for the same signature: no C++ to generate (MLX's
      * libraries have thousands of kernels; the compile command asks for each) */
-    char *sig = loaded ? variant_signature(lib, fcs, nfcs, instr) : NULL;
+    char *sig = loaded ? variant_signature(lib, fcs, nfcs, instr, only, mode) : NULL;
     for (int i = 0; sig && i < lib->nvariants; i++) {
         if (lib->variants[i].sig && strcmp(lib->variants[i].sig, sig) == 0) {
             free(sig);
@@ -365,10 +427,10 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
         }
     }
     free(sig);
-    char *cpp = msl_front_emit(&lib->unit, fcs, nfcs, err);
+    char *cpp = msl_front_emit(&lib->unit, fcs, nfcs, only, err);
     if (!cpp) return -1;
-    variant_key(cc, cpp, instr, key);
-    keep_cpp(cpp, key);
+    variant_key(cc, cpp, instr, mode, key);
+    if (mode != BUILD_CHECK) keep_cpp(cpp, key);
     for (int i = 0; loaded && i < lib->nvariants; i++) {
         if (strcmp(lib->variants[i].key, key) == 0) {
             free(cpp);
@@ -378,7 +440,7 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
         }
     }
     char cache[4096];
-    int rc = sw_cache_dir(cache, sizeof cache, err) || build_variant(cc, cache, cpp, instr, key, so_path, n, err);
+    int rc = sw_cache_dir(cache, sizeof cache, err) || build_variant(cc, cache, cpp, instr, mode, key, so_path, n, err);
     free(cpp);
     return rc ? -1 : 0;
 }
@@ -388,16 +450,17 @@ int sw_library_compile_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs
     *err = NULL;
     char key[65];
     pthread_mutex_lock(&lib->mu);
-    int rc = prepare_variant(lib, fcs, nfcs, instr, key, NULL, so_path, n, err);
+    int rc = prepare_variant(lib, fcs, nfcs, instr, -1, BUILD_RUN, key, NULL, so_path, n, err);
     pthread_mutex_unlock(&lib->mu);
     return rc < 0 ? -1 : 0;
 }
 
-/* Loads (or finds loaded) the variant for these constants.  Caller holds lib->mu. */
-static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, char **err) {
+/* Loads (or finds loaded) a variant.  Caller holds lib->mu. */
+static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int instr, int only, int mode,
+                          char **err) {
     char key[65], so[4300];
     void *loaded = NULL;
-    int rc = prepare_variant(lib, fcs, nfcs, instr, key, &loaded, so, sizeof so, err);
+    int rc = prepare_variant(lib, fcs, nfcs, instr, only, mode, key, &loaded, so, sizeof so, err);
     if (rc < 0) return NULL;
     if (rc == 1) return loaded;
     /* RTLD_NOW: the binary exports every sw_rt_* and __tsan_* hook (-rdynamic), so
@@ -422,12 +485,20 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
     }
     lib->variants = v;
     memcpy(v[lib->nvariants].key, key, sizeof key);
-    v[lib->nvariants].sig = variant_signature(lib, fcs, nfcs, instr);
+    v[lib->nvariants].sig = variant_signature(lib, fcs, nfcs, instr, only, mode);
     v[lib->nvariants].dl = dl;
     v[lib->nvariants].so_path = strdup(so);
     lib->nvariants++;
     sw_symbolize_register(so, lib->filename, lib->source);
     return dl;
+}
+
+/* Checks every kernel of a large library with clang -fsyntax-only (cached). */
+static int check_library(sw_library *lib, char **err) {
+    char key[65], marker[4300];
+    return prepare_variant(lib, NULL, 0, SW_INSTR_NONE, -1, BUILD_CHECK, key, NULL, marker, sizeof marker, err) < 0
+               ? -1
+               : 0;
 }
 
 /* ------------------------------------------------------------------ API */
@@ -466,8 +537,9 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
         sw_library_free(lib);
         return NULL;
     }
-    /* compile the variant without constants now, so errors surface here as on Metal */
-    if (!load_variant(lib, NULL, 0, SW_INSTR_NONE, err)) {
+    /* compile the variant without constants now (a large library: check it), so
+     * errors surface here as on Metal */
+    if (per_kernel(lib) ? check_library(lib, err) != 0 : !load_variant(lib, NULL, 0, SW_INSTR_NONE, -1, BUILD_RUN, err)) {
         sw_library_free(lib);
         return NULL;
     }
@@ -514,12 +586,13 @@ int sw_library_constant_info(const sw_library *lib, int i, int *index, int *type
 
 const char *sw_fc_type_name(int type) { return msl_fc_type_name(type); }
 
-int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
-                          sw_kernel *out, char **err) {
+static int get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr, int listing,
+                      sw_kernel *out, char **err) {
     *err = NULL;
-    int found = 0;
-    for (int i = 0; i < lib->unit.nkernels; i++) found |= strcmp(lib->unit.kernels[i].host_name, name) == 0;
-    if (!found) {
+    int found = -1;
+    for (int i = 0; i < lib->unit.nkernels && found < 0; i++)
+        if (strcmp(lib->unit.kernels[i].host_name, name) == 0) found = i;
+    if (found < 0) {
         msl_buf b = {0};
         msl_buf_printf(&b, "no kernel named '%s' in %s; it has:", name, lib->filename);
         for (int i = 0; i < lib->unit.nkernels; i++) msl_buf_printf(&b, " %s", lib->unit.kernels[i].host_name);
@@ -527,8 +600,13 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
         *err = msl_buf_take(&b);
         return -1;
     }
+    int only = -1, mode = BUILD_RUN;
+    if (per_kernel(lib)) {
+        if (listing) mode = BUILD_LISTING;
+        else only = found;
+    }
     pthread_mutex_lock(&lib->mu);
-    void *dl = load_variant(lib, fcs, nfcs, instr, err);
+    void *dl = load_variant(lib, fcs, nfcs, instr, only, mode, err);
     pthread_mutex_unlock(&lib->mu);
     if (!dl) return -1;
     const sw_kernel_info *k = dlsym(dl, "sw_kernels");
@@ -541,3 +619,14 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
     *err = fmt_err("kernel '%s' is missing from its compiled library %s", name, lib->filename);
     return -1;
 }
+
+int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
+                          sw_kernel *out, char **err) {
+    return get_kernel(lib, name, fcs, nfcs, instr, 0, out, err);
+}
+
+int sw_library_describe_kernel(sw_library *lib, const char *name, sw_kernel *out, char **err) {
+    return get_kernel(lib, name, NULL, 0, SW_INSTR_NONE, 1, out, err);
+}
+
+int sw_library_is_per_kernel(const sw_library *lib) { return per_kernel(lib); }

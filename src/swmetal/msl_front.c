@@ -34,6 +34,8 @@ typedef struct edit {
     char *text;                  /* NULL: blank the span */
     int order;                   /* among insertions at one position: -1 outermost opening, +1 outermost closing */
     int seq;                     /* creation order (ties) */
+    int anchor;                  /* a zero-length mark, no text: 2k+1 (2k+2) records where
+                                    kernel k's instantiation starts (ends) in the output */
 } edit;
 
 typedef struct kernel_template {
@@ -121,8 +123,23 @@ static int add_edit(front *f, int start, int end, char *text) {
         f->edits = e;
         f->capedits = cap;
     }
-    f->edits[f->nedits] = (edit){start, end, text, 0, f->nedits};
+    f->edits[f->nedits] = (edit){start, end, text, 0, f->nedits, 0};
     f->nedits++;
+    return 0;
+}
+
+/* Marks the explicit instantiation of the kernel just added, tk[first..last], so
+ * that apply_edits records its span in the rewritten text.  Both marks sort before
+ * any other insertion at their position (order), so they bound the declaration. */
+static int mark_instantiation(front *f, int first, int last) {
+    int k = f->u->nkernels - 1;
+    int lo = f->tk[first].start, hi = f->tk[last].start + f->tk[last].len;
+    if (add_edit(f, lo, lo, NULL)) return -1;
+    f->edits[f->nedits - 1].anchor = 2 * k + 1;
+    f->edits[f->nedits - 1].order = -1000;
+    if (add_edit(f, hi, hi, NULL)) return -1;
+    f->edits[f->nedits - 1].anchor = 2 * k + 2;
+    f->edits[f->nedits - 1].order = -1000;
     return 0;
 }
 
@@ -823,7 +840,7 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
     int k = ds;
     while (k < end && f->tk[k].kind == MSL_TK_DIRECTIVE) k++;
     if (k >= end) return 0;
-    int is_template = 0, is_inst = 0;
+    int is_template = 0, is_inst = 0, first = k;
     if (tk_is(f, k, "template")) {
         if (tk_is(f, k + 1, "<")) {
             int after = skip_angles(f, k + 1, end);
@@ -912,7 +929,8 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
             return fail_at(f, k, "out of memory%s%s", NULL, NULL);
         }
         if (!kr.host_name) kr.host_name = tk_range_dup(f, after, end - 1);
-        return add_kernel(f, k, &kr);
+        if (add_kernel(f, k, &kr)) return -1;
+        return mark_instantiation(f, first, tk_is(f, end, ";") ? end : end - 1);
     }
     if (lp < 0) {
         kernel_free(&kr);
@@ -944,7 +962,8 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
             kernel_free(&kr);
             return fail_at(f, k, "out of memory%s%s", NULL, NULL);
         }
-        return add_kernel(f, k, &kr);
+        if (add_kernel(f, k, &kr)) return -1;
+        return mark_instantiation(f, first, tk_is(f, end, ";") ? end : end - 1);
     }
     if (body < 0) {
         kernel_free(&kr);   /* a prototype: the definition is the one that counts */
@@ -1832,6 +1851,14 @@ static char *apply_edits(front *f) {
         const edit *e = &f->edits[i];
         if ((size_t)e->start < pos) continue; /* inside an edit already applied */
         msl_buf_put(&b, s + pos, (size_t)e->start - pos);
+        pos = (size_t)e->start;
+        if (e->anchor) {
+            msl_kernel *k = &f->u->kernels[(e->anchor - 1) / 2];
+            if (e->anchor % 2) k->inst_lo = (int)b.len;
+            else k->inst_hi = (int)b.len;
+            k->inst |= e->anchor % 2 ? 1 : 2;
+            continue;
+        }
         if (e->text) {
             msl_buf_puts(&b, e->text);
             for (int k = e->start; k < e->end; k++)

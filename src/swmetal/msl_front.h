@@ -83,6 +83,10 @@ typedef struct msl_kernel {
     int line;
     int nbindings;
     msl_binding *bindings;
+    /* An explicit instantiation (`template [[host_name("x")]] ... f<T>;`): its span
+     * in msl_unit.text, so that the C++ of one kernel can leave the others'
+     * instantiations out.  inst == 3 when both ends are known. */
+    int inst, inst_lo, inst_hi;
 } msl_kernel;
 
 typedef struct msl_constant {
@@ -104,8 +108,10 @@ typedef struct msl_unit {
  * line marker says otherwise.  Returns 0, or -1 with *err set and *out zeroed. */
 int msl_front_parse(const char *text, const char *filename, msl_unit *out, char **err);
 void msl_unit_free(msl_unit *u);
-/* Step 4.  `prelude_include` is the header name for #include "..." (metal_stdlib.h). */
-char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, char **err);
+/* Step 4.  only < 0: every kernel; else the C++ of kernel `only` alone (the other
+ * kernels' explicit instantiations blanked, so clang neither instantiates nor
+ * optimises them; plain kernel definitions stay, as ordinary functions). */
+char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int only, char **err);
 
 /* 1 when the (preprocessed) text has no identifier that could reach a barrier or a
  * simd/quad function (msl_sync.c; conservative: 0 when unsure). */

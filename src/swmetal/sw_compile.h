@@ -4,7 +4,9 @@
  * sw_library_create (front-end pass and a compile without function constants, so
  * syntax errors surface there as on Metal); newFunctionWithName:constantValues:
  * calls sw_library_get_kernel, which compiles the variant for those constant values
- * (cached on disk by hash) and dlopens it. */
+ * (cached on disk by hash) and dlopens it.  A library of more than 16 kernels is
+ * only checked (clang -fsyntax-only) at creation, and each kernel is compiled on
+ * its own when asked for: MLX's files instantiate thousands. */
 #ifndef GDN_SW_COMPILE_H
 #define GDN_SW_COMPILE_H
 
@@ -67,6 +69,16 @@ const char *sw_fc_type_name(int type);
  * values and instrumentation, and fills *out.  Returns 0, or -1 with *err set. */
 int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs, int instr,
                           sw_kernel *out, char **err);
+
+/* The kernel as the compile command lists it (bindings, static threadgroup
+ * memory): the same as sw_library_get_kernel without constants for a small
+ * library; for a large one, every kernel built at once without optimisation
+ * (fast to build, slow to run: for inspecting, not for timing). */
+int sw_library_describe_kernel(sw_library *lib, const char *name, sw_kernel *out, char **err);
+
+/* 1 when the library is compiled a kernel at a time (more kernels than
+ * GDNBENCH_SW_WHOLE_LIBRARY_MAX, default 16): newLibrary only checks it. */
+int sw_library_is_per_kernel(const sw_library *lib);
 
 /* Compiles (or finds in the on-disk cache) the variant for these constants without
  * loading it, and writes the shared object's path (for tests and tools that inspect

@@ -135,4 +135,40 @@ expect_exit 1 "compile: a --define that changes the result fails the check" $G c
     --iters 1 --warmup 0 --shader "$TMPD/cs/cumsum_inc.metal" --function cumsum_inc --include "$TMPD/cs/inc" \
     --define SCALE=2.0f --check both
 expect_exit 2 "compile: --define without --shader exits 2" $G cumsum --backend sw --define SCALE=1
+# A large library (more kernels than GDNBENCH_SW_WHOLE_LIBRARY_MAX, default 16):
+# checked whole by newLibrary, each kernel compiled alone for its pipeline, and
+# the compile command's listing from one unoptimised build of all of them.
+{
+    printf '#include "scan.h"\nusing namespace metal;\n'
+    printf 'template <int S>\n[[kernel]] void cs(device const float *g [[buffer(0)]], device float *gc [[buffer(1)]],\n'
+    printf '    constant uint *p [[buffer(2)]], uint3 tg [[threadgroup_position_in_grid]],\n'
+    printf '    uint tid [[thread_index_in_threadgroup]]) {\n'
+    printf '    const uint T = p[1], H = p[2], BT = p[3], NT = p[4];\n'
+    printf '    const uint h = tg.y, b = tg.z / NT, t0 = (tg.z %% NT) * BT;\n'
+    printf '    if (tid != 0 || t0 >= T) return;\n'
+    printf '    scan_chunk(g, gc, ((ulong)b * T + t0) * H + h, min(BT, T - t0), H);\n'
+    printf '    if (S != 1) gc[0] = float(S);\n}\n'
+    for i in $(seq 1 40); do
+        printf 'template [[host_name("cs_%d")]] [[kernel]] decltype(cs<%d>) cs<%d>;\n' "$i" "$i" "$i"
+    done
+} > "$TMPD/cs/big.metal"
+expect_exit 0 "compile: a 40-kernel library compiles" $G compile "$TMPD/cs/big.metal" -I "$TMPD/cs/inc" -D SCALE=1.0f
+expect_match "compile: a large library says it is compiled a kernel at a time" "$OUT" "a pipeline compiles and optimises its kernel alone"
+expect_match "compile: the large library lists its last kernel" "$OUT" "kernel cs_40 "
+expect_exit 0 "compile: large library json" $G compile "$TMPD/cs/big.metal" -I "$TMPD/cs/inc" -D SCALE=1.0f --json -
+expect_match "compile: json per_kernel" "$OUT" '"per_kernel":[[:space:]]*true'
+expect_exit 0 "compile: a kernel of a large library runs and passes, full checks" $G cumsum --backend sw --T 100 --H 2 \
+    --iters 1 --warmup 0 --shader "$TMPD/cs/big.metal" --function cs_1 --include "$TMPD/cs/inc" \
+    --define SCALE=1.0f --check both --sw-checks full
+expect_exit 1 "compile: another kernel of it computes its own (wrong) values" $G cumsum --backend sw --T 100 --H 2 \
+    --iters 1 --warmup 0 --shader "$TMPD/cs/big.metal" --function cs_7 --include "$TMPD/cs/inc" \
+    --define SCALE=1.0f --check both
+# the listing of the per-kernel path is the listing of the whole-library path
+$G compile "$root/tests/msl/features.metal" | tail -n +2 > "$TMPD/list_whole.txt"
+GDNBENCH_SW_WHOLE_LIBRARY_MAX=4 $G compile "$root/tests/msl/features.metal" | tail -n +3 > "$TMPD/list_split.txt"
+if [ -s "$TMPD/list_whole.txt" ] && cmp -s "$TMPD/list_whole.txt" "$TMPD/list_split.txt"; then
+    pass "compile: per-kernel listing equals the whole-library listing"
+else
+    fail "compile: per-kernel listing differs: $(diff "$TMPD/list_whole.txt" "$TMPD/list_split.txt" | head -5)"
+fi
 finish

@@ -819,3 +819,100 @@ TEST(sw_compile_char_is_signed) {
     }
     sw_library_free(lib);
 }
+
+/* A library of more kernels than GDNBENCH_SW_WHOLE_LIBRARY_MAX (set to 0 here) is
+ * checked whole at creation and compiled one kernel at a time: the C++ of one
+ * kernel leaves the other explicit instantiations out (blanked, line for line). */
+static const char *many_src = "template <typename T, int N>\n"                                  /* 1 */
+                              "[[kernel]] void fill(device T *x [[buffer(0)]],\n"                 /* 2 */
+                              "                     uint i [[thread_position_in_grid]]) {\n"      /* 3 */
+                              "    x[i] = T(N) + T(i);\n"                                          /* 4 */
+                              "}\n"                                                                /* 5 */
+                              "template [[host_name(\"fill_3\")]]\n"                              /* 6 */
+                              "[[kernel]] decltype(fill<float, 3>)\n"                             /* 7 */
+                              "    fill<float, 3>;\n"                                              /* 8 */
+                              "template [[host_name(\"fill_5\")]] [[kernel]] void fill<int, 5>(\n" /* 9 */
+                              "    device int *x [[buffer(0)]],\n"                                 /* 10 */
+                              "    uint i [[thread_position_in_grid]]);\n"                         /* 11 */
+                              "kernel void where(device int *x [[buffer(0)]]) {\n"                /* 12 */
+                              "    x[0] = __LINE__;\n"                                             /* 13 */
+                              "}\n";
+
+static const char *many_bad_src = "template <typename T>\n"
+                                  "[[kernel]] void twice(device T *x [[buffer(0)]]) {\n"
+                                  "    x[0] = x[0].no_such_member;\n"
+                                  "}\n"
+                                  "template [[host_name(\"twice_f\")]] [[kernel]] decltype(twice<float>) twice<float>;\n";
+
+TEST(sw_compile_large_library_compiles_one_kernel_at_a_time) {
+    use_temp_cache();
+    setenv("GDNBENCH_SW_WHOLE_LIBRARY_MAX", "0", 1);
+    char keep[128];
+    snprintf(keep, sizeof keep, "%s/keep", cache_dir);
+    setenv("GDNBENCH_SW_KEEP_CPP", keep, 1);
+    uint64_t before = sw_compile_invocations();
+    sw_library *lib = compile_or_skip(many_src, "many.metal");
+    if (!lib) return;
+    CHECK_EQ_INT(sw_library_is_per_kernel(lib), 1);
+    CHECK_EQ_INT(sw_library_kernel_count(lib), 3);
+    /* preprocessing and one syntax check; no kernel is built yet */
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 2);
+    sw_kernel k;
+    if (get_kernel(lib, "fill_5", NULL, 0, &k) == 0) {
+        CHECK(k.info[1].name == NULL); /* the variant holds this kernel alone */
+        int x[3] = {0};
+        void *bufs[] = {x, NULL};
+        run_1d(&k, bufs, 3);
+        CHECK(x[0] == 5 && x[1] == 6 && x[2] == 7);
+    }
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 3);
+    /* the only C++ kept so far is fill_5's: fill<float, 3> is not in it at all */
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "cat %s/*.cpp", keep);
+    FILE *p = popen(cmd, "r");
+    char line[4096];
+    int has_other = 0, has_own = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        has_other |= strstr(line, "fill<float, 3>") != NULL;
+        has_own |= strstr(line, "fill<int, 5>") != NULL;
+    }
+    if (p) pclose(p);
+    CHECK(has_own && !has_other);
+    if (get_kernel(lib, "fill_3", NULL, 0, &k) == 0) {
+        CHECK(k.info[1].name == NULL && strcmp(k.info[0].name, "fill_3") == 0);
+        float x[2] = {0};
+        void *bufs[] = {x, NULL};
+        run_1d(&k, bufs, 2);
+        CHECK(x[0] == 3.0f && x[1] == 4.0f);
+    }
+    if (get_kernel(lib, "where", NULL, 0, &k) == 0) {
+        int x[1] = {0};
+        void *bufs[] = {x, NULL};
+        run_1d(&k, bufs, 1);
+        CHECK_EQ_INT(x[0], 13); /* the blanked instantiations above kept their lines */
+        CHECK_EQ_INT(k.info->line, 12);
+    }
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 5);
+    if (get_kernel(lib, "fill_5", NULL, 0, &k) == 0) CHECK_EQ_INT((int)(sw_compile_invocations() - before), 5);
+    /* the compile command's view: every kernel in one unoptimised build */
+    char *err = NULL;
+    sw_kernel d;
+    CHECK(sw_library_describe_kernel(lib, "fill_3", &d, &err) == 0);
+    CHECK(d.info && d.info->nbindings == 2 && d.info[1].name != NULL);
+    free(err);
+    err = NULL;
+    CHECK(sw_library_describe_kernel(lib, "where", &d, &err) == 0 && strcmp(d.info->name, "where") == 0);
+    free(err);
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 6);
+    sw_library_free(lib);
+
+    /* an error inside an instantiated template body surfaces at creation, at its line */
+    err = NULL;
+    lib = sw_library_create(many_bad_src, "many_bad.metal", &err);
+    CHECK(lib == NULL);
+    CHECK_MSG(err && strstr(err, "many_bad.metal:3:") && strstr(err, "no_such_member"), "got: %s", err ? err : "");
+    free(err);
+    sw_library_free(lib);
+    unsetenv("GDNBENCH_SW_WHOLE_LIBRARY_MAX");
+    unsetenv("GDNBENCH_SW_KEEP_CPP");
+}

@@ -186,7 +186,7 @@ TEST(sw_front_function_constants) {
     CHECK_EQ_INT(count_lines(u.text), count_lines(src));
 
     sw_fc_value vals[2] = {{.index = 300, .type = SW_FC_BOOL, .v.u = 1}, {.index = 8, .type = SW_FC_FLOAT, .v.f = 1.5}};
-    char *cpp = msl_front_emit(&u, vals, 2, &err);
+    char *cpp = msl_front_emit(&u, vals, 2, -1, &err);
     CHECK(cpp != NULL);
     if (cpp) {
         CHECK(strstr(cpp, "#define SW_FC_DEF_300 1\n#define SW_FC_VAL_300 true\n") != NULL);
