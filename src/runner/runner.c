@@ -14,16 +14,31 @@
 #include "runner/runner.h"
 #include "runner/sampling.h"
 
-/* FNV-1a over every output tensor: cheap bitwise-identity check across iterations. */
+/* FNV-1a over every output tensor, eight bytes per step in four interleaved lanes
+ * (a byte at a time, the multiply chain made a 16 MB output cost ~25 ms a run):
+ * a cheap bitwise-identity check across iterations.  Each step is a bijection of
+ * the lane's state, so a change in one word always changes its lane. */
 static uint64_t outputs_hash(const op_case *c) {
-    uint64_t h = 1469598103934665603ull;
+    const uint64_t prime = 1099511628211ull;
+    uint64_t lane[4] = {1469598103934665603ull, 1469598103934665603ull ^ 1, 1469598103934665603ull ^ 2,
+                        1469598103934665603ull ^ 3};
     for (int i = 0; i < c->op->nbufs; i++) {
         buf_role r = c->op->bufs[i].role;
         if (r != BUF_OUT && r != BUF_INOUT) continue;
         const unsigned char *p = c->t[i]->data;
-        size_t n = tensor_nbytes(c->t[i]);
-        for (size_t j = 0; j < n; j++) h = (h ^ p[j]) * 1099511628211ull;
+        size_t n = tensor_nbytes(c->t[i]), j = 0;
+        for (; j + 32 <= n; j += 32) {
+            for (int k = 0; k < 4; k++) {
+                uint64_t w;
+                memcpy(&w, p + j + 8 * k, 8);
+                lane[k] = (lane[k] ^ w) * prime;
+            }
+        }
+        for (; j < n; j++) lane[0] = (lane[0] ^ p[j]) * prime;
+        lane[1] = (lane[1] ^ (uint64_t)n) * prime; /* where one tensor ends and the next begins */
     }
+    uint64_t h = lane[0];
+    for (int k = 1; k < 4; k++) h = (h ^ lane[k]) * prime;
     return h;
 }
 

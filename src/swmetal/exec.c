@@ -200,7 +200,32 @@ void sw_job_thread_ids(const sw_job *job, uint64_t tg_linear, uint32_t tid, uint
 }
 
 /* A fault found in kernel code by the executor: one site, fatal. */
+/* In a threadgroup run by the kernel's range entry the compiled loop stores only
+ * the ids of each thread; the thread record catches up here, before anything
+ * reads it (a report naming the thread, a threadgroup allocation). */
+static void range_sync_thread(sw_worker *w) {
+    sw_gpu_thread *t = w->cur;
+    if (!w->ranging || !t) return;
+    uint32_t i = t->ids.thread_index_in_threadgroup;
+    if (i == t->index) return;
+    uint32_t ax = w->tg_actual[0], ay = w->tg_actual[1];
+    uint32_t l[3] = {i % ax, (i / ax) % ay, i / (ax * ay)};
+    for (int k = 0; k < 3; k++) {
+        t->ids.thread_position_in_threadgroup[k] = l[k];
+        t->ids.thread_position_in_grid[k] = t->ids.threadgroup_position_in_grid[k] * w->job->d->tg_size[k] + l[k];
+    }
+    t->ids.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
+    t->ids.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
+    t->index = i;
+    t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
+    t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
+    t->tg_bump = w->job->tg_static_end;
+    t->tg_allocs = 0;
+    t->ncalls = 0;
+}
+
 static void fault_finding(sw_worker *w, int kind, const void *pc, int line, const char *detail) {
+    range_sync_thread(w);
     sw_raw_finding f;
     memset(&f, 0, sizeof f);
     f.kind = kind;
@@ -219,7 +244,10 @@ static void fault_finding(sw_worker *w, int kind, const void *pc, int line, cons
 
 sw_worker *sw_exec_current_worker(void) { return tls_worker; }
 
-const sw_ids *sw_rt_ids(void) { return &tls_worker->cur->ids; }
+const sw_ids *sw_rt_ids(void) {
+    range_sync_thread(tls_worker);
+    return &tls_worker->cur->ids;
+}
 
 static uint8_t *simd_slot(sw_worker *w, uint32_t sg, uint32_t bank, uint32_t lane) {
     return w->simd_slots + (((size_t)sg * SW_SIMD_BANKS + bank) * SW_SIMD_BANK_SLOTS + lane) * SW_SIMD_SLOT_BYTES;
@@ -280,6 +308,7 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
 
 void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init) {
     sw_worker *w = tls_worker;
+    range_sync_thread(w);
     sw_gpu_thread *t = w->cur;
     if (!w->arena_poisoned) poison_arena(w);
     if (align == 0) align = 1;
@@ -384,6 +413,7 @@ static void describe_thread(const sw_gpu_thread *t, char *buf, size_t len) {
  * (msl_sync.c) let something through.  Report it rather than switch to a fiber that
  * was never prepared. */
 static void loop_reached_sync(sw_worker *w, const char *what, int line) {
+    range_sync_thread(w);
     char who[200];
     describe_thread(w->cur, who, sizeof who);
     sw_job_report(w->job, 1,
@@ -659,6 +689,14 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     int one_d = ay == 1 && w->tg_actual[2] == 1;
     sw_entry_fn entry = d->entry;
     w->looping = 1;
+    if (d->range && !d->instrumented && job->fiber_order == SW_ORDER_INORDER) {
+        /* the same threads in the same order, the loop compiled with the kernel */
+        t->index = UINT32_MAX; /* range_sync_thread labels the record when needed */
+        w->ranging = 1;
+        w->cur = t;
+        d->range(&t->args, id, base, n);
+        n = 0;
+    }
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = job->fiber_order == SW_ORDER_INORDER ? k : w->next[k];
         uint32_t lx = one_d ? i : i % ax, ly = one_d ? 0 : (i / ax) % ay, lz = one_d ? 0 : i / (ax * ay);
@@ -682,6 +720,7 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     }
     w->cur = NULL;
     w->looping = 0;
+    w->ranging = 0;
     w->live_total = 0;
     sw_findings_close_interval(job, w, NULL);
     return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
@@ -917,6 +956,7 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
 static void fault_handler(int sig, siginfo_t *si, void *uc) {
     sw_worker *w = tls_worker;
     if (w && w->cur) {
+        range_sync_thread(w);
         w->fault_sig = sig;
         w->fault_code = si->si_code;
         w->fault_addr = si->si_addr;
@@ -980,6 +1020,7 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
         if (landed == 1) report_hardware_fault(w);
         reset_stacks_after_abandon(w);
         w->looping = 0;
+        w->ranging = 0;
         return;
     }
     for (;;) {

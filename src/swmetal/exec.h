@@ -38,6 +38,8 @@ typedef struct sw_exec_binding {
 typedef struct sw_dispatch {
     const char *kernel;          /* name used in every message */
     sw_entry_fn entry;
+    sw_range_fn range;           /* the same kernel's loop over a threadgroup's threads, or NULL
+                                    (used for sync-free, uninstrumented, in-order threadgroups) */
     int instrumented;            /* entry is the full-check (-fsanitize=thread hooked) variant */
     int sync_free;               /* the kernel and all it can call use no barrier and no simd or
                                     quad function (msl_sync.c): its threads may run as a plain

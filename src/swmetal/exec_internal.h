@@ -155,6 +155,8 @@ typedef struct sw_worker {
     int looping;                 /* running a threadgroup as a plain loop: kernel code is on this
                                     worker's own stack and leaves by siglongjmp to fault_jmp */
     sw_gpu_thread loop_thread;   /* the plain loop's one thread record, re-labelled per thread */
+    int ranging;                 /* the plain loop runs inside the kernel's sw_range_fn: only
+                                    loop_thread.ids follows the threads (range_sync_thread) */
     int arena_poisoned;          /* the arena was poisoned for this threadgroup (done lazily) */
 
     /* The threadgroup being run. */

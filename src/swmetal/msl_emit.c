@@ -117,6 +117,19 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
             msl_buf_printf(&b, ", ::sw::%s<%d>(sw_args)", bind_arg_template(kr->bindings[i].kind),
                            kr->bindings[i].index);
         msl_buf_puts(&b, "); }\n");
+        if (u->emit_range) {
+            /* the same call in a loop over the threadgroup's threads (sw_range_fn) */
+            msl_buf_printf(&b,
+                           "extern \"C\" void sw_range_%d(const sw_thread_args *sw_args, sw_ids *sw_id, const "
+                           "uint32_t *sw_base, uint32_t sw_n) { ::sw::run_range(sw_id, sw_base, sw_n, [sw_args](const "
+                           "sw_ids *sw_i) { const sw_thread_args sw_a = {sw_args->buffers, sw_args->tg_params, sw_i}; "
+                           "::sw::invoke(&%s",
+                           k, kr->callee);
+            for (int i = 0; i < kr->nbindings; i++)
+                msl_buf_printf(&b, ", ::sw::%s<%d>(&sw_a)", bind_arg_template(kr->bindings[i].kind),
+                               kr->bindings[i].index);
+            msl_buf_puts(&b, "); }); }\n");
+        }
         if (kr->nbindings > 0) {
             msl_buf_printf(&b, "static const sw_binding sw_bindings_%d[] = {", k);
             for (int i = 0; i < kr->nbindings; i++) {
@@ -137,9 +150,11 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
             msl_buf_printf(&b, ", sw_entry_%d, %d, sw_bindings_%d, %d, ", k, kr->nbindings, k, kr->line);
         else
             msl_buf_printf(&b, ", sw_entry_%d, 0, nullptr, %d, ", k, kr->line);
-        msl_buf_printf(&b, "(const void *)&%s},\n", kr->callee);
+        msl_buf_printf(&b, "(const void *)&%s, ", kr->callee);
+        if (u->emit_range) msl_buf_printf(&b, "sw_range_%d},\n", k);
+        else msl_buf_puts(&b, "nullptr},\n");
     }
-    msl_buf_puts(&b, "    {nullptr, nullptr, 0, nullptr, 0, nullptr}};\n");
+    msl_buf_puts(&b, "    {nullptr, nullptr, 0, nullptr, 0, nullptr, nullptr}};\n");
     msl_buf_puts(&b, "extern \"C\" const int sw_abi_version = SW_ABI_VERSION;\n");
     char *out = msl_buf_take(&b);
     if (!out) *err = strdup("out of memory while generating the kernel C++");

@@ -102,6 +102,7 @@ typedef struct msl_unit {
     int nkernels;
     msl_constant *constants;
     int nconstants;
+    int emit_range;    /* set by the caller: emit each kernel's sw_range_fn (sync-free text) */
 } msl_unit;
 
 /* Step 3.  `text` is (preprocessed) source; filename names it in errors until a

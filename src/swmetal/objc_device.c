@@ -267,6 +267,11 @@ int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instru
     return rc;
 }
 
+sw_range_fn sw_mtl_pipeline_range(id pipeline) {
+    sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
+    return f->kernel.sync_free ? f->kernel.info->range : NULL;
+}
+
 int sw_mtl_pipeline_sync_free(id pipeline) {
     sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
     return f->kernel.sync_free;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 4
+#define SW_ABI_VERSION 5
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -52,6 +52,12 @@ typedef struct sw_thread_args {
 } sw_thread_args;
 
 typedef void (*sw_entry_fn)(const sw_thread_args *args);
+/* Threads 0..n-1 of one threadgroup in order, the kernel called directly from the
+ * loop (inlined where the compiler likes): for kernels that never synchronise,
+ * run without checks that need a hook per access.  Before each thread it stores
+ * that thread's fields of *ids (positions from base[], the threadgroup's first
+ * thread_position_in_grid; indices); args->ids must point to the same struct. */
+typedef void (*sw_range_fn)(const sw_thread_args *args, sw_ids *ids, const uint32_t base[3], uint32_t n);
 
 /* How one kernel parameter is bound. */
 typedef enum sw_bind_kind {
@@ -97,6 +103,7 @@ typedef struct sw_kernel_info {
     const sw_binding *bindings;
     int line;                /* .metal line of the kernel's declaration */
     const void *fn;          /* the kernel function: the key of sw_tg_static_bytes */
+    sw_range_fn range;       /* NULL when the library may synchronise (msl_sync.c) */
 } sw_kernel_info;
 
 /* Exported by every compiled kernel library: the bytes of threadgroup memory the

@@ -2,6 +2,7 @@
  * from one thread (kernels here use no barrier, simd function or threadgroup
  * memory: those need the executor).  Each test uses its own temporary cache. */
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "core/dtype.h"
 #include "swmetal/sw_compile.h"
+#include "swmetal/sw_files.h"
 #include "test.h"
 
 static char cache_dir[64];
@@ -915,4 +917,46 @@ TEST(sw_compile_large_library_compiles_one_kernel_at_a_time) {
     sw_library_free(lib);
     unsetenv("GDNBENCH_SW_WHOLE_LIBRARY_MAX");
     unsetenv("GDNBENCH_SW_KEEP_CPP");
+}
+
+/* MLX's unary.metal, unchanged from ../shared/msl_corpus/mlx (877 kernels from a
+ * few templates, MLX's headers included): a large library, checked whole and each
+ * kernel compiled alone; two of them run and compute exactly rounded square roots. */
+TEST(sw_compile_mlx_unary_library_runs_its_kernels) {
+    const char *root = getenv("GDNBENCH_ROOT");
+    char corpus[1024], path[1200];
+    snprintf(corpus, sizeof corpus, "%s/../shared/msl_corpus/mlx", root ? root : ".");
+    snprintf(path, sizeof path, "%s/mlx/backend/metal/kernels/unary.metal", corpus);
+    char *src = sw_read_file(path, NULL);
+    if (!src) SKIP("MLX's kernels not found at %s (../shared/msl_corpus/mlx, repo-root relative)", corpus);
+    use_temp_cache();
+    msl_source_opts so = {.include_dirs = {corpus}, .ninclude_dirs = 1};
+    char *err = NULL;
+    sw_library *lib = sw_library_create_opts(src, path, &so, &err);
+    free(src);
+    if (!lib && err && strstr(err, "clang++ >= 17")) SKIP("%s", err);
+    CHECK_MSG(lib != NULL, "unary.metal: %s", err ? err : "");
+    free(err);
+    if (!lib) return;
+    CHECK(sw_library_kernel_count(lib) > 800);
+    CHECK_EQ_INT(sw_library_is_per_kernel(lib), 1);
+    enum { N = 1000 };
+    float in[N], out[N + 8];
+    uint32_t n = N;
+    for (int i = 0; i < N; i++) in[i] = (float)i * 0.37f + 1e-3f;
+    const char *names[] = {"v_Sqrtfloat32float32", "vn_Sqrtfloat32float32"};
+    uint32_t threads[] = {N, (N + 1) / 2}; /* vn_: WorkPerThread<float>::n = 2 elements a thread */
+    for (int v = 0; v < 2; v++) {
+        sw_kernel k;
+        if (get_kernel(lib, names[v], NULL, 0, &k) != 0) continue;
+        CHECK(k.info[1].name == NULL);
+        for (int i = 0; i < N + 8; i++) out[i] = -1.0f;
+        void *bufs[] = {in, out, &n, NULL};
+        run_1d(&k, bufs, threads[v]);
+        int bad = 0;
+        for (int i = 0; i < N; i++) bad += out[i] != sqrtf(in[i]);
+        CHECK_MSG(bad == 0, "%s: %d of %d square roots differ", names[v], bad, N);
+        CHECK_MSG(out[N] == -1.0f, "%s wrote past the end", names[v]);
+    }
+    sw_library_free(lib);
 }

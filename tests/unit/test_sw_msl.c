@@ -83,7 +83,7 @@ typedef struct msl_env {
 
 static id str(const char *s) { return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s); }
 
-static void env_open(msl_env *e, const char *checks) {
+static void env_open_src(msl_env *e, const char *checks, const char *src) {
     const char *path, *version;
     char *err = NULL;
     if (sw_compiler_info(&path, &version, &err) != 0) SKIP("%s", err ? err : "no clang++ >= 17");
@@ -95,11 +95,13 @@ static void env_open(msl_env *e, const char *checks) {
     e->dev = swmtl_create_system_default_device();
     swmtl_set_source_name("checks_test.metal");
     id error = nil;
-    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, str(msl_src), id, nil, id *, &error);
+    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, str(src), id, nil, id *, &error);
     CHECK_MSG(e->lib != nil, "compile: %s",
               error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
     e->queue = MSG0(id, e->dev, "newCommandQueue");
 }
+
+static void env_open(msl_env *e, const char *checks) { env_open_src(e, checks, msl_src); }
 
 static void env_close(msl_env *e) {
     MSG0(void, e->queue, "release");
@@ -289,4 +291,105 @@ TEST(sw_msl_compile_error_comes_back_as_nserror) {
     CHECK_MSG(text && strstr(text, "broken.metal:4:"), "error: %s", text ? text : "(none)");
     MSG0(void, dev, "release");
     MSG0(void, pool, "drain");
+}
+
+/* A library that never synchronises: its threadgroups run through the kernels'
+ * compiled range loops (sw_range_fn) in the default in-order schedule.  The ids
+ * each thread sees, the thread a fault names, and per-thread threadgroup
+ * allocations must be what the fiber path gives. */
+static const char *range_src =
+    "#include <metal_stdlib>\n"                                                              /* 1 */
+    "using namespace metal;\n"                                                               /* 2 */
+    "kernel void ids3(device uint *out [[buffer(0)]], uint3 gid [[thread_position_in_grid]],\n" /* 3 */
+    "                 uint3 lid [[thread_position_in_threadgroup]],\n"                        /* 4 */
+    "                 uint3 tgp [[threadgroup_position_in_grid]],\n"                          /* 5 */
+    "                 uint tid [[thread_index_in_threadgroup]],\n"                            /* 6 */
+    "                 uint sg [[simdgroup_index_in_threadgroup]],\n"                          /* 7 */
+    "                 uint lane [[thread_index_in_simdgroup]], uint3 tpg [[threads_per_grid]]) {\n" /* 8 */
+    "    uint i = (gid.z * tpg.y + gid.y) * tpg.x + gid.x;\n"                                  /* 9 */
+    "    out[i * 6 + 0] = gid.x | (gid.y << 10) | (gid.z << 20);\n"                            /* 10 */
+    "    out[i * 6 + 1] = lid.x | (lid.y << 10) | (lid.z << 20);\n"                            /* 11 */
+    "    out[i * 6 + 2] = tgp.x | (tgp.y << 10) | (tgp.z << 20);\n"                            /* 12 */
+    "    out[i * 6 + 3] = tid;\n"                                                              /* 13 */
+    "    out[i * 6 + 4] = sg;\n"                                                               /* 14 */
+    "    out[i * 6 + 5] = lane;\n"                                                             /* 15 */
+    "}\n"                                                                                      /* 16 */
+    "kernel void oob_2d(device float *out [[buffer(0)]], uint2 gid [[thread_position_in_grid]]) {\n" /* 17 */
+    "    out[gid.x == 5 && gid.y == 2 ? 1024u : 0u] = 1.0f;\n"                                 /* 18 */
+    "}\n"                                                                                      /* 19 */
+    "kernel void tg_private(device float *out [[buffer(0)]], uint tid [[thread_index_in_threadgroup]],\n" /* 20 */
+    "                       uint gid [[thread_position_in_grid]]) {\n"                       /* 21 */
+    "    threadgroup float scratch[4096];\n"                                                   /* 22 */
+    "    scratch[tid] = float(gid);\n"                                                         /* 23 */
+    "    out[gid] = scratch[tid] + 1.0f;\n"                                                    /* 24 */
+    "}\n";
+
+static id run3(msl_env *e, const char *name, id *bufs, int n, MTLSize grid, MTLSize tg) {
+    id fn = MSG1(id, e->lib, "newFunctionWithName:", id, str(name));
+    CHECK_MSG(fn != nil, "no function %s", name);
+    id err = nil;
+    id pso = MSG2(id, e->dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
+    id cb = MSG0(id, e->queue, "commandBuffer");
+    id enc = MSG0(id, cb, "computeCommandEncoder");
+    MSG1(void, enc, "setComputePipelineState:", id, pso);
+    for (int i = 0; i < n; i++)
+        MSG3(void, enc, "setBuffer:offset:atIndex:", id, bufs[i], NSUInteger, 0, NSUInteger, (NSUInteger)i);
+    MSG2(void, enc, "dispatchThreads:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
+    MSG0(void, enc, "endEncoding");
+    MSG0(void, cb, "commit");
+    MSG0(void, cb, "waitUntilCompleted");
+    MSG0(void, pso, "release");
+    MSG0(void, fn, "release");
+    return cb;
+}
+
+TEST(sw_msl_range_loop_ids_faults_and_threadgroup_memory) {
+    const char *modes[] = {"none", "fast"};
+    for (int m = 0; m < 2; m++) {
+        msl_env e;
+        env_open_src(&e, modes[m], range_src);
+        /* ids: a 3-D grid whose edge threadgroups are cut in x and y */
+        enum { X = 37, Y = 5, Z = 3 };
+        id out = new_buffer(&e, (size_t)X * Y * Z * 6 * 4);
+        id cb = run3(&e, "ids3", &out, 1, (MTLSize){X, Y, Z}, (MTLSize){16, 4, 2});
+        CHECK_MSG(cb_error(cb) == NULL, "%s: %s", modes[m], cb_error(cb));
+        const uint32_t *o = MSG0(void *, out, "contents");
+        int bad = 0;
+        for (uint32_t z = 0; z < Z; z++)
+            for (uint32_t y = 0; y < Y; y++)
+                for (uint32_t x = 0; x < X; x++) {
+                    const uint32_t *r = o + ((z * Y + y) * X + x) * 6;
+                    uint32_t lx = x % 16, ly = y % 4, lz = z % 2;
+                    uint32_t ax = x / 16 == X / 16 ? X % 16 : 16, ay = y / 4 == Y / 4 ? Y % 4 : 4;
+                    uint32_t tid = (lz * ay + ly) * ax + lx;
+                    uint32_t want[6] = {x | y << 10 | z << 20, lx | ly << 10 | lz << 20,
+                                        x / 16 | (y / 4) << 10 | (z / 2) << 20, tid, tid / 32, tid % 32};
+                    if (memcmp(r, want, sizeof want) != 0 && bad++ < 3)
+                        test_fail(__FILE__, __LINE__, "%s: thread (%u,%u,%u): got %x %x %x %u %u %u", modes[m], x,
+                                  y, z, r[0], r[1], r[2], r[3], r[4], r[5]);
+                }
+        CHECK_EQ_INT(bad, 0);
+        free_buffers(&out, 1);
+
+        /* a fault names the thread that made it, in a 2-D threadgroup */
+        if (strcmp(modes[m], "fast") == 0) {
+            id small = new_buffer(&e, 1024);
+            cb = run3(&e, "oob_2d", &small, 1, (MTLSize){8, 4, 1}, (MTLSize){8, 4, 1});
+            const char *err = cb_error(cb);
+            CHECK_MSG(err && strstr(err, "kernel 'oob_2d'") && strstr(err, "thread_position_in_grid (5,2,0)") &&
+                          strstr(err, "checks_test.metal:18"),
+                      "error: %s", err ? err : "(none)");
+            free_buffers(&small, 1);
+        }
+
+        /* each thread's threadgroup allocation starts where the kernel's does: 256
+         * threads x 16 KB would not fit in 32 KB if they piled up */
+        id tgo = new_buffer(&e, 512 * 4);
+        cb = run3(&e, "tg_private", &tgo, 1, (MTLSize){512, 1, 1}, (MTLSize){256, 1, 1});
+        CHECK_MSG(cb_error(cb) == NULL, "%s: tg_private: %s", modes[m], cb_error(cb));
+        const float *f = MSG0(void *, tgo, "contents");
+        CHECK(f[0] == 1.0f && f[300] == 301.0f && f[511] == 512.0f);
+        free_buffers(&tgo, 1);
+        env_close(&e);
+    }
 }

@@ -38,10 +38,10 @@ static void k_fault(const sw_thread_args *a) {
 }
 
 static const sw_kernel_info kernels[] = {
-    {"add", k_add, 0, NULL, 1, NULL},
-    {"spin", k_spin, 0, NULL, 2, NULL},
-    {"fault", k_fault, 0, NULL, 3, NULL},
-    {NULL, NULL, 0, NULL, 0, NULL},
+    {"add", k_add, 0, NULL, 1, NULL, NULL},
+    {"spin", k_spin, 0, NULL, 2, NULL, NULL},
+    {"fault", k_fault, 0, NULL, 3, NULL, NULL},
+    {NULL, NULL, 0, NULL, 0, NULL, NULL},
 };
 
 /* ---- helpers, all message sends ---- */

@@ -555,6 +555,46 @@ template <class... A, class... P> inline void invoke(void (*f)(A...), P... p) {
     f(p.template get<A>()...);
 }
 
+// sw_range_fn (sw_abi.h): the threads of a threadgroup of a kernel that never
+// synchronises, one after another, as the executor's plain loop runs them, with
+// the call to the kernel in the loop instead of behind a function pointer.  The
+// kernel reads a local copy of the ids (registers, once inlined); the executor's
+// copy gets only the thread index, from which a report or sw_rt_ids() rebuilds the
+// rest (range_sync_thread in exec.c).
+template <class Call> inline void run_range(sw_ids *shared, const uint32_t *base, uint32_t n, Call call) {
+    sw_ids id = *shared;
+    const uint32_t ax = id.threads_per_threadgroup[0], ay = id.threads_per_threadgroup[1];
+    if (ay == 1 && id.threads_per_threadgroup[2] == 1) {
+        id.thread_position_in_threadgroup[1] = id.thread_position_in_threadgroup[2] = 0;
+        id.thread_position_in_grid[1] = base[1];
+        id.thread_position_in_grid[2] = base[2];
+        for (uint32_t i = 0; i < n; i++) {
+            id.thread_position_in_threadgroup[0] = i;
+            id.thread_position_in_grid[0] = base[0] + i;
+            id.thread_index_in_threadgroup = i;
+            id.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
+            id.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
+            shared->thread_index_in_threadgroup = i;
+            call(&id);
+        }
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t lx = i % ax, ly = (i / ax) % ay, lz = i / (ax * ay);
+        id.thread_position_in_threadgroup[0] = lx;
+        id.thread_position_in_threadgroup[1] = ly;
+        id.thread_position_in_threadgroup[2] = lz;
+        id.thread_position_in_grid[0] = base[0] + lx;
+        id.thread_position_in_grid[1] = base[1] + ly;
+        id.thread_position_in_grid[2] = base[2] + lz;
+        id.thread_index_in_threadgroup = i;
+        id.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
+        id.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
+        shared->thread_index_in_threadgroup = i;
+        call(&id);
+    }
+}
+
 } // namespace sw
 
 // The kernel's static threadgroup bytes (sw_abi.h), in declaration order with each
