@@ -1025,10 +1025,14 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
     }
     for (;;) {
         if (atomic_load_explicit(&job->abandoned, memory_order_relaxed)) return;
-        uint64_t k = atomic_fetch_add(&job->next, 1);
-        if (k >= job->ngroups) return;
-        uint64_t linear = job->order ? job->order[k] : k;
-        if (run_group(w, job, linear) != 0) return;
+        uint64_t k0 = atomic_fetch_add(&job->next, job->claim);
+        if (k0 >= job->ngroups) return;
+        uint64_t k1 = k0 + job->claim < job->ngroups ? k0 + job->claim : job->ngroups;
+        for (uint64_t k = k0; k < k1; k++) {
+            if (k > k0 && atomic_load_explicit(&job->abandoned, memory_order_relaxed)) return;
+            uint64_t linear = job->order ? job->order[k] : k;
+            if (run_group(w, job, linear) != 0) return;
+        }
     }
 }
 
@@ -1183,6 +1187,13 @@ static int prepare_job(const sw_dispatch *d, sw_job *job, sw_dispatch_result *re
         job->threads_per_grid[i] = (uint32_t)t;
     }
     job->ngroups = (uint64_t)d->groups[0] * d->groups[1] * d->groups[2];
+    /* Small threadgroups of a sync-free kernel take little time each, and two
+     * workers taking them one at a time from one counter spent a third of their
+     * overhead passing its cache line back and forth: take a few at a time, still
+     * leaving every worker dozens of claims to balance the load with. */
+    int nw = sw_exec_workers();
+    uint64_t claim = job->ngroups / ((uint64_t)(nw > 0 ? nw : 1) * 64);
+    job->claim = claim < 1 ? 1 : claim > 16 ? 16 : claim;
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
         const sw_exec_binding *b = &d->buf[i];
         job->buffers[i] = b->ptr;

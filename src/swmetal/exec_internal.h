@@ -83,6 +83,7 @@ typedef struct sw_job {
     uint64_t seq;                /* dispatch number, process-wide (tags per-worker caches) */
     uint64_t ngroups;
     _Atomic uint64_t next;       /* next threadgroup (position in `order`) to start */
+    uint64_t claim;              /* threadgroups a worker takes from `next` at a time */
     _Atomic int abandoned;       /* set on the first fatal error: workers stop */
     uint32_t *order;             /* threadgroup permutation, NULL = in order */
     int fiber_order;             /* sw_order of fibers between synchronisation points */
