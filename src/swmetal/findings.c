@@ -67,7 +67,8 @@ static void set_merge(u64set *into, const u64set *from) {
 }
 
 typedef struct group {
-    sw_raw_finding first;    /* the first occurrence (detail points at `detail`) */
+    sw_raw_finding first;    /* the first occurrence (detail points at `detail`), its
+                                threads those of the lowest occurrence */
     char detail[200];
     uint64_t occurrences;
     int64_t lo, hi;
@@ -169,6 +170,20 @@ static int group_of(sw_findings *fs, const sw_raw_finding *f, int *created) {
     return fs->ngroups++;
 }
 
+/* Whether occurrence a names lower threads than b: (threadgroup, thread) of the
+ * first side, then of the second.  A group shows its lowest occurrence, the same
+ * whichever worker reached the bug first, so a report does not change between runs. */
+static int names_lower_threads(const sw_raw_finding *a, const sw_raw_finding *b) {
+    for (int i = 0; i < a->nsides && i < b->nsides; i++) {
+        const sw_access *x = &a->side[i], *y = &b->side[i];
+        if (x->has_thread != y->has_thread) return x->has_thread;
+        if (!x->has_thread) continue;
+        if (x->tg != y->tg) return x->tg < y->tg;
+        if (x->tid != y->tid) return x->tid < y->tid;
+    }
+    return 0;
+}
+
 void sw_findings_add(sw_job *job, sw_worker *w, const sw_raw_finding *f) {
     sw_findings *fs = job->findings;
     if (!fs) return;
@@ -180,6 +195,8 @@ void sw_findings_add(sw_job *job, sw_worker *w, const sw_raw_finding *f) {
     if (gi >= 0) {
         group *g = &fs->groups[gi];
         g->occurrences++;
+        if (!created && names_lower_threads(f, &g->first))
+            for (int i = 0; i < f->nsides && i < 2; i++) g->first.side[i] = f->side[i];
         if (f->has_range) {
             if (f->offset_lo < g->lo) g->lo = f->offset_lo;
             if (f->offset_hi > g->hi) g->hi = f->offset_hi;

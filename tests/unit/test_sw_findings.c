@@ -153,6 +153,19 @@ TEST(sw_findings_inplace_update_without_barrier) {
                   f[1].barrier[1].line == line_of(e.src, "scale-barrier"),
               "interval: %d..%d", f[1].barrier[0].line, f[1].barrier[1].line);
     CHECK(f[1].occurrences == 4 * 32 && f[1].threads == 4 * 64 && f[1].threadgroups == 4);
+    /* Threadgroups started last to first: each group still shows its lowest
+     * occurrence (threadgroup (0,0,0), the lowest thread), not the first reached. */
+    CHECK(swmtl_set_threadgroup_order("reverse") == 0);
+    f = findings(run(&e, "inplace_scale_no_barrier"), &n);
+    CHECK_EQ_INT(n, 2);
+    for (int i = 0; i < n && i < 2; i++) {
+        const dev_site *s = &f[i].site[0];
+        CHECK_MSG(s->has_thread && s->threadgroup[0] == 0 && s->threadgroup[1] == 0 && s->threadgroup[2] == 0 &&
+                      s->index == (i == 0 ? 0u : (uint32_t)f[i].site[1].index - 32),
+                  "group %d shows threadgroup (%u,%u,%u) thread %u", i, s->threadgroup[0], s->threadgroup[1],
+                  s->threadgroup[2], s->index);
+    }
+    CHECK(f[1].site[1].index == 32);
 out:
     env_close(&e);
 }
