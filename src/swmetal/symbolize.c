@@ -21,6 +21,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/embedded.h"
+
 extern char **environ;
 
 enum { SYM_NONE = 0, SYM_LLVM, SYM_ATOS };
@@ -160,12 +162,21 @@ static const char *base_name(const char *f) {
     return s ? s + 1 : f;
 }
 
-/* The prelude's own headers: frames there are library code, not the user's. */
+/* The prelude's own headers (every file compile.c writes into the cache's
+ * prelude-<hash>/ directory): frames there are library code, not the user's.  The
+ * directory is checked too, so a user's header of the same name stays the user's. */
 static int is_prelude_file(const char *f) {
-    static const char *const prelude[] = {"metal_stdlib.h", "sw_math.h", "sw_sync.h", "sw_abi.h", NULL};
     const char *b = base_name(f);
-    for (int i = 0; prelude[i]; i++)
-        if (strcmp(b, prelude[i]) == 0) return 1;
+    if (b != f) {
+        const char *dir = b - 1;
+        while (dir > f && dir[-1] != '/') dir--;
+        if (strncmp(dir, "prelude-", 8) != 0) return 0;
+    }
+    if (strcmp(b, "sw_abi.h") == 0) return 1;
+    static const char prefix[] = "src/swmetal/prelude/";
+    for (const embedded_file *e = embedded_files; e->path; e++)
+        if (strncmp(e->path, prefix, sizeof prefix - 1) == 0 && strcmp(e->path + sizeof prefix - 1, b) == 0)
+            return 1;
     return 0;
 }
 
