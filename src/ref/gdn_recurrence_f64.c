@@ -65,7 +65,7 @@ typedef struct f64_tile {
     double *k, *q;        /* F64_TOKENS x K: the tile (padding tokens zero) */
     double *kT;           /* K x F64_TOKENS: k transposed, for the Gram products */
     double *bv, *o;       /* F64_TOKENS x Rp: beta_t v_t, o_t (padding rows zero) */
-    double *d;            /* F64_TOKENS x rows: d_t of the block in hand */
+    double *d, *de;       /* F64_TOKENS x rows: d_t of the block in hand, e(n,t) d_t */
     double *gk, *gq;      /* F64_TOKENS x F64_TOKENS: k_j.k_t, k_j.q_t (j <= t) */
     double *m, *p;        /* F64_TOKENS x F64_TOKENS: m(t,j) (j < t), p(t,j) (zero for j > t) */
     double *a, *A, *beta; /* F64_TOKENS: decay, cumulative decay, beta */
@@ -74,15 +74,16 @@ typedef struct f64_tile {
 
 /* The job's scratch for nh heads, w->K and w->Rp set; the block to free(), or NULL. */
 static void *f64_scratch(f64_tile *w, int64_t nh) {
-    enum { W_S, W_K, W_Q, W_KT, W_BV, W_O, W_D, W_GK, W_GQ, W_M, W_P, W_A, W_AC, W_BETA, W_KA, W_QA, W_E, W_N };
+    enum { W_S, W_K, W_Q, W_KT, W_BV, W_O, W_D, W_DE, W_GK, W_GQ, W_M, W_P, W_A, W_AC, W_BETA, W_KA, W_QA, W_E, W_N };
     size_t e = sizeof(double), T = F64_TOKENS, tk = e * T * (size_t)w->K, tt = e * T * T, tr = e * T * (size_t)w->Rp;
     size_t sz[W_N] = {[W_S] = e * (size_t)(nh * w->Rp * w->K), [W_K] = tk, [W_Q] = tk, [W_KT] = tk, [W_BV] = tr,
-                      [W_O] = tr, [W_D] = tr, [W_GK] = tt, [W_GQ] = tt, [W_M] = tt, [W_P] = tt};
+                      [W_O] = tr, [W_D] = tr, [W_DE] = tr, [W_GK] = tt, [W_GQ] = tt, [W_M] = tt, [W_P] = tt};
     for (int i = W_A; i < W_N; i++) sz[i] = e * T;
     void *p[W_N];
     void *block = gdn_scratch(W_N, sz, p);
     if (!block) return NULL;
     w->S = p[W_S], w->k = p[W_K], w->q = p[W_Q], w->kT = p[W_KT], w->bv = p[W_BV], w->o = p[W_O], w->d = p[W_D];
+    w->de = p[W_DE];
     w->gk = p[W_GK], w->gq = p[W_GQ], w->m = p[W_M], w->p = p[W_P], w->a = p[W_A], w->A = p[W_AC];
     w->beta = p[W_BETA], w->ka = p[W_KA], w->qa = p[W_QA], w->e = p[W_E];
     return block;

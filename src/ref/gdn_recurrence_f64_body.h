@@ -7,7 +7,7 @@
  *             (2 F64_VL rows)
  *   F64_MT    tokens per register block of d and o (1, 2, 4 or 8)
  *   F64_MC    state columns per register block of the update (1 to 8)
- *   F64_GT    token rows per register block of the Gram products (1 to 4)
+ *   F64_GT    token rows per register block of the Gram products (1, 2 or 4)
  *   F64_ATTR  the attributes of the entry point (a target, or nothing)
  * and defines rows_job_<F64_SFX>, the whole job (see rows_job_fn).  The vectors are
  * as wide as the target's registers because GCC turns wider generic vectors into
@@ -122,7 +122,8 @@ F64_INLINE void F64_FN(gram)(const double *X, const double *kT, int64_t K, int64
 
 /* Block rb, step 1: d_t for every token of the tile, F64_MT tokens at a time:
  * sums = beta_t A_t S k_t + the earlier register blocks' m(t,j) d_j, then the
- * substitution within the register block, in registers. */
+ * substitution within the register block, in registers.  Also e(n,t) d_t, the
+ * weight of k_t in the update. */
 F64_INLINE void F64_FN(block_d)(const f64_tile *w, const double *S, int64_t rb, int64_t nt8) {
     int64_t K = w->K, T = F64_TOKENS;
     for (int64_t t0 = 0; t0 < nt8; t0 += F64_MT) {
@@ -164,6 +165,8 @@ F64_INLINE void F64_FN(block_d)(const f64_tile *w, const double *S, int64_t rb, 
         a##i##_0 = b0 - a##i##_0, a##i##_1 = b1 - a##i##_1;                                                            \
         F64_REPJ(F64_SUB, i)                                                                                           \
         F64_FN(st)(w->d + (t0 + i) * RB, &a##i##_0), F64_FN(st)(w->d + (t0 + i) * RB + F64_VL, &a##i##_1);             \
+        F64_V e0 = w->e[t0 + i] * a##i##_0, e1 = w->e[t0 + i] * a##i##_1;                                              \
+        F64_FN(st)(w->de + (t0 + i) * RB, &e0), F64_FN(st)(w->de + (t0 + i) * RB + F64_VL, &e1);                       \
     }
         F64_REP(F64_SOLVE)
 #undef F64_SUB
@@ -212,8 +215,8 @@ F64_INLINE void F64_FN(block_o)(const f64_tile *w, const double *S, int64_t nt8,
     }
 }
 
-/* Block rb, step 3: column c of the block becomes A_n S[c] + sum_t k_t[c] e(n,t) d_t
- * (d already scaled), mc columns at a time. */
+/* Block rb, step 3: column c of the block becomes A_n S[c] + sum_t k_t[c] e(n,t) d_t,
+ * mc columns at a time. */
 F64_INLINE void F64_FN(block_update_cols)(const f64_tile *w, double *S, int64_t c0, double An, int64_t nt8, int mc) {
     F64_REP(F64_DECL)
 #define F64_LOAD(i)                                                                                                    \
@@ -225,7 +228,7 @@ F64_INLINE void F64_FN(block_update_cols)(const f64_tile *w, double *S, int64_t 
 #undef F64_LOAD
     for (int64_t t = 0; t < nt8; t++) {
         F64_V d0, d1;
-        F64_FN(ld)(&d0, w->d + t * RB), F64_FN(ld)(&d1, w->d + t * RB + F64_VL);
+        F64_FN(ld)(&d0, w->de + t * RB), F64_FN(ld)(&d1, w->de + t * RB + F64_VL);
         const double *x = w->k + t * w->K + c0;
 #define F64_ACC(i)                                                                                                     \
     if (i < mc) a##i##_0 += x[i] * d0, a##i##_1 += x[i] * d1;
@@ -239,12 +242,6 @@ F64_INLINE void F64_FN(block_update_cols)(const f64_tile *w, double *S, int64_t 
 }
 
 F64_INLINE void F64_FN(block_update)(const f64_tile *w, double *S, double An, int64_t nt8) {
-    for (int64_t t = 0; t < nt8; t++) {
-        F64_V d0, d1;
-        F64_FN(ld)(&d0, w->d + t * RB), F64_FN(ld)(&d1, w->d + t * RB + F64_VL);
-        d0 *= w->e[t], d1 *= w->e[t];
-        F64_FN(st)(w->d + t * RB, &d0), F64_FN(st)(w->d + t * RB + F64_VL, &d1);
-    }
     int64_t c = 0;
     for (; c + F64_MC <= w->K; c += F64_MC) F64_FN(block_update_cols)(w, S, c, An, nt8, F64_MC);
     for (; c < w->K; c++) F64_FN(block_update_cols)(w, S, c, An, nt8, 1);
