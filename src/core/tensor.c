@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "core/tensor.h"
 
@@ -77,6 +80,21 @@ tensor *tensor_clone(const tensor *src) {
     tensor *t = tensor_new(src->name, src->dtype, src->ndim, src->shape);
     if (t) memcpy(t->data, src->data, tensor_nbytes(src));
     return t;
+}
+
+void *host_alloc_large(size_t nbytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    size_t huge = (size_t)2 << 20;
+    if (nbytes >= 2 * huge && nbytes <= SIZE_MAX - huge) {
+        size_t n = (nbytes + huge - 1) & ~(huge - 1);
+        void *p = aligned_alloc(huge, n);
+        if (p) {
+            madvise(p, n, MADV_HUGEPAGE); /* advice only: without THP it is plain memory */
+            return p;
+        }
+    }
+#endif
+    return malloc(nbytes ? nbytes : 1);
 }
 
 void tensor_free(tensor *t) {

@@ -36,6 +36,13 @@ size_t tensor_nbytes(const tensor *t);
 double tensor_get(const tensor *t, int64_t i);
 void tensor_set(tensor *t, int64_t i, double v);
 
+/* Memory for a large array written whole soon after (reference outputs): on Linux,
+ * from 4 MiB up, 2 MiB aligned and advised for transparent huge pages, as numpy
+ * does for its arrays, so the first touch faults once per 2 MiB instead of once per
+ * 4 KiB (where faults are dear, in a VM, those of a 128 MiB output cost more than
+ * the reference that fills it).  Not zeroed; free() it.  NULL when out of memory. */
+void *host_alloc_large(size_t nbytes);
+
 /* Writes "[1,4096,32,64]" into buf. */
 void tensor_shape_str(const tensor *t, char *buf, size_t n);
 

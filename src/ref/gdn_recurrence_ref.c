@@ -2,13 +2,14 @@
  * f32 parity form; also the per-row L2 normalisation.
  *
  * Rows of the state (value index v) evolve independently: row v only needs k_t,
- * q_t, v_t[v], g_t and beta_t.  A job owns a block of rows of one (b, h) — all V
- * rows when there are enough (b, h) pairs to keep the threads busy, since the k/q
- * tile conversion is paid once per job.
+ * q_t, v_t[v], g_t and beta_t.  A parity job owns a block of rows of one (b, h) —
+ * all V rows when there are enough (b, h) pairs to keep the threads busy, since the
+ * k/q tile conversion is paid once per job.
  *
  * F64 form: gdn_recurrence_f64.c, a tile of tokens at a time (the recurrence
  * unrolled exactly over the tile, so the state is touched a few times per tile
- * rather than once per token).
+ * rather than once per token), with its own jobs (the value heads of a key head
+ * together, sharing the tile's k/q work).
  *
  * The parity form walks the tokens in tiles of REC_TOKENS: the tile's k/q rows are
  * converted into contiguous scratch, then each pair of rows runs through the whole
@@ -27,8 +28,7 @@
 
 #define REC_TOKENS 32 /* tokens per k/q tile: a row pair walks them while in L1 */
 
-typedef struct rec_job {
-    ref_kind kind;
+typedef struct rec_job { /* the parity form's jobs */
     const gdn_recurrence_args *a;
     int64_t rows, nblk;
     _Atomic int failed;
@@ -97,10 +97,6 @@ static void rec_one(int64_t job, void *arg) {
     gdn_shape s = a->s;
     int64_t blk = job % j->nblk, h = (job / j->nblk) % s.H, b = job / (j->nblk * s.H);
     int64_t K = s.K, V = s.V, v0 = blk * j->rows, R = V - v0 < j->rows ? V - v0 : j->rows;
-    if (j->kind == REF_F64) {
-        if (gdn_recurrence_f64_rows(a, b, h, v0, R) != 0) j->failed = 1;
-        return;
-    }
     int64_t kh = a->gqa_tiled ? h % s.Hg : h / (s.H / s.Hg);
     /* rows past R are scratch: the f32 form pairs rows */
     int64_t TB = REC_TOKENS, R2 = R + (R & 1);
@@ -158,7 +154,8 @@ static void rec_one(int64_t job, void *arg) {
 }
 
 int gdn_recurrence_ref(ref_kind kind, const gdn_recurrence_args *a) {
-    rec_job j = {.kind = kind, .a = a};
+    if (kind == REF_F64) return gdn_recurrence_f64(a);
+    rec_job j = {.a = a};
     /* split V only as far as needed for ~2 jobs per thread */
     int64_t bh = a->s.B * a->s.H, want = 2 * (int64_t)parallel_threads();
     int64_t split = bh >= want ? 1 : (want + bh - 1) / bh;

@@ -34,7 +34,7 @@ static int cpu_prepare(backend *b, op_case *c, const run_opts *o, char *err, siz
         buf_role r = c->op->bufs[i].role;
         if (r != BUF_OUT && r != BUF_INOUT) continue;
         if (tensor_numel(c->t[i]) == 0) continue; /* unused at this shape */
-        s->out[i] = malloc(sizeof(double) * (size_t)tensor_numel(c->t[i]));
+        s->out[i] = host_alloc_large(sizeof(double) * (size_t)tensor_numel(c->t[i]));
         if (!s->out[i]) {
             snprintf(err, errlen, "out of memory for the %s reference output %s", c->op->name, c->op->bufs[i].name);
             return -1;

@@ -108,7 +108,7 @@ static int run_checks(op_case *c, const run_opts *o, int self_references, run_re
         for (int i = 0; i < op->nbufs; i++) {
             if (op->bufs[i].role != BUF_OUT && op->bufs[i].role != BUF_INOUT) continue;
             if (tensor_numel(c->t[i]) == 0) continue; /* unused at this shape: nothing to check */
-            out[i] = malloc(sizeof(double) * (size_t)tensor_numel(c->t[i]));
+            out[i] = host_alloc_large(sizeof(double) * (size_t)tensor_numel(c->t[i]));
             if (!out[i]) ok = 0;
         }
         /* The references read a BUF_INOUT tensor's input, not the kernel's result. */

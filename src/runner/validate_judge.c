@@ -92,7 +92,7 @@ static int compute_ref(const op_case *c, ref_kind kind, double **out) {
     for (int i = 0; i < op->nbufs; i++) {
         out[i] = NULL;
         if (op->bufs[i].role != BUF_OUT && op->bufs[i].role != BUF_INOUT) continue;
-        out[i] = malloc(sizeof(double) * (size_t)tensor_numel(c->t[i]));
+        out[i] = host_alloc_large(sizeof(double) * (size_t)tensor_numel(c->t[i]));
         if (!out[i]) {
             free_refs(op, out);
             return -1;
