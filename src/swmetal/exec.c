@@ -245,8 +245,9 @@ static void fault_finding(sw_worker *w, int kind, const void *pc, int line, cons
 sw_worker *sw_exec_current_worker(void) { return tls_worker; }
 
 const sw_ids *sw_rt_ids(void) {
-    range_sync_thread(tls_worker);
-    return &tls_worker->cur->ids;
+    sw_worker *w = tls_worker; /* called per lane by every simd function: keep it short */
+    if (__builtin_expect(w->ranging, 0)) range_sync_thread(w);
+    return &w->cur->ids;
 }
 
 static uint8_t *simd_slot(sw_worker *w, uint32_t sg, uint32_t bank, uint32_t lane) {
