@@ -200,20 +200,18 @@ void sw_job_thread_ids(const sw_job *job, uint64_t tg_linear, uint32_t tid, uint
 }
 
 /* A fault found in kernel code by the executor: one site, fatal. */
-/* In a threadgroup run by the kernel's range entry the compiled loop stores only
- * the ids of each thread; the thread record catches up here, before anything
- * reads it (a report naming the thread, a threadgroup allocation). */
-static void range_sync_thread(sw_worker *w) {
-    sw_gpu_thread *t = w->cur;
-    if (!w->ranging || !t) return;
-    uint32_t i = t->ids.thread_index_in_threadgroup;
-    if (i == t->index) return;
+/* The plain loop's one thread record becomes thread i of the threadgroup being
+ * run: its ids (the threadgroup's are set already), index, lane and per-thread
+ * state. */
+static inline void label_loop_thread(sw_worker *w, sw_gpu_thread *t, uint32_t i) {
     uint32_t ax = w->tg_actual[0], ay = w->tg_actual[1];
-    uint32_t l[3] = {i % ax, (i / ax) % ay, i / (ax * ay)};
+    int one_d = ay == 1 && w->tg_actual[2] == 1;
+    uint32_t l[3] = {one_d ? i : i % ax, one_d ? 0 : (i / ax) % ay, one_d ? 0 : i / (ax * ay)};
     for (int k = 0; k < 3; k++) {
         t->ids.thread_position_in_threadgroup[k] = l[k];
         t->ids.thread_position_in_grid[k] = t->ids.threadgroup_position_in_grid[k] * w->job->d->tg_size[k] + l[k];
     }
+    t->ids.thread_index_in_threadgroup = i;
     t->ids.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
     t->ids.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
     t->index = i;
@@ -222,6 +220,16 @@ static void range_sync_thread(sw_worker *w) {
     t->tg_bump = w->job->tg_static_end;
     t->tg_allocs = 0;
     t->ncalls = 0;
+}
+
+/* In a threadgroup run by the kernel's range entry the compiled loop stores only
+ * the index of each thread; the thread record catches up here, before anything
+ * reads it (a report naming the thread, a threadgroup allocation). */
+static void range_sync_thread(sw_worker *w) {
+    sw_gpu_thread *t = w->cur;
+    if (!w->ranging || !t) return;
+    uint32_t i = t->ids.thread_index_in_threadgroup;
+    if (i != t->index) label_loop_thread(w, t, i);
 }
 
 static void fault_finding(sw_worker *w, int kind, const void *pc, int line, const char *detail) {
@@ -671,7 +679,6 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     const sw_dispatch *d = job->d;
     sw_gpu_thread *t = &w->loop_thread;
     sw_ids *id = &t->ids;
-    uint32_t ax = w->tg_actual[0], ay = w->tg_actual[1];
     for (int k = 0; k < 3; k++) {
         id->threadgroup_position_in_grid[k] = pos[k];
         id->threads_per_threadgroup[k] = w->tg_actual[k];
@@ -686,38 +693,20 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     t->w = w;
     t->state = SW_T_RUNNABLE;
     t->out_bank = SW_BANK_NONE;
-    uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
-    int one_d = ay == 1 && w->tg_actual[2] == 1;
-    sw_entry_fn entry = d->entry;
     w->looping = 1;
     if (d->range && !d->instrumented && job->fiber_order == SW_ORDER_INORDER) {
         /* the same threads in the same order, the loop compiled with the kernel */
+        uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
         t->index = UINT32_MAX; /* range_sync_thread labels the record when needed */
         w->ranging = 1;
         w->cur = t;
         d->range(&t->args, id, base, n);
-        n = 0;
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t i = job->fiber_order == SW_ORDER_INORDER ? k : w->next[k];
-        uint32_t lx = one_d ? i : i % ax, ly = one_d ? 0 : (i / ax) % ay, lz = one_d ? 0 : i / (ax * ay);
-        id->thread_position_in_threadgroup[0] = lx;
-        id->thread_position_in_threadgroup[1] = ly;
-        id->thread_position_in_threadgroup[2] = lz;
-        id->thread_position_in_grid[0] = base[0] + lx;
-        id->thread_position_in_grid[1] = base[1] + ly;
-        id->thread_position_in_grid[2] = base[2] + lz;
-        id->thread_index_in_threadgroup = i;
-        id->simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
-        id->thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
-        t->index = i;
-        t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
-        t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
-        t->tg_bump = job->tg_static_end;
-        t->tg_allocs = 0;
-        t->ncalls = 0;
-        w->cur = t;
-        entry(&t->args);
+    } else {
+        for (uint32_t k = 0; k < n; k++) {
+            label_loop_thread(w, t, job->fiber_order == SW_ORDER_INORDER ? k : w->next[k]);
+            w->cur = t;
+            d->entry(&t->args);
+        }
     }
     w->cur = NULL;
     w->looping = 0;
