@@ -564,29 +564,13 @@ template <class... A, class... P> inline void invoke(void (*f)(A...), P... p) {
 template <class Call> inline void run_range(sw_ids *shared, const uint32_t *base, uint32_t n, Call call) {
     sw_ids id = *shared;
     const uint32_t ax = id.threads_per_threadgroup[0], ay = id.threads_per_threadgroup[1];
-    if (ay == 1 && id.threads_per_threadgroup[2] == 1) {
-        id.thread_position_in_threadgroup[1] = id.thread_position_in_threadgroup[2] = 0;
-        id.thread_position_in_grid[1] = base[1];
-        id.thread_position_in_grid[2] = base[2];
-        for (uint32_t i = 0; i < n; i++) {
-            id.thread_position_in_threadgroup[0] = i;
-            id.thread_position_in_grid[0] = base[0] + i;
-            id.thread_index_in_threadgroup = i;
-            id.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
-            id.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
-            shared->thread_index_in_threadgroup = i;
-            call(&id);
-        }
-        return;
-    }
+    const bool one_d = ay == 1 && id.threads_per_threadgroup[2] == 1; // no divisions then (loop-invariant)
     for (uint32_t i = 0; i < n; i++) {
-        const uint32_t lx = i % ax, ly = (i / ax) % ay, lz = i / (ax * ay);
-        id.thread_position_in_threadgroup[0] = lx;
-        id.thread_position_in_threadgroup[1] = ly;
-        id.thread_position_in_threadgroup[2] = lz;
-        id.thread_position_in_grid[0] = base[0] + lx;
-        id.thread_position_in_grid[1] = base[1] + ly;
-        id.thread_position_in_grid[2] = base[2] + lz;
+        const uint32_t l[3] = {one_d ? i : i % ax, one_d ? 0 : (i / ax) % ay, one_d ? 0 : i / (ax * ay)};
+        for (int k = 0; k < 3; k++) {
+            id.thread_position_in_threadgroup[k] = l[k];
+            id.thread_position_in_grid[k] = base[k] + l[k];
+        }
         id.thread_index_in_threadgroup = i;
         id.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
         id.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
