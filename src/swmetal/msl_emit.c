@@ -12,7 +12,6 @@
  * the kernel's function type, so the front end never parses C++ types. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "swmetal/msl_front.h"
@@ -60,13 +59,10 @@ static const char *bind_arg_template(int kind) {
  * turned to spaces.  Newlines stay, and so does any line marker inside a span
  * (a line that starts with '#'), so every later line keeps its .metal position. */
 static void put_text_for_one(msl_buf *b, const msl_unit *u, int only) {
-    size_t n = strlen(u->text);
-    char *t = malloc(n + 1);
-    if (!t) {
-        b->oom = 1;
-        return;
-    }
-    memcpy(t, u->text, n + 1);
+    size_t n = strlen(u->text), at = b->len;
+    msl_buf_put(b, u->text, n);
+    if (b->oom) return;
+    char *t = b->p + at;
     for (int k = 0; k < u->nkernels; k++) {
         const msl_kernel *kr = &u->kernels[k];
         if (k == only || kr->inst != 3 || kr->inst_lo < 0 || kr->inst_hi > (int)n || kr->inst_lo > kr->inst_hi)
@@ -85,8 +81,6 @@ static void put_text_for_one(msl_buf *b, const msl_unit *u, int only) {
             if (!directive) t[i] = ' ';
         }
     }
-    msl_buf_put(b, t, n);
-    free(t);
 }
 
 char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int only, char **err) {
