@@ -120,6 +120,37 @@ F64_INLINE void F64_FN(gram)(const double *X, const double *kT, int64_t K, int64
     }
 }
 
+/* The sums block_d and block_o start from, for the register block of tokens
+ * t0..t0+F64_MT: a<i> = scl[t] (S x_t) + sum_{j < jend} coef(t, j) d_j, the state
+ * block streamed column by column and d token by token.  Uses K, T, S, w, t0. */
+#define F64_ACC_SX(i)                                                                                                  \
+    if (i < F64_MT) {                                                                                                  \
+        double xi = x[i * K + c];                                                                                      \
+        a##i##_0 += xi * s0, a##i##_1 += xi * s1;                                                                      \
+    }
+#define F64_SCALE(i)                                                                                                   \
+    if (i < F64_MT) a##i##_0 *= scl[t0 + i], a##i##_1 *= scl[t0 + i];
+#define F64_ACC_D(i)                                                                                                   \
+    if (i < F64_MT) {                                                                                                  \
+        double cij = coef[(t0 + i) * T + j];                                                                           \
+        a##i##_0 += cij * d0, a##i##_1 += cij * d1;                                                                    \
+    }
+#define F64_SUMS(X, SCL, COEF, JEND)                                                                                   \
+    {                                                                                                                  \
+        const double *x = (X) + t0 * K, *scl = (SCL), *coef = (COEF);                                                  \
+        for (int64_t c = 0; c < K; c++) {                                                                              \
+            F64_V s0, s1;                                                                                              \
+            F64_FN(ld)(&s0, S + c * RB), F64_FN(ld)(&s1, S + c * RB + F64_VL);                                         \
+            F64_REP(F64_ACC_SX)                                                                                        \
+        }                                                                                                              \
+        F64_REP(F64_SCALE)                                                                                             \
+        for (int64_t j = 0; j < (JEND); j++) {                                                                         \
+            F64_V d0, d1;                                                                                              \
+            F64_FN(ld)(&d0, w->d + j * RB), F64_FN(ld)(&d1, w->d + j * RB + F64_VL);                                   \
+            F64_REP(F64_ACC_D)                                                                                         \
+        }                                                                                                              \
+    }
+
 /* Block rb, step 1: d_t for every token of the tile, F64_MT tokens at a time:
  * sums = beta_t A_t S k_t + the earlier register blocks' m(t,j) d_j, then the
  * substitution within the register block, in registers.  Also e(n,t) d_t, the
@@ -128,33 +159,7 @@ F64_INLINE void F64_FN(block_d)(const f64_tile *w, const double *S, int64_t rb, 
     int64_t K = w->K, T = F64_TOKENS;
     for (int64_t t0 = 0; t0 < nt8; t0 += F64_MT) {
         F64_REP(F64_DECL)
-        const double *x = w->k + t0 * K;
-        for (int64_t c = 0; c < K; c++) {
-            F64_V s0, s1;
-            F64_FN(ld)(&s0, S + c * RB), F64_FN(ld)(&s1, S + c * RB + F64_VL);
-#define F64_ACC(i)                                                                                                     \
-    if (i < F64_MT) {                                                                                                  \
-        double xi = x[i * K + c];                                                                                      \
-        a##i##_0 += xi * s0, a##i##_1 += xi * s1;                                                                      \
-    }
-            F64_REP(F64_ACC)
-#undef F64_ACC
-        }
-#define F64_SCALE(i)                                                                                                   \
-    if (i < F64_MT) a##i##_0 *= w->ka[t0 + i], a##i##_1 *= w->ka[t0 + i];
-        F64_REP(F64_SCALE)
-#undef F64_SCALE
-        for (int64_t j = 0; j < t0; j++) {
-            F64_V d0, d1;
-            F64_FN(ld)(&d0, w->d + j * RB), F64_FN(ld)(&d1, w->d + j * RB + F64_VL);
-#define F64_ACC(i)                                                                                                     \
-    if (i < F64_MT) {                                                                                                  \
-        double mij = w->m[(t0 + i) * T + j];                                                                           \
-        a##i##_0 += mij * d0, a##i##_1 += mij * d1;                                                                    \
-    }
-            F64_REP(F64_ACC)
-#undef F64_ACC
-        }
+        F64_SUMS(w->k, w->ka, w->m, t0)
 #define F64_SUB(i, j)                                                                                                  \
     if (j < i) a##i##_0 -= mrow[j] * a##j##_0, a##i##_1 -= mrow[j] * a##j##_1;
 #define F64_SOLVE(i)                                                                                                   \
@@ -181,39 +186,17 @@ F64_INLINE void F64_FN(block_o)(const f64_tile *w, const double *S, int64_t nt8,
     int64_t K = w->K, T = F64_TOKENS;
     for (int64_t t0 = 0; t0 < nt8; t0 += F64_MT) {
         F64_REP(F64_DECL)
-        const double *x = w->q + t0 * K;
-        for (int64_t c = 0; c < K; c++) {
-            F64_V s0, s1;
-            F64_FN(ld)(&s0, S + c * RB), F64_FN(ld)(&s1, S + c * RB + F64_VL);
-#define F64_ACC(i)                                                                                                     \
-    if (i < F64_MT) {                                                                                                  \
-        double xi = x[i * K + c];                                                                                      \
-        a##i##_0 += xi * s0, a##i##_1 += xi * s1;                                                                      \
-    }
-            F64_REP(F64_ACC)
-#undef F64_ACC
-        }
-#define F64_SCALE(i)                                                                                                   \
-    if (i < F64_MT) a##i##_0 *= w->qa[t0 + i], a##i##_1 *= w->qa[t0 + i];
-        F64_REP(F64_SCALE)
-#undef F64_SCALE
-        for (int64_t j = 0; j < t0 + F64_MT; j++) {
-            F64_V d0, d1;
-            F64_FN(ld)(&d0, w->d + j * RB), F64_FN(ld)(&d1, w->d + j * RB + F64_VL);
-#define F64_ACC(i)                                                                                                     \
-    if (i < F64_MT) {                                                                                                  \
-        double pij = w->p[(t0 + i) * T + j];                                                                           \
-        a##i##_0 += pij * d0, a##i##_1 += pij * d1;                                                                    \
-    }
-            F64_REP(F64_ACC)
-#undef F64_ACC
-        }
+        F64_SUMS(w->q, w->qa, w->p, t0 + F64_MT)
 #define F64_STORE(i)                                                                                                   \
     if (i < F64_MT) F64_FN(st)(out + (t0 + i) * ldo, &a##i##_0), F64_FN(st)(out + (t0 + i) * ldo + F64_VL, &a##i##_1);
         F64_REP(F64_STORE)
 #undef F64_STORE
     }
 }
+#undef F64_SUMS
+#undef F64_ACC_SX
+#undef F64_SCALE
+#undef F64_ACC_D
 
 /* Block rb, step 3: column c of the block becomes A_n S[c] + sum_t k_t[c] e(n,t) d_t,
  * mc columns at a time. */
