@@ -114,9 +114,10 @@ static id new_buffer(msl_env *e, size_t len) {
     return MSG2(id, e->dev, "newBufferWithLength:options:", NSUInteger, len, NSUInteger, 0);
 }
 
-/* Runs kernel `name` over groups x tg threads with bufs[0..n); returns the
- * committed, completed command buffer (autoreleased). */
-static id run(msl_env *e, const char *name, id *bufs, int n, NSUInteger groups, NSUInteger tg) {
+/* Runs kernel `name` with bufs[0..n) through `dispatch` (dispatchThreadgroups: or
+ * dispatchThreads: ...threadsPerThreadgroup:); returns the committed, completed
+ * command buffer (autoreleased). */
+static id run_with(msl_env *e, const char *name, id *bufs, int n, const char *dispatch, MTLSize size, MTLSize tg) {
     id fn = MSG1(id, e->lib, "newFunctionWithName:", id, str(name));
     CHECK_MSG(fn != nil, "no function %s", name);
     id err = nil;
@@ -126,14 +127,19 @@ static id run(msl_env *e, const char *name, id *bufs, int n, NSUInteger groups, 
     MSG1(void, enc, "setComputePipelineState:", id, pso);
     for (int i = 0; i < n; i++)
         MSG3(void, enc, "setBuffer:offset:atIndex:", id, bufs[i], NSUInteger, 0, NSUInteger, (NSUInteger)i);
-    MTLSize g = {groups, 1, 1}, t = {tg, 1, 1};
-    MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, g, MTLSize, t);
+    MSG2(void, enc, dispatch, MTLSize, size, MTLSize, tg);
     MSG0(void, enc, "endEncoding");
     MSG0(void, cb, "commit");
     MSG0(void, cb, "waitUntilCompleted");
     MSG0(void, pso, "release");
     MSG0(void, fn, "release");
     return cb;
+}
+
+/* groups x tg threads, one-dimensional. */
+static id run(msl_env *e, const char *name, id *bufs, int n, NSUInteger groups, NSUInteger tg) {
+    return run_with(e, name, bufs, n, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){groups, 1, 1},
+                    (MTLSize){tg, 1, 1});
 }
 
 static const char *cb_error(id cb) {
@@ -324,23 +330,9 @@ static const char *range_src =
     "    out[gid] = scratch[tid] + 1.0f;\n"                                                    /* 24 */
     "}\n";
 
+/* A grid of threads (edge threadgroups cut), in up to three dimensions. */
 static id run3(msl_env *e, const char *name, id *bufs, int n, MTLSize grid, MTLSize tg) {
-    id fn = MSG1(id, e->lib, "newFunctionWithName:", id, str(name));
-    CHECK_MSG(fn != nil, "no function %s", name);
-    id err = nil;
-    id pso = MSG2(id, e->dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
-    id cb = MSG0(id, e->queue, "commandBuffer");
-    id enc = MSG0(id, cb, "computeCommandEncoder");
-    MSG1(void, enc, "setComputePipelineState:", id, pso);
-    for (int i = 0; i < n; i++)
-        MSG3(void, enc, "setBuffer:offset:atIndex:", id, bufs[i], NSUInteger, 0, NSUInteger, (NSUInteger)i);
-    MSG2(void, enc, "dispatchThreads:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
-    MSG0(void, enc, "endEncoding");
-    MSG0(void, cb, "commit");
-    MSG0(void, cb, "waitUntilCompleted");
-    MSG0(void, pso, "release");
-    MSG0(void, fn, "release");
-    return cb;
+    return run_with(e, name, bufs, n, "dispatchThreads:threadsPerThreadgroup:", grid, tg);
 }
 
 TEST(sw_msl_range_loop_ids_faults_and_threadgroup_memory) {
