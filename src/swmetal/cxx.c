@@ -34,6 +34,24 @@
 
 #define MIN_LLVM 17
 
+/* Kernels are built for this machine's own CPU where that is an x86-64 Linux host:
+ * the baseline ISA (SSE2) has no bf16/f16 conversions, and clang then builds
+ * <2 x bfloat> values through the stack (two 16-bit stores read back by one wider
+ * load, a store-forwarding stall per conversion: 3-4x slower flash-attention
+ * backward).  Results do not change: no fused multiply-add is formed
+ * (-ffp-contract=off) and vector instructions round as scalar ones do, except the
+ * float->bf16 conversions of AVX512-BF16 and AVX-NE-CONVERT, which flush subnormals
+ * to zero: those stay off (test sw_compile_bf16_half_round_to_nearest_even).  The CPU goes
+ * into the cache key of every kernel library (sw_cxx_host_cpu).  Not on macOS, whose
+ * arm64 target already names Apple's cores, nor for a cross target (the arm64 tests
+ * under qemu build with the host's clang). */
+#if defined(__x86_64__) && !defined(__APPLE__)
+#define BUILD_FOR_HOST_CPU 1
+#include <cpuid.h>
+#else
+#define BUILD_FOR_HOST_CPU 0
+#endif
+
 /* ------------------------------------------------------------ pure parts */
 
 int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int max) {
@@ -46,6 +64,11 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
     f[n++] = "-fno-exceptions";
     f[n++] = "-fno-rtti";
     f[n++] = "-w";
+    if (BUILD_FOR_HOST_CPU && !darwin) {
+        f[n++] = "-march=native";
+        f[n++] = "-mno-avx512bf16";
+        f[n++] = "-mno-avxneconvert";
+    }
     /* MSL's address spaces as clang's (see prelude/metal_stdlib.h): SYCL device mode
      * gives the default address space the rules they need.  It takes __bf16's
      * mangling from an auxiliary target and crashes without one: the host's own. */
@@ -89,6 +112,42 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
     int k = 0;
     for (; k < n && k < max; k++) flags[k] = f[k];
     return k;
+}
+
+static char host_cpu[256];
+static pthread_once_t host_cpu_once = PTHREAD_ONCE_INIT;
+
+/* What clang's -march=native looks at: the vendor, the family/model/stepping
+ * signature, the feature words of CPUID leaves 1, 7 and 0x80000001, and the
+ * register state the OS enables (XCR0). */
+static void find_host_cpu(void) {
+#if BUILD_FOR_HOST_CPU
+    unsigned a = 0, b = 0, c = 0, d = 0, max = 0;
+    char vendor[13] = {0};
+    if (!__get_cpuid(0, &max, &b, &c, &d)) return;
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    unsigned l1[4] = {0}, l7[4] = {0}, l71 = 0, ext[2] = {0}, xcr0 = 0;
+    __get_cpuid(1, &l1[0], &l1[1], &l1[2], &l1[3]);
+    if (max >= 7) {
+        __get_cpuid_count(7, 0, &l7[0], &l7[1], &l7[2], &l7[3]);
+        __get_cpuid_count(7, 1, &l71, &b, &c, &d);
+    }
+    if (__get_cpuid(0x80000001u, &a, &b, &ext[0], &ext[1]) == 0) ext[0] = ext[1] = 0;
+    if (l1[2] & (1u << 27)) { /* OSXSAVE: xgetbv is there */
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        xcr0 = lo;
+    }
+    snprintf(host_cpu, sizeof host_cpu, "x86-64 %s sig=%08x l1=%08x.%08x l7=%08x.%08x.%08x.%08x ext=%08x.%08x xcr0=%08x",
+             vendor, l1[0], l1[2], l1[3], l7[1], l7[2], l7[3], l71, ext[0], ext[1], xcr0);
+#endif
+}
+
+const char *sw_cxx_host_cpu(void) {
+    pthread_once(&host_cpu_once, find_host_cpu);
+    return host_cpu;
 }
 
 int sw_cxx_llvm_major(const char *text, int *apple) {

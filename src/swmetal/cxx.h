@@ -27,6 +27,13 @@ const sw_cxx *sw_cxx_get(char **err);
 #define SW_CXX_MAX_FLAGS 40
 int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int max);
 
+/* The CPU the kernels are built for when the flags ask for the host's own
+ * (-march=native on x86-64 Linux): vendor, signature and CPUID feature words, so a
+ * cache directory shared between machines never hands one a library built for
+ * another's instructions.  "" where the kernels are built for the target's
+ * baseline.  Part of every kernel library's cache key. */
+const char *sw_cxx_host_cpu(void);
+
 /* The LLVM major version behind a `clang++ --version` text, or -1 when it is not
  * clang.  *apple (may be NULL) is set to 1 for Apple clang, whose own numbering is
  * mapped: Apple clang 15 = LLVM 16, 16 = LLVM 17, 17 (Xcode 16.3+) = LLVM 19. */

@@ -72,6 +72,25 @@ TEST(sw_cxx_kernel_flags_per_platform) {
     CHECK_EQ_INT(sw_cxx_kernel_flags(1, 1, f, 3), 3); /* never past max */
 }
 
+/* x86-64 Linux builds kernels for its own CPU, and that CPU is part of the cache
+ * key: a cache shared with another machine must not hand it these instructions.
+ * Darwin (the cross-compiled macOS kernels) and other hosts keep the baseline. */
+TEST(sw_cxx_kernels_built_for_the_host_cpu_on_x86_64_linux) {
+    const char *f[SW_CXX_MAX_FLAGS];
+    int n = sw_cxx_kernel_flags(0, 1, f, SW_CXX_MAX_FLAGS);
+    CHECK(!has(f, n, "-march=native"));
+    n = sw_cxx_kernel_flags(0, 0, f, SW_CXX_MAX_FLAGS);
+    const char *cpu = sw_cxx_host_cpu();
+#if defined(__x86_64__) && !defined(__APPLE__)
+    CHECK(has(f, n, "-march=native"));
+    CHECK(strncmp(cpu, "x86-64 ", 7) == 0 && strstr(cpu, " l7=") && strstr(cpu, " xcr0="));
+    CHECK(strcmp(cpu, sw_cxx_host_cpu()) == 0);
+#else
+    CHECK(!has(f, n, "-march=native"));
+    CHECK(cpu[0] == 0);
+#endif
+}
+
 /* What the clang driver would link for the instrumented kernel on arm64 macOS: the
  * TSan runtime dylib must stay out (our __tsan_* hooks must bind), and the
  * executable's symbols must be looked up at load.  clang is a cross compiler, so

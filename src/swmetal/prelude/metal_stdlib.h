@@ -575,6 +575,11 @@ template <class Call> inline void run_range(sw_ids *shared, const uint32_t *base
         id.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
         id.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
         shared->thread_index_in_threadgroup = i;
+        // The fault handler reads which thread faulted from that store: it must be
+        // made before the thread's accesses, and the threads must not be merged into
+        // vector iterations (a scatter would fault for a thread the record does not
+        // name).  A signal fence says both to the compiler and costs no instruction.
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
         call(&id);
     }
 }
