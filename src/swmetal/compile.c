@@ -287,7 +287,8 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, int mode
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
     sha256_update(&c, cc->version, strlen(cc->version) + 1);
-    sha256_update(&c, sw_cxx_host_cpu(), strlen(sw_cxx_host_cpu()) + 1);
+    const char *cpu = sw_cxx_host_cpu();
+    sha256_update(&c, cpu, strlen(cpu) + 1);
     const char *flags[SW_CXX_MAX_FLAGS];
     int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) sha256_update(&c, flags[i], strlen(flags[i]) + 1);

@@ -134,7 +134,7 @@ static void find_host_cpu(void) {
         __get_cpuid_count(7, 0, &l7[0], &l7[1], &l7[2], &l7[3]);
         __get_cpuid_count(7, 1, &l71, &b, &c, &d);
     }
-    if (__get_cpuid(0x80000001u, &a, &b, &ext[0], &ext[1]) == 0) ext[0] = ext[1] = 0;
+    __get_cpuid(0x80000001u, &a, &b, &ext[0], &ext[1]); /* leaves ext at 0 where there is no such leaf */
     if (l1[2] & (1u << 27)) { /* OSXSAVE: xgetbv is there */
         unsigned lo, hi;
         __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
