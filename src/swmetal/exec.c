@@ -38,6 +38,24 @@
 #define SW_ALTSTACK_BYTES (64 * 1024)
 
 static _Thread_local sw_worker *tls_worker;
+#if SW_RT_CURRENT_TLS
+__thread const sw_current *sw_rt_current; /* sw_abi.h: kernel code reads it directly */
+#endif
+
+/* The running thread changes: w->cur and what kernel code sees change together. */
+static inline void set_current(sw_worker *w, sw_gpu_thread *t) {
+    w->cur = t;
+#if SW_RT_CURRENT_TLS
+    sw_rt_current = t ? &t->view : NULL;
+#endif
+}
+
+/* A thread record got its index: its view follows (the product log is per simdgroup). */
+static inline void set_view(sw_worker *w, sw_gpu_thread *t) {
+    t->view.ids = &t->ids;
+    t->view.lane = t->lane;
+    t->view.mma_log = w->mma_logs ? w->mma_logs + (size_t)t->sg * SW_MMA_LOG_BYTES : NULL;
+}
 
 /* ---- process-wide settings ---- */
 
@@ -217,6 +235,7 @@ static inline void label_loop_thread(sw_worker *w, sw_gpu_thread *t, uint32_t i)
     t->index = i;
     t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
     t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
+    set_view(w, t);
     t->tg_bump = w->job->tg_static_end;
     t->tg_allocs = 0;
     t->ncalls = 0;
@@ -278,14 +297,20 @@ void *sw_rt_simd_slots(void) {
 void *sw_rt_mma_log(uint32_t *lane) {
     sw_worker *w = tls_worker;
     if (!w->mma_logs) {
-        w->mma_logs = calloc(SW_MAX_SIMDGROUPS, SW_MMA_LOG_BYTES);
+        /* cache-line aligned: the prelude's log entries are 8x8 float matrices */
+        void *logs = NULL;
+        if (posix_memalign(&logs, 64, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES) == 0) {
+            memset(logs, 0, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES);
+            w->mma_logs = logs;
+        }
         if (!w->mma_logs) {
             fault_finding(w, DEV_FIND_LIMIT, CALL_SITE(), 0, "out of memory for the simdgroup-matrix product logs");
             sw_exec_abandon_current();
         }
     }
     *lane = w->cur->lane;
-    return w->mma_logs + (size_t)w->cur->sg * SW_MMA_LOG_BYTES;
+    w->cur->view.mma_log = w->mma_logs + (size_t)w->cur->sg * SW_MMA_LOG_BYTES;
+    return w->cur->view.mma_log;
 }
 
 void sw_exec_abandon_current(void) {
@@ -294,7 +319,7 @@ void sw_exec_abandon_current(void) {
     w->tg_abandon = 1;
     if (w->looping) {
         /* Plain-loop threadgroup: unwind the worker's own stack (what was reported stays). */
-        w->cur = NULL;
+        set_current(w, NULL);
         siglongjmp(w->fault_jmp, 2);
     }
     sw_fiber_switch_final(&t->fiber, &w->sched);
@@ -401,10 +426,10 @@ static void release_simd_and_queue(sw_worker *w, uint32_t sg) {
 static void run_next(sw_worker *w, sw_gpu_thread *t) {
     if (w->run_head != w->run_tail) {
         sw_gpu_thread *n = &w->threads[w->run[w->run_head++ & (SW_MAX_THREADS_PER_GROUP - 1)]];
-        w->cur = n;
+        set_current(w, n);
         if (n != t) sw_fiber_switch(&t->fiber, &n->fiber);
     } else {
-        w->cur = NULL;
+        set_current(w, NULL);
         sw_fiber_switch(&t->fiber, &w->sched);
     }
 }
@@ -500,10 +525,10 @@ static void thread_main(void *arg) {
     if (!w->slow[sg] && w->arr_count[sg] && w->arr_count[sg] == w->live[sg]) release_simd_and_queue(w, sg);
     if (w->run_head != w->run_tail) {
         sw_gpu_thread *n = &w->threads[w->run[w->run_head++ & (SW_MAX_THREADS_PER_GROUP - 1)]];
-        w->cur = n;
+        set_current(w, n);
         sw_fiber_switch_final(&t->fiber, &n->fiber);
     }
-    w->cur = NULL;
+    set_current(w, NULL);
     sw_fiber_switch_final(&t->fiber, &w->sched);
 }
 
@@ -563,6 +588,7 @@ static void init_threads(sw_worker *w, sw_job *job, const uint32_t pos[3]) {
         t->index = i;
         t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
         t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
+        set_view(w, t);
         t->out_bank = SW_BANK_NONE;
         t->read_bank = 0;
         t->state = SW_T_RUNNABLE;
@@ -699,16 +725,16 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
         uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
         t->index = UINT32_MAX; /* range_sync_thread labels the record when needed */
         w->ranging = 1;
-        w->cur = t;
+        set_current(w, t);
         d->range(&t->args, id, base, n);
     } else {
         for (uint32_t k = 0; k < n; k++) {
             label_loop_thread(w, t, job->fiber_order == SW_ORDER_INORDER ? k : w->next[k]);
-            w->cur = t;
+            set_current(w, t);
             d->entry(&t->args);
         }
     }
-    w->cur = NULL;
+    set_current(w, NULL);
     w->looping = 0;
     w->ranging = 0;
     w->live_total = 0;
@@ -797,9 +823,9 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     for (;;) {
         /* The fibers pass control among themselves; back here when none can run. */
         sw_gpu_thread *t = &w->threads[w->run[w->run_head++ & (SW_MAX_THREADS_PER_GROUP - 1)]];
-        w->cur = t;
+        set_current(w, t);
         sw_fiber_switch(&w->sched, &t->fiber);
-        w->cur = NULL;
+        set_current(w, NULL);
         if (w->tg_abandon) {
             reset_stacks_after_abandon(w);
             return -1;
@@ -956,7 +982,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc) {
         fault_context(uc, &pc, &write);
         w->fault_pc = pc;
         w->fault_write = sig == SIGSEGV || sig == SIGBUS ? write : -1;
-        w->cur = NULL;
+        set_current(w, NULL);
         if (!w->looping) sw_fiber_note_jump(&w->sched);
         siglongjmp(w->fault_jmp, 1);
     }

@@ -30,6 +30,7 @@ struct sw_worker;
 typedef struct sw_gpu_thread {
     sw_fiber fiber;
     sw_ids ids;
+    sw_current view;             /* what sw_rt_current shows kernel code while this thread runs */
     sw_thread_args args;
     struct sw_worker *w;
     uint32_t index;              /* thread_index_in_threadgroup */

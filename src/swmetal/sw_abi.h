@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 5
+#define SW_ABI_VERSION 6
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -166,6 +166,26 @@ const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32
  * else; the prelude's code in the lanes does the rest, synchronising through
  * sw_rt_simd_sync. */
 void *sw_rt_mma_log(uint32_t *lane);
+
+/* The running GPU thread as kernel code can read it without a call.  Per lane, the
+ * deferred simdgroup-matrix products ask for their log and lane at every product and
+ * every simdgroup_load: a call into the executor each time was ~10% of an MMA-bound
+ * kernel.  On ELF platforms a kernel library reaches the executable's thread-local
+ * storage with an initial-exec reference (the executable's TLS block is static, so
+ * dlopen accepts it): the executor points sw_rt_current at the running thread's view
+ * whenever it changes threads (fibers of one worker never leave its OS thread).
+ * Elsewhere (Mach-O) kernels call sw_rt_ids() and sw_rt_mma_log(). */
+typedef struct sw_current {
+    const sw_ids *ids;       /* the thread's ids (a range loop rewrites them in place) */
+    void *mma_log;           /* its simdgroup's product log, NULL until sw_rt_mma_log made one */
+    uint32_t lane;           /* thread_index_in_simdgroup */
+} sw_current;
+#if defined(__ELF__)
+#define SW_RT_CURRENT_TLS 1
+extern __thread const sw_current *sw_rt_current __attribute__((tls_model("initial-exec")));
+#else
+#define SW_RT_CURRENT_TLS 0
+#endif
 
 /* Reports an error detected by kernel-side code (prelude) and abandons the dispatch;
  * does not return. */

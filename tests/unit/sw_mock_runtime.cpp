@@ -53,7 +53,12 @@ static float fbuf[4096];
 static unsigned ubuf[4096];
 static sw_entry_fn entry;
 
+static thread_local sw_current my_view;
+
 extern "C" {
+#if SW_RT_CURRENT_TLS
+__thread const sw_current *sw_rt_current; /* what the kernel reads instead of calling sw_rt_ids/sw_rt_mma_log */
+#endif
 const sw_ids *sw_rt_ids(void) { return &my_ids; }
 void *sw_rt_tg_alloc(size_t size, size_t align, const char *, int) {
     tg_offset = (tg_offset + align - 1) / align * align;
@@ -107,6 +112,12 @@ static void *gpu_thread(void *arg) {
     my_ids.simdgroup_index_in_threadgroup = t / 32;
     my_ids.simdgroups_per_threadgroup = 2;
     my_ids.threads_per_simdgroup = 32;
+    my_view.ids = &my_ids;
+    my_view.mma_log = mma_log[t / 32];
+    my_view.lane = t % 32;
+#if SW_RT_CURRENT_TLS
+    sw_rt_current = &my_view;
+#endif
     void *buffers[SW_MAX_BUFFERS] = {fbuf, ubuf};
     void *tg_params[SW_MAX_TG_PARAMS] = {0};
     sw_thread_args args = {buffers, tg_params, &my_ids};

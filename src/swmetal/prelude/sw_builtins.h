@@ -73,10 +73,10 @@ inline T __metal_simd_shuffle_and_fill_up(T x, T fill, D delta, M modulo, int li
 // The argument only selects the result type (`__metal_get_simdgroup_size(ushort())`).
 template <class T> inline T __metal_get_simdgroup_size(T) { return (T)SW_SIMD_WIDTH; }
 template <class T> inline T __metal_get_thread_index_in_simdgroup(T) {
-    return (T)sw_rt_ids()->thread_index_in_simdgroup;
+    return (T)sw_ids_here()->thread_index_in_simdgroup;
 }
 template <class T> inline T __metal_get_simdgroup_index_in_threadgroup(T) {
-    return (T)sw_rt_ids()->simdgroup_index_in_threadgroup;
+    return (T)sw_ids_here()->simdgroup_index_in_threadgroup;
 }
 
 #endif

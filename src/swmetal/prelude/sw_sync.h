@@ -35,7 +35,15 @@ inline void simdgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
 }
 
 // ---- simd-group functions ----
-inline uint sw_lane() { return sw_rt_ids()->thread_index_in_simdgroup; }
+// The calling thread's ids without a call where the platform allows (sw_abi.h).
+inline const sw_ids *sw_ids_here() {
+#if SW_RT_CURRENT_TLS
+    return sw_rt_current->ids;
+#else
+    return sw_rt_ids();
+#endif
+}
+inline uint sw_lane() { return sw_ids_here()->thread_index_in_simdgroup; }
 
 // Writes x to this lane's outgoing slot, syncs, and calls read(mask, lane, slots)
 // on the slots the sync published.
@@ -480,7 +488,16 @@ struct sw_mma_log {
 };
 static_assert(sizeof(sw_mma_log) <= SW_MMA_LOG_BYTES, "product log larger than the executor's block");
 static_assert(SW_MMA_LOG_HEADER == sizeof(uint32_t) * SW_SIMD_WIDTH, "the header the executor zeroes");
-inline sw_mma_log *sw_mma_log_here(uint *lane) { return static_cast<sw_mma_log *>(sw_rt_mma_log(lane)); }
+inline sw_mma_log *sw_mma_log_here(uint *lane) {
+#if SW_RT_CURRENT_TLS
+    const sw_current *cur = sw_rt_current;
+    if (__builtin_expect(cur->mma_log != nullptr, 1)) {
+        *lane = cur->lane;
+        return static_cast<sw_mma_log *>(cur->mma_log);
+    }
+#endif
+    return static_cast<sw_mma_log *>(sw_rt_mma_log(lane));
+}
 
 // Computes entries [0, n) for the lanes that wrote them (those of the sync in mask,
 // and any other lane with the same log: one that returned, or waits elsewhere),
@@ -595,7 +612,7 @@ typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
 // Flushes the log: the lanes meet, the lowest evaluates it for all while the others
 // wait at the second sync (which does not depend on the order lanes resume in).
-inline void sw_mma_flush(int line) {
+__attribute__((noinline)) inline void sw_mma_flush(int line) {
     uint lane;
     sw_mma_log *L = sw_mma_log_here(&lane);
     uint32_t mask = sw_rt_simd_sync(line);
@@ -651,7 +668,7 @@ template <class T> inline void sw_mma_operand(sw_mma_cell &cell, int o, const si
     cell.op[o][1] = m ? (float)m->sw_elems[1] : 0.0f;
 }
 template <class TD, class TA, class TB, class TC>
-inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+__attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
                              const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
                              int line) {
     uint lane;
