@@ -297,12 +297,8 @@ void *sw_rt_simd_slots(void) {
 void *sw_rt_mma_log(uint32_t *lane) {
     sw_worker *w = tls_worker;
     if (!w->mma_logs) {
-        /* cache-line aligned: the prelude's log entries are 8x8 float matrices */
-        void *logs = NULL;
-        if (posix_memalign(&logs, 64, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES) == 0) {
-            memset(logs, 0, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES);
-            w->mma_logs = logs;
-        }
+        /* zeroed pages from the system: only the entries a kernel uses become resident */
+        w->mma_logs = calloc(SW_MAX_SIMDGROUPS, SW_MMA_LOG_BYTES);
         if (!w->mma_logs) {
             fault_finding(w, DEV_FIND_LIMIT, CALL_SITE(), 0, "out of memory for the simdgroup-matrix product logs");
             sw_exec_abandon_current();

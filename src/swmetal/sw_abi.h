@@ -21,7 +21,7 @@
 #define SW_SIMD_WIDTH 32
 #define SW_SIMD_SLOT_BYTES 64   /* per lane exchange slot (enough for a double4 or 16 floats) */
 #define SW_SIMD_BANK_SLOTS (SW_SIMD_WIDTH + 2) /* a bank: the lanes' slots, then the memo */
-#define SW_MMA_LOG_BYTES (32 * 1024) /* per simdgroup: the deferred simdgroup-matrix products */
+#define SW_MMA_LOG_BYTES (256 * 1024) /* per simdgroup: the deferred simdgroup-matrix products (pages touched as used) */
 #define SW_MMA_LOG_HEADER (4 * SW_SIMD_WIDTH) /* its first bytes, zeroed when a threadgroup starts */
 
 #ifdef __cplusplus

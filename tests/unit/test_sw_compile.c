@@ -532,7 +532,7 @@ static const char *simd_src =
     /* deferred products: a chain longer than the product log, a reference from
      * thread_elements() kept across a product, a pending product overwritten */
     "    simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.5f);\n"
-    "    for (int i = 0; i < 20; i++) simdgroup_multiply_accumulate(acc, A, B, acc);\n"
+    "    for (int i = 0; i < 300; i++) simdgroup_multiply_accumulate(acc, A, B, acc);\n"
     "    if (sg == 0) simdgroup_store(acc, o + 1216, 8);\n"
     "    simdgroup_float8x8 P;\n"
     "    thread auto &pe = P.thread_elements();\n"
@@ -621,7 +621,7 @@ TEST(sw_compile_simd_barrier_matrix_semantics) {
     for (int i = 0; i < 8; i++) {
         for (int j = 0; j < 8; j++) {
             float acc = 0.5f, p = 0, b_ij = (i == j ? 2.0f : 0.0f) + (i == 0 && j == 7 ? 1.0f : 0.0f);
-            for (int it = 0; it < 20; it++)
+            for (int it = 0; it < 300; it++) /* more than twice the log (SW_MMA_ENTRIES) */
                 for (int k = 0; k < 8; k++) acc += (float)(i * 8 + k) * ((k == j ? 2.0f : 0.0f) + (k == 0 && j == 7 ? 1.0f : 0.0f));
             for (int k = 0; k < 8; k++) p += (float)(i * 8 + k) * ((k == j ? 2.0f : 0.0f) + (k == 0 && j == 7 ? 1.0f : 0.0f));
             if (o[1216 + i * 8 + j] != acc && bad++ < 20)

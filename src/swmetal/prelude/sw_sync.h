@@ -446,14 +446,15 @@ template <class T, class U> inline T atomic_fetch_max_explicit(volatile atomic<T
 // Products are deferred: simdgroup_multiply(_accumulate) does not synchronise the
 // simdgroup.  Each lane appends its operands (its two elements of a, b and c, or the
 // log entry still to produce them) and the address of its destination matrix to its
-// column of the simdgroup's product log (sw_rt_mma_log, sw_abi.h), and marks the
-// destination pending.  The first read of a pending matrix (thread_elements(),
+// cell of the next entry of the simdgroup's product log (sw_rt_mma_log, sw_abi.h),
+// and marks the destination pending.  The first read of a pending matrix (thread_elements(),
 // simdgroup_store, a copy) flushes the log: at a simd sync the lowest lane present
 // computes every entry for every lane, in log order, and writes each lane's results
 // into its destination matrices (the other lanes wait at a second sync, their
 // matrices alive on their stacks).  A chain of products that only feed each other (a
 // tile's accumulation loop) thus costs two synchronisations instead of one per
-// product.  Each element is computed exactly as before (k = 0..7 in order,
+// product; the log holds SW_MMA_ENTRIES products (a full log is flushed too), enough
+// for a K loop of a 64x32 tile's products between two reads.  Each element is computed exactly as before (k = 0..7 in order,
 // in float, rounded to the destination type), so results are bit-identical.
 // A matrix that is overwritten or goes out of scope while pending clears its entry's
 // destination; the entry's value stays in the log for later entries that use it.
@@ -471,20 +472,22 @@ inline uint sw_mat_lane(uint row, uint col) {
     return ((row & 4u) << 2) | ((col & 4u) << 1) | ((row & 2u) << 1) | ((row & 1u) << 1) | ((col >> 1) & 1u);
 }
 
-#define SW_MMA_ENTRIES 16
-// Rounds a result to the destination's element type into out (as float), and stores
-// it into the destination matrix when there is one.
-typedef void (*sw_mma_store_fn)(void *matrix, float e0, float e1, float *out);
+#define SW_MMA_ENTRIES 128
+// Rounds entry k's product d to the destination's element type into the res of the
+// cells of the lanes in `lanes`, and stores each into its destination matrix when
+// there is one: one call per entry, not per lane.
+struct sw_mma_log;
+typedef void (*sw_mma_store_fn)(sw_mma_log *L, uint32_t k, uint32_t lanes, const float (*d)[8]);
 struct sw_mma_cell {               // one lane's part of one log entry
     float op[3][2];                // a, b, c elements (c: zeros for a plain multiply)
     int16_t ref[3];                // per operand: the entry producing it, or -1 (op holds it)
     void *dst;                     // this lane's destination matrix, or null (overwritten/gone)
-    sw_mma_store_fn store;         // writes a result into dst, rounded to its type
+    sw_mma_store_fn store;         // writes the entry's results into the lanes' dst, rounded to their type
     float res[2];                  // the result, rounded to the destination type (after the flush)
 };
 struct sw_mma_log {
     uint32_t count[SW_SIMD_WIDTH]; // entries each lane appended since the last flush (header, zeroed per threadgroup)
-    sw_mma_cell cell[SW_SIMD_WIDTH][SW_MMA_ENTRIES]; // lane-major: a lane appends to consecutive cells
+    sw_mma_cell cell[SW_MMA_ENTRIES][SW_SIMD_WIDTH]; // entry-major: evaluating an entry reads one block
 };
 static_assert(sizeof(sw_mma_log) <= SW_MMA_LOG_BYTES, "product log larger than the executor's block");
 static_assert(SW_MMA_LOG_HEADER == sizeof(uint32_t) * SW_SIMD_WIDTH, "the header the executor zeroes");
@@ -518,11 +521,11 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
         // columns runs the 8 columns together (vector code, no reordering).
         float m[3][8][8];
         for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
-            const sw_mma_cell &cl = L->cell[l][k];
+            const sw_mma_cell &cl = L->cell[k][l];
             uint r = sw_mat_row(l), c = sw_mat_col(l);
             for (int o = 0; o < 3; o++) {
                 int from = cl.ref[o];
-                const float *src = from >= 0 ? L->cell[l][from].res : cl.op[o];
+                const float *src = from >= 0 ? L->cell[from][l].res : cl.op[o];
                 m[o][r][c] = src[0];
                 m[o][r][c + 1] = src[1];
             }
@@ -533,14 +536,18 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
                 float a = m[0][r][j];
                 for (uint c = 0; c < 8; c++) d[r][c] += a * m[1][j][c];
             }
-        for (uint32_t mm = lanes; mm; mm &= mm - 1) {
-            uint l = (uint)__builtin_ctz(mm), r = sw_mat_row(l), c = sw_mat_col(l);
-            // A destination is the target of at most one entry (an overwritten one
-            // cleared its dst), and later entries read res, never a matrix: storing
-            // now is safe.
-            sw_mma_cell &cl = L->cell[l][k];
-            cl.store(cl.dst, d[r][c], d[r][c + 1], cl.res);
-        }
+        // A destination is the target of at most one entry (an overwritten one cleared
+        // its dst), and later entries read res, never a matrix: storing now is safe.
+        // Lanes of one well-formed kernel round to the same type: one call for all.
+        sw_mma_store_fn fn = L->cell[k][__builtin_ctz(lanes)].store;
+        bool one_fn = true;
+        for (uint32_t mm = lanes; mm; mm &= mm - 1) one_fn &= L->cell[k][__builtin_ctz(mm)].store == fn;
+        if (one_fn) fn(L, k, lanes, d);
+        else
+            for (uint32_t mm = lanes; mm; mm &= mm - 1) {
+                uint l = (uint)__builtin_ctz(mm);
+                L->cell[k][l].store(L, k, 1u << l, d);
+            }
     }
     for (uint32_t m = lanes; m; m &= m - 1) L->count[__builtin_ctz(m)] = 0;
 }
@@ -590,20 +597,24 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     void sw_forget() {
         if (sw_pending >= 0) {
             uint lane;
-            sw_mma_log_here(&lane)->cell[lane][sw_pending].dst = nullptr;
+            sw_mma_log_here(&lane)->cell[sw_pending][lane].dst = nullptr;
             sw_pending = -1;
         }
     }
     // A product's result, through the log (sw_mma_store_fn).
-    static void sw_store(void *self, float e0, float e1, float *out) {
-        T t0 = static_cast<T>(e0), t1 = static_cast<T>(e1);
-        out[0] = (float)t0;
-        out[1] = (float)t1;
-        if (!self) return;
-        simdgroup_matrix *m = static_cast<simdgroup_matrix *>(self);
-        m->sw_elems[0] = t0;
-        m->sw_elems[1] = t1;
-        m->sw_pending = -1;
+    static void sw_store(sw_mma_log *L, uint32_t k, uint32_t lanes, const float (*d)[8]) {
+        for (uint32_t m = lanes; m; m &= m - 1) {
+            uint l = (uint)__builtin_ctz(m), r = sw_mat_row(l), c = sw_mat_col(l);
+            sw_mma_cell &cl = L->cell[k][l];
+            T t0 = static_cast<T>(d[r][c]), t1 = static_cast<T>(d[r][c + 1]);
+            cl.res[0] = (float)t0;
+            cl.res[1] = (float)t1;
+            if (simdgroup_matrix *mat = static_cast<simdgroup_matrix *>(cl.dst)) {
+                mat->sw_elems[0] = t0;
+                mat->sw_elems[1] = t1;
+                mat->sw_pending = -1;
+            }
+        }
     }
 };
 typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
@@ -675,11 +686,11 @@ __attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD,
     sw_mma_log *L = sw_mma_log_here(&lane);
     if (L->count[lane] == SW_MMA_ENTRIES) sw_mma_flush(line); // full: settle it (every operand becomes a value)
     uint32_t k = L->count[lane];
-    sw_mma_cell &cell = L->cell[lane][k];
+    sw_mma_cell &cell = L->cell[k][lane];
     sw_mma_operand(cell, 0, &a);
     sw_mma_operand(cell, 1, &b);
     sw_mma_operand(cell, 2, c);
-    if (d.sw_pending >= 0) L->cell[lane][d.sw_pending].dst = nullptr;
+    if (d.sw_pending >= 0) L->cell[d.sw_pending][lane].dst = nullptr;
     cell.dst = &d;
     cell.store = &simdgroup_matrix<TD, 8, 8>::sw_store;
     d.sw_pending = (int16_t)k;
