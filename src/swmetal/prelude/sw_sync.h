@@ -444,10 +444,10 @@ template <class T, class U> inline T atomic_fetch_max_explicit(volatile atomic<T
 // where q = l / 4 (Apple's layout; kernels reading thread_elements() rely on it).
 //
 // Products are deferred: simdgroup_multiply(_accumulate) does not synchronise the
-// simdgroup.  Each lane appends its operands (its two elements of a, b and c, or the
-// log entry still to produce them) and the address of its destination matrix to its
-// cell of the next entry of the simdgroup's product log (sw_rt_mma_log, sw_abi.h),
-// and marks the destination pending.  The first read of a pending matrix (thread_elements(),
+// simdgroup.  Each lane writes its operands (its two elements of a, b and c, or the
+// log entry still to produce them) and the address of its destination matrix into
+// the next entry of the simdgroup's product log (sw_rt_mma_log, sw_abi.h), and marks
+// the destination pending.  The first read of a pending matrix (thread_elements(),
 // simdgroup_store, a copy) flushes the log: at a simd sync the lowest lane present
 // computes every entry for every lane, in log order, and writes each lane's results
 // into its destination matrices (the other lanes wait at a second sync, their
@@ -463,8 +463,17 @@ template <class T, class U> inline T atomic_fetch_max_explicit(volatile atomic<T
 // pinned for its lifetime: products into it are flushed at once (the old behaviour).
 // Lanes that flush with different log lengths, or without every lane that wrote the
 // log, diverged around simdgroup matrix operations (undefined in MSL): a fault.
-inline uint sw_mat_row(uint l) { return ((l / 4) & 4u) + (l / 2) % 4; }
-inline uint sw_mat_col(uint l) { return ((l / 4) & 2u) * 2 + (l % 2) * 2; }
+constexpr uint sw_mat_row(uint l) { return ((l / 4) & 4u) + (l / 2) % 4; }
+constexpr uint sw_mat_col(uint l) { return ((l / 4) & 2u) * 2 + (l % 2) * 2; }
+// Where lane l's two elements start in a row-major 8x8 matrix (a table: every
+// product reads it once per lane).
+struct sw_mat_pos_table {
+    uint8_t of[SW_SIMD_WIDTH];
+    constexpr sw_mat_pos_table() : of() {
+        for (uint l = 0; l < SW_SIMD_WIDTH; l++) of[l] = (uint8_t)(sw_mat_row(l) * 8 + sw_mat_col(l));
+    }
+};
+inline constexpr sw_mat_pos_table sw_mat_pos{};
 
 // The lane holding element (row, col) of an 8x8 matrix (col even; the inverse of
 // sw_mat_row / sw_mat_col): lane bits are r2 c2 r1 r0 c1.
@@ -473,21 +482,23 @@ inline uint sw_mat_lane(uint row, uint col) {
 }
 
 #define SW_MMA_ENTRIES 128
-// Rounds entry k's product d to the destination's element type into the res of the
-// cells of the lanes in `lanes`, and stores each into its destination matrix when
-// there is one: one call per entry, not per lane.
-struct sw_mma_log;
-typedef void (*sw_mma_store_fn)(sw_mma_log *L, uint32_t k, uint32_t lanes, const float (*d)[8]);
-struct sw_mma_cell {               // one lane's part of one log entry
-    float op[3][2];                // a, b, c elements (c: zeros for a plain multiply)
-    int16_t ref[3];                // per operand: the entry producing it, or -1 (op holds it)
-    void *dst;                     // this lane's destination matrix, or null (overwritten/gone)
-    sw_mma_store_fn store;         // writes the entry's results into the lanes' dst, rounded to their type
-    float res[2];                  // the result, rounded to the destination type (after the flush)
+// Rounds a product d (8x8) to the destination's element type into res (as float,
+// all 64 elements), and stores the elements of each lane in `lanes` into that lane's
+// destination matrix (dst[lane]), when it has one: one call per entry, not per lane.
+typedef void (*sw_mma_store_fn)(void *const *dst, uint32_t lanes, const float (*d)[8], float (*res)[8]);
+// One product of the log.  A lane writes its elements of the operands where they
+// sit in the 8x8 matrices (Apple's layout), so an operand every lane supplied is
+// whole already, and the per-lane fields are arrays over lanes (compared at once).
+struct sw_mma_entry {
+    float op[3][8][8];                      // a, b, c (c: zeros for a plain multiply)
+    float res[8][8];                        // the result, rounded to the destination type (after the flush)
+    int16_t ref[3][SW_SIMD_WIDTH];          // per operand and lane: the entry producing it, or -1 (op holds it)
+    void *dst[SW_SIMD_WIDTH];               // each lane's destination matrix, or null (overwritten/gone)
+    sw_mma_store_fn store[SW_SIMD_WIDTH];   // each lane's rounding and store (one for all in a well-formed kernel)
 };
 struct sw_mma_log {
     uint32_t count[SW_SIMD_WIDTH]; // entries each lane appended since the last flush (header, zeroed per threadgroup)
-    sw_mma_cell cell[SW_MMA_ENTRIES][SW_SIMD_WIDTH]; // entry-major: evaluating an entry reads one block
+    sw_mma_entry entry[SW_MMA_ENTRIES];
 };
 static_assert(sizeof(sw_mma_log) <= SW_MMA_LOG_BYTES, "product log larger than the executor's block");
 static_assert(SW_MMA_LOG_HEADER == sizeof(uint32_t) * SW_SIMD_WIDTH, "the header the executor zeroes");
@@ -515,21 +526,37 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
                         "product after different numbers of simdgroup_multiply(_accumulate) calls",
                         line);
     }
+    const uint first = (uint)__builtin_ctz(lanes);
     for (uint32_t k = 0; k < n; k++) {
-        // The whole 8x8 operands from the lanes' elements, then D = C + A B with j
-        // outermost: every element still sums j = 0..7 in order, and the loop over
-        // columns runs the 8 columns together (vector code, no reordering).
+        sw_mma_entry &e = L->entry[k];
+        // The whole 8x8 operands, in locals (the product below then runs in
+        // registers): an earlier entry's result when every lane refers to the same
+        // one (an accumulation chain), else the lanes' values, with the results of
+        // the entries some lanes refer to put in their places.
         float m[3][8][8];
-        for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
-            const sw_mma_cell &cl = L->cell[k][l];
-            uint r = sw_mat_row(l), c = sw_mat_col(l);
-            for (int o = 0; o < 3; o++) {
-                int from = cl.ref[o];
-                const float *src = from >= 0 ? L->cell[from][l].res : cl.op[o];
-                m[o][r][c] = src[0];
-                m[o][r][c + 1] = src[1];
+        for (int o = 0; o < 3; o++) {
+            const int16_t r0 = e.ref[o][first];
+            uint32_t same = 0, refs = 0;
+            for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
+                same |= (uint32_t)(e.ref[o][l] == r0) << l;
+                refs |= (uint32_t)(e.ref[o][l] >= 0) << l;
+            }
+            if ((same & lanes) == lanes && r0 >= 0) {
+                __builtin_memcpy(m[o], L->entry[r0].res, sizeof m[o]);
+                continue;
+            }
+            __builtin_memcpy(m[o], e.op[o], sizeof m[o]);
+            for (uint32_t mm = refs & lanes; mm; mm &= mm - 1) {
+                uint l = (uint)__builtin_ctz(mm), p = sw_mat_pos.of[l];
+                const float *v = &L->entry[e.ref[o][l]].res[0][0] + p;
+                float *x = &m[o][0][0] + p;
+                x[0] = v[0];
+                x[1] = v[1];
             }
         }
+        // D = C + A B with j outermost: every element still sums j = 0..7 in order,
+        // and the loop over columns runs the 8 columns together (vector code, no
+        // reordering).
         float (&d)[8][8] = m[2];
         for (uint j = 0; j < 8; j++)
             for (uint r = 0; r < 8; r++) {
@@ -539,15 +566,20 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
         // A destination is the target of at most one entry (an overwritten one cleared
         // its dst), and later entries read res, never a matrix: storing now is safe.
         // Lanes of one well-formed kernel round to the same type: one call for all.
-        sw_mma_store_fn fn = L->cell[k][__builtin_ctz(lanes)].store;
-        bool one_fn = true;
-        for (uint32_t mm = lanes; mm; mm &= mm - 1) one_fn &= L->cell[k][__builtin_ctz(mm)].store == fn;
-        if (one_fn) fn(L, k, lanes, d);
-        else
+        const sw_mma_store_fn fn = e.store[first];
+        uint32_t one_fn = 0;
+        for (uint l = 0; l < SW_SIMD_WIDTH; l++) one_fn |= (uint32_t)(e.store[l] == fn) << l;
+        if ((one_fn & lanes) == lanes) {
+            fn(e.dst, lanes, d, e.res);
+        } else {
             for (uint32_t mm = lanes; mm; mm &= mm - 1) {
-                uint l = (uint)__builtin_ctz(mm);
-                L->cell[k][l].store(L, k, 1u << l, d);
+                uint l = (uint)__builtin_ctz(mm), p = sw_mat_pos.of[l];
+                float res[8][8];
+                e.store[l](e.dst, 1u << l, d, res);
+                (&e.res[0][0])[p] = (&res[0][0])[p];
+                (&e.res[0][0])[p + 1] = (&res[0][0])[p + 1];
             }
+        }
     }
     for (uint32_t m = lanes; m; m &= m - 1) L->count[__builtin_ctz(m)] = 0;
 }
@@ -597,21 +629,20 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     void sw_forget() {
         if (sw_pending >= 0) {
             uint lane;
-            sw_mma_log_here(&lane)->cell[sw_pending][lane].dst = nullptr;
+            sw_mma_log_here(&lane)->entry[sw_pending].dst[lane] = nullptr;
             sw_pending = -1;
         }
     }
     // A product's result, through the log (sw_mma_store_fn).
-    static void sw_store(sw_mma_log *L, uint32_t k, uint32_t lanes, const float (*d)[8]) {
+    static void sw_store(void *const *dst, uint32_t lanes, const float (*d)[8], float (*res)[8]) {
+        for (uint r = 0; r < 8; r++)
+            for (uint c = 0; c < 8; c++) res[r][c] = (float)static_cast<T>(d[r][c]);
         for (uint32_t m = lanes; m; m &= m - 1) {
-            uint l = (uint)__builtin_ctz(m), r = sw_mat_row(l), c = sw_mat_col(l);
-            sw_mma_cell &cl = L->cell[k][l];
-            T t0 = static_cast<T>(d[r][c]), t1 = static_cast<T>(d[r][c + 1]);
-            cl.res[0] = (float)t0;
-            cl.res[1] = (float)t1;
-            if (simdgroup_matrix *mat = static_cast<simdgroup_matrix *>(cl.dst)) {
-                mat->sw_elems[0] = t0;
-                mat->sw_elems[1] = t1;
+            uint l = (uint)__builtin_ctz(m);
+            if (simdgroup_matrix *mat = static_cast<simdgroup_matrix *>(dst[l])) {
+                const float *x = &res[0][0] + sw_mat_pos.of[l];
+                mat->sw_elems[0] = static_cast<T>(x[0]);
+                mat->sw_elems[1] = static_cast<T>(x[1]);
                 mat->sw_pending = -1;
             }
         }
@@ -668,15 +699,18 @@ inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong el
     }
 }
 
-// Records d = a * b (+ c) in this lane's column of the log (see above).
-template <class T> inline void sw_mma_operand(sw_mma_cell &cell, int o, const simdgroup_matrix<T, 8, 8> *m) {
+// Records d = a * b (+ c) in the log (see above): this lane's elements of the
+// operands, where they sit in the entry's matrices.
+template <class T>
+inline void sw_mma_operand(sw_mma_entry &e, int o, uint lane, uint pos, const simdgroup_matrix<T, 8, 8> *m) {
     if (m && m->sw_pending >= 0) {
-        cell.ref[o] = m->sw_pending;
+        e.ref[o][lane] = m->sw_pending;
         return;
     }
-    cell.ref[o] = -1;
-    cell.op[o][0] = m ? (float)m->sw_elems[0] : 0.0f;
-    cell.op[o][1] = m ? (float)m->sw_elems[1] : 0.0f;
+    e.ref[o][lane] = -1;
+    float *x = &e.op[o][0][0] + pos;
+    x[0] = m ? (float)m->sw_elems[0] : 0.0f;
+    x[1] = m ? (float)m->sw_elems[1] : 0.0f;
 }
 template <class TD, class TA, class TB, class TC>
 __attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
@@ -686,13 +720,14 @@ __attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD,
     sw_mma_log *L = sw_mma_log_here(&lane);
     if (L->count[lane] == SW_MMA_ENTRIES) sw_mma_flush(line); // full: settle it (every operand becomes a value)
     uint32_t k = L->count[lane];
-    sw_mma_cell &cell = L->cell[k][lane];
-    sw_mma_operand(cell, 0, &a);
-    sw_mma_operand(cell, 1, &b);
-    sw_mma_operand(cell, 2, c);
-    if (d.sw_pending >= 0) L->cell[d.sw_pending][lane].dst = nullptr;
-    cell.dst = &d;
-    cell.store = &simdgroup_matrix<TD, 8, 8>::sw_store;
+    sw_mma_entry &e = L->entry[k];
+    uint pos = sw_mat_pos.of[lane];
+    sw_mma_operand(e, 0, lane, pos, &a);
+    sw_mma_operand(e, 1, lane, pos, &b);
+    sw_mma_operand(e, 2, lane, pos, c);
+    if (d.sw_pending >= 0) L->entry[d.sw_pending].dst[lane] = nullptr;
+    e.dst[lane] = &d;
+    e.store[lane] = &simdgroup_matrix<TD, 8, 8>::sw_store;
     d.sw_pending = (int16_t)k;
     L->count[lane] = k + 1;
     if (d.sw_pinned) sw_mma_flush(line);
