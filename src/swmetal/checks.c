@@ -107,6 +107,13 @@ int sw_guarded_alloc(sw_guarded *g, size_t length, int mode) {
         errno = e;
         return -1;
     }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* Large buffers get transparent huge pages where the system has them, as the CPU
+     * references' tensors do (host_alloc_large): a kernel's first write into a fresh
+     * output then costs the same page faults on both sides of a comparison.  Advice
+     * only; the guard pages stay 4 KB mappings of their own. */
+    if (data_pages >= ((size_t)4 << 20)) (void)madvise(map + before, data_pages, MADV_HUGEPAGE);
+#endif
     g->map = map;
     g->map_size = map_size;
     /* none: page-aligned start; fast/full: the (16-byte padded) end meets the guard. */

@@ -39,14 +39,15 @@
 
 static _Thread_local sw_worker *tls_worker;
 #if SW_RT_CURRENT_TLS
-__thread const sw_current *sw_rt_current; /* sw_abi.h: kernel code reads it directly */
+__thread sw_current sw_rt_current; /* sw_abi.h: kernel code reads it directly */
 #endif
 
 /* The running thread changes: w->cur and what kernel code sees change together. */
 static inline void set_current(sw_worker *w, sw_gpu_thread *t) {
     w->cur = t;
 #if SW_RT_CURRENT_TLS
-    sw_rt_current = t ? &t->view : NULL;
+    if (t) sw_rt_current = t->view;
+    else memset(&sw_rt_current, 0, sizeof sw_rt_current);
 #endif
 }
 
@@ -55,6 +56,7 @@ static inline void set_view(sw_worker *w, sw_gpu_thread *t) {
     t->view.ids = &t->ids;
     t->view.lane = t->lane;
     t->view.mma_log = w->mma_logs ? w->mma_logs + (size_t)t->sg * SW_MMA_LOG_BYTES : NULL;
+    if (w->cur == t) set_current(w, t); /* a range loop relabels its running record */
 }
 
 /* ---- process-wide settings ---- */
@@ -306,6 +308,9 @@ void *sw_rt_mma_log(uint32_t *lane) {
     }
     *lane = w->cur->lane;
     w->cur->view.mma_log = w->mma_logs + (size_t)w->cur->sg * SW_MMA_LOG_BYTES;
+#if SW_RT_CURRENT_TLS
+    sw_rt_current.mma_log = w->cur->view.mma_log;
+#endif
     return w->cur->view.mma_log;
 }
 

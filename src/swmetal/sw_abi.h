@@ -172,8 +172,10 @@ void *sw_rt_mma_log(uint32_t *lane);
  * every simdgroup_load: a call into the executor each time was ~10% of an MMA-bound
  * kernel.  On ELF platforms a kernel library reaches the executable's thread-local
  * storage with an initial-exec reference (the executable's TLS block is static, so
- * dlopen accepts it): the executor points sw_rt_current at the running thread's view
- * whenever it changes threads (fibers of one worker never leave its OS thread).
+ * dlopen accepts it): the executor copies the running thread's view into sw_rt_current
+ * whenever it changes threads (fibers of one worker never leave its OS thread).  A
+ * copy, not a pointer: a read is then one load from the thread pointer, which the
+ * compiler need not repeat after every pointer store of the kernel.
  * Elsewhere (Mach-O) kernels call sw_rt_ids() and sw_rt_mma_log(). */
 typedef struct sw_current {
     const sw_ids *ids;       /* the thread's ids (a range loop rewrites them in place) */
@@ -182,7 +184,7 @@ typedef struct sw_current {
 } sw_current;
 #if defined(__ELF__)
 #define SW_RT_CURRENT_TLS 1
-extern __thread const sw_current *sw_rt_current __attribute__((tls_model("initial-exec")));
+extern __thread sw_current sw_rt_current __attribute__((tls_model("initial-exec")));
 #else
 #define SW_RT_CURRENT_TLS 0
 #endif

@@ -57,7 +57,7 @@ static thread_local sw_current my_view;
 
 extern "C" {
 #if SW_RT_CURRENT_TLS
-__thread const sw_current *sw_rt_current; /* what the kernel reads instead of calling sw_rt_ids/sw_rt_mma_log */
+__thread sw_current sw_rt_current; /* what the kernel reads instead of calling sw_rt_ids/sw_rt_mma_log */
 #endif
 const sw_ids *sw_rt_ids(void) { return &my_ids; }
 void *sw_rt_tg_alloc(size_t size, size_t align, const char *, int) {
@@ -116,7 +116,7 @@ static void *gpu_thread(void *arg) {
     my_view.mma_log = mma_log[t / 32];
     my_view.lane = t % 32;
 #if SW_RT_CURRENT_TLS
-    sw_rt_current = &my_view;
+    sw_rt_current = my_view;
 #endif
     void *buffers[SW_MAX_BUFFERS] = {fbuf, ubuf};
     void *tg_params[SW_MAX_TG_PARAMS] = {0};

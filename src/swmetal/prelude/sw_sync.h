@@ -38,7 +38,7 @@ inline void simdgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
 // The calling thread's ids without a call where the platform allows (sw_abi.h).
 inline const sw_ids *sw_ids_here() {
 #if SW_RT_CURRENT_TLS
-    return sw_rt_current->ids;
+    return sw_rt_current.ids;
 #else
     return sw_rt_ids();
 #endif
@@ -504,10 +504,9 @@ static_assert(sizeof(sw_mma_log) <= SW_MMA_LOG_BYTES, "product log larger than t
 static_assert(SW_MMA_LOG_HEADER == sizeof(uint32_t) * SW_SIMD_WIDTH, "the header the executor zeroes");
 inline sw_mma_log *sw_mma_log_here(uint *lane) {
 #if SW_RT_CURRENT_TLS
-    const sw_current *cur = sw_rt_current;
-    if (__builtin_expect(cur->mma_log != nullptr, 1)) {
-        *lane = cur->lane;
-        return static_cast<sw_mma_log *>(cur->mma_log);
+    if (__builtin_expect(sw_rt_current.mma_log != nullptr, 1)) {
+        *lane = sw_rt_current.lane;
+        return static_cast<sw_mma_log *>(sw_rt_current.mma_log);
     }
 #endif
     return static_cast<sw_mma_log *>(sw_rt_mma_log(lane));
