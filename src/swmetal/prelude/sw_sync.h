@@ -677,7 +677,7 @@ template <class T, class S>
 inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
                            ulong2 origin = ulong2(0), bool transpose = false) {
     d.sw_forget();
-    uint l = sw_lane(), r = sw_mat_row(l), c = sw_mat_col(l);
+    uint pos = sw_mat_pos.of[sw_lane()], r = pos / 8, c = pos % 8;
     for (uint k = 0; k < 2; k++) {
         ulong rr = r, cc = c + k;
         const S *p = transpose ? src + (origin.y + cc) * elements_per_row + origin.x + rr
@@ -689,7 +689,7 @@ template <class T, class S>
 inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong elements_per_row = 8,
                             ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
     const vec<T, 2> &e = m.sw_read(line);
-    uint l = sw_lane(), r = sw_mat_row(l), c = sw_mat_col(l);
+    uint pos = sw_mat_pos.of[sw_lane()], r = pos / 8, c = pos % 8;
     for (uint k = 0; k < 2; k++) {
         ulong rr = r, cc = c + k;
         S *p = transpose ? dst + (origin.y + cc) * elements_per_row + origin.x + rr
