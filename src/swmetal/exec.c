@@ -540,6 +540,8 @@ static int ensure_stacks(sw_worker *w, uint32_t n) {
         /* Stacks are page-aligned and equally sized, so their hot tops would all fall
          * in the same cache sets; shift each top by a different number of lines. */
         st->size -= (size_t)(w->nstacks % 61) * 64;
+        /* the pages a fiber's first frames use, faulted in now rather than by it */
+        for (size_t off = 1; off <= 8192 && off <= st->size; off += 4096) ((volatile char *)st->base)[st->size - off] = 0;
         w->nstacks++;
     }
     return 0;
@@ -1270,6 +1272,23 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
         sw_findings_free(job.findings);
         pthread_mutex_destroy(&job.diag_mu);
         return set_error(res, "kernel '%s': could not start the software device's worker threads", d->kernel);
+    }
+    /* The device's own setup stays off its clock: every worker's fiber stacks for a
+     * whole threadgroup are mapped now (the workers are idle), not by the first
+     * threadgroups inside the timed dispatch. */
+    if (!job.loop) {
+        uint32_t per_group = d->tg_size[0] * d->tg_size[1] * d->tg_size[2];
+        for (int i = 0; i < pool.n; i++) {
+            if (ensure_stacks(pool.workers[i], per_group) != 0) {
+                int e = errno;
+                pthread_mutex_unlock(&pool.dispatch_mu);
+                free(job.order);
+                sw_findings_free(job.findings);
+                pthread_mutex_destroy(&job.diag_mu);
+                return set_error(res, "kernel '%s': cannot map %u fiber stacks of %d KB: %s", d->kernel, per_group,
+                                 SW_FIBER_STACK_BYTES / 1024, strerror(e));
+            }
+        }
     }
     /* Buffers keep their device shadow between dispatches: one dispatch at a time
      * sets it up, uses and clears it. */
