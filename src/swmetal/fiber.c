@@ -92,8 +92,9 @@ void sw_fiber_trampoline(void);
 
 #if defined(__x86_64__)
 /* MXCSR and the x87 control word are reloaded only when the fiber switched to saved
- * different ones (a zeroed pad makes the two an 8-byte compare): ldmxcsr and fldcw
- * cost more than the rest of a switch, and fibers of one kernel never change them. */
+ * different ones: ldmxcsr and fldcw cost more than the rest of a switch, and fibers
+ * of one kernel never change them.  Each is read back at the size it was stored
+ * (one 8-byte load of both would wait for a failed store forward). */
 __asm__(".text\n"
         ".p2align 4\n" SW_FUNC_BEGIN(sw_fiber_raw_switch)
         "    pushq %rbp\n"
@@ -103,14 +104,17 @@ __asm__(".text\n"
         "    pushq %r14\n"
         "    pushq %r15\n"
         "    subq $8, %rsp\n"
-        "    movq $0, (%rsp)\n"
         "    stmxcsr (%rsp)\n"
         "    fnstcw 4(%rsp)\n"
-        "    movq (%rsp), %rax\n"
+        "    movl (%rsp), %eax\n"
+        "    movzwl 4(%rsp), %ecx\n"
         "    movq %rsp, (%rdi)\n"
         "    movq %rsi, %rsp\n"
-        "    cmpq (%rsp), %rax\n"
+        "    cmpl (%rsp), %eax\n"
+        "    jne 2f\n"
+        "    cmpw 4(%rsp), %cx\n"
         "    je 1f\n"
+        "2:\n"
         "    ldmxcsr (%rsp)\n"
         "    fldcw 4(%rsp)\n"
         "1:\n"
