@@ -29,7 +29,10 @@ while [ $# -gt 0 ]; do
 done
 build=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-gdn="$root/$build/gdnbench"
+case "$build" in
+/*) gdn="$build/gdnbench" ;;
+*) gdn="$root/$build/gdnbench" ;;
+esac
 [ -x "$gdn" ] || { echo "sw_speed.sh: build first (make all): no $gdn" >&2; exit 2; }
 if [ -z "$ops" ]; then
     ops=$("$gdn" list | sed -n 's/^  \([a-z_]*\)  .*/\1/p' | tr '\n' ',')
