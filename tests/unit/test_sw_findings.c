@@ -15,17 +15,16 @@
 #include "report_testdata.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/swmtl.h"
+#include "sw_test_env.h"
 #include "test.h"
 
 #define KFILE "tests/cli/kernels/findings.metal"
 enum { B = 1, T = 65, H = 2, BT = 64, NT = 2 };
 
 typedef struct fenv {
-    id pool, dev, lib, queue;
+    sw_test_env env;
     char *src;
 } fenv;
-
-static id str(const char *s) { return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s); }
 
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -56,65 +55,33 @@ static int line_of(const char *src, const char *marker) {
 
 static int env_open(fenv *e, const char *checks) {
     memset(e, 0, sizeof *e);
-    const char *path, *version;
-    char *err = NULL;
-    if (sw_compiler_info(&path, &version, &err) != 0) SKIP("%s", err ? err : "no clang++ >= 17");
     char file[4096];
     report_test_repo_path(file, sizeof file, KFILE);
     e->src = slurp(file);
     CHECK_MSG(e->src != NULL, "cannot read %s", file);
     if (!e->src) return -1;
-    char cache[96];
-    snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
-    setenv("GDNBENCH_CACHE_DIR", cache, 1);
-    CHECK(swmtl_set_checks(checks) == 0);
     CHECK(swmtl_set_schedule("inorder") == 0 && swmtl_set_threadgroup_order("inorder") == 0);
-    e->pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
-    e->dev = swmtl_create_system_default_device();
-    swmtl_set_source_name(KFILE);
-    id error = nil;
-    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, str(e->src), id, nil, id *, &error);
-    CHECK_MSG(e->lib != nil, "compile: %s",
-              error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
-    e->queue = MSG0(id, e->dev, "newCommandQueue");
-    return e->lib ? 0 : -1;
+    sw_test_env_open(&e->env, checks, e->src, KFILE);
+    return e->env.lib ? 0 : -1;
 }
 
 static void env_close(fenv *e) {
-    if (e->queue) MSG0(void, e->queue, "release");
-    if (e->lib) MSG0(void, e->lib, "release");
-    if (e->dev) MSG0(void, e->dev, "release");
-    if (e->pool) MSG0(void, e->pool, "drain");
+    sw_test_env_close(&e->env);
     free(e->src);
-    swmtl_set_checks("fast");
 }
 
 /* Runs `name` over the cumsum grid; returns the completed command buffer (autoreleased). */
 static id run(fenv *e, const char *name) {
     id bufs[3];
-    bufs[0] = MSG2(id, e->dev, "newBufferWithLength:options:", NSUInteger, sizeof(float) * B * T * H, NSUInteger, 0);
-    bufs[1] = MSG2(id, e->dev, "newBufferWithLength:options:", NSUInteger, sizeof(float) * B * T * H, NSUInteger, 0);
-    bufs[2] = MSG2(id, e->dev, "newBufferWithLength:options:", NSUInteger, sizeof(uint32_t) * 5, NSUInteger, 0);
+    bufs[0] = MSG2(id, e->env.dev, "newBufferWithLength:options:", NSUInteger, sizeof(float) * B * T * H, NSUInteger, 0);
+    bufs[1] = MSG2(id, e->env.dev, "newBufferWithLength:options:", NSUInteger, sizeof(float) * B * T * H, NSUInteger, 0);
+    bufs[2] = MSG2(id, e->env.dev, "newBufferWithLength:options:", NSUInteger, sizeof(uint32_t) * 5, NSUInteger, 0);
     float *g = MSG0(void *, bufs[0], "contents");
     for (int i = 0; i < B * T * H; i++) g[i] = -0.01f * (float)(i % 7);
     uint32_t *p = MSG0(void *, bufs[2], "contents");
     p[0] = B, p[1] = T, p[2] = H, p[3] = BT, p[4] = NT;
-    id fn = MSG1(id, e->lib, "newFunctionWithName:", id, str(name));
-    CHECK_MSG(fn != nil, "no function %s", name);
-    id err = nil;
-    id pso = MSG2(id, e->dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
-    id cb = MSG0(id, e->queue, "commandBuffer");
-    id enc = MSG0(id, cb, "computeCommandEncoder");
-    MSG1(void, enc, "setComputePipelineState:", id, pso);
-    for (int i = 0; i < 3; i++)
-        MSG3(void, enc, "setBuffer:offset:atIndex:", id, bufs[i], NSUInteger, 0, NSUInteger, (NSUInteger)i);
-    MTLSize grid = {1, H, B * NT}, tg = {64, 1, 1};
-    MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
-    MSG0(void, enc, "endEncoding");
-    MSG0(void, cb, "commit");
-    MSG0(void, cb, "waitUntilCompleted");
-    MSG0(void, pso, "release");
-    MSG0(void, fn, "release");
+    id cb = sw_test_run(&e->env, name, bufs, 3, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){1, H, B * NT},
+                        (MTLSize){64, 1, 1});
     for (int i = 0; i < 3; i++) MSG0(void, bufs[i], "release");
     return cb;
 }
@@ -356,11 +323,11 @@ TEST(sw_findings_name_lines_in_included_headers) {
     id dev = swmtl_create_system_default_device();
     swmtl_set_source_name("peek.metal");
     id error = nil;
-    id lib = MSG3(id, dev, "newLibraryWithSource:options:error:", id, str(src), id, nil, id *, &error);
+    id lib = MSG3(id, dev, "newLibraryWithSource:options:error:", id, sw_test_str(src), id, nil, id *, &error);
     CHECK_MSG(lib != nil, "compile: %s",
               error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
     if (lib) {
-        id fn = MSG1(id, lib, "newFunctionWithName:", id, str("peek"));
+        id fn = MSG1(id, lib, "newFunctionWithName:", id, sw_test_str("peek"));
         id err = nil;
         id pso = MSG2(id, dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
         id queue = MSG0(id, dev, "newCommandQueue");

@@ -11,6 +11,7 @@
 #include "metal/objc_call.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/swmtl.h"
+#include "sw_test_env.h"
 #include "test.h"
 
 /* The direction of a fast-mode fault comes from the CPU's fault record: x86-64's
@@ -77,69 +78,24 @@ static const char *msl_src =
     "    out[gid] = float(gid);\n"                                                           /* 51 */
     "}\n";
 
-typedef struct msl_env {
-    id pool, dev, lib, queue;
-} msl_env;
-
-static id str(const char *s) { return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s); }
+typedef sw_test_env msl_env;
 
 static void env_open_src(msl_env *e, const char *checks, const char *src) {
-    const char *path, *version;
-    char *err = NULL;
-    if (sw_compiler_info(&path, &version, &err) != 0) SKIP("%s", err ? err : "no clang++ >= 17");
-    char cache[96];
-    snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
-    setenv("GDNBENCH_CACHE_DIR", cache, 1);
-    CHECK(swmtl_set_checks(checks) == 0);
-    e->pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
-    e->dev = swmtl_create_system_default_device();
-    swmtl_set_source_name("checks_test.metal");
-    id error = nil;
-    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, str(src), id, nil, id *, &error);
-    CHECK_MSG(e->lib != nil, "compile: %s",
-              error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
-    e->queue = MSG0(id, e->dev, "newCommandQueue");
+    sw_test_env_open(e, checks, src, "checks_test.metal");
 }
 
 static void env_open(msl_env *e, const char *checks) { env_open_src(e, checks, msl_src); }
 
-static void env_close(msl_env *e) {
-    MSG0(void, e->queue, "release");
-    MSG0(void, e->lib, "release");
-    MSG0(void, e->dev, "release");
-    MSG0(void, e->pool, "drain");
-}
+static void env_close(msl_env *e) { sw_test_env_close(e); }
 
 static id new_buffer(msl_env *e, size_t len) {
     return MSG2(id, e->dev, "newBufferWithLength:options:", NSUInteger, len, NSUInteger, 0);
 }
 
-/* Runs kernel `name` with bufs[0..n) through `dispatch` (dispatchThreadgroups: or
- * dispatchThreads: ...threadsPerThreadgroup:); returns the committed, completed
- * command buffer (autoreleased). */
-static id run_with(msl_env *e, const char *name, id *bufs, int n, const char *dispatch, MTLSize size, MTLSize tg) {
-    id fn = MSG1(id, e->lib, "newFunctionWithName:", id, str(name));
-    CHECK_MSG(fn != nil, "no function %s", name);
-    id err = nil;
-    id pso = MSG2(id, e->dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
-    id cb = MSG0(id, e->queue, "commandBuffer");
-    id enc = MSG0(id, cb, "computeCommandEncoder");
-    MSG1(void, enc, "setComputePipelineState:", id, pso);
-    for (int i = 0; i < n; i++)
-        MSG3(void, enc, "setBuffer:offset:atIndex:", id, bufs[i], NSUInteger, 0, NSUInteger, (NSUInteger)i);
-    MSG2(void, enc, dispatch, MTLSize, size, MTLSize, tg);
-    MSG0(void, enc, "endEncoding");
-    MSG0(void, cb, "commit");
-    MSG0(void, cb, "waitUntilCompleted");
-    MSG0(void, pso, "release");
-    MSG0(void, fn, "release");
-    return cb;
-}
-
 /* groups x tg threads, one-dimensional. */
 static id run(msl_env *e, const char *name, id *bufs, int n, NSUInteger groups, NSUInteger tg) {
-    return run_with(e, name, bufs, n, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){groups, 1, 1},
-                    (MTLSize){tg, 1, 1});
+    return sw_test_run(e, name, bufs, n, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){groups, 1, 1},
+                       (MTLSize){tg, 1, 1});
 }
 
 static const char *cb_error(id cb) {
@@ -289,7 +245,7 @@ TEST(sw_msl_compile_error_comes_back_as_nserror) {
     swmtl_set_source_name("broken.metal");
     id error = nil;
     id lib = MSG3(id, dev, "newLibraryWithSource:options:error:", id,
-                  str("#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float *o [[buffer(0)]]) {\n"
+                  sw_test_str("#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float *o [[buffer(0)]]) {\n"
                       "    o[0] = undefined_name;\n}\n"),
                   id, nil, id *, &error);
     CHECK(lib == nil && error != nil);
@@ -332,7 +288,7 @@ static const char *range_src =
 
 /* A grid of threads (edge threadgroups cut), in up to three dimensions. */
 static id run3(msl_env *e, const char *name, id *bufs, int n, MTLSize grid, MTLSize tg) {
-    return run_with(e, name, bufs, n, "dispatchThreads:threadsPerThreadgroup:", grid, tg);
+    return sw_test_run(e, name, bufs, n, "dispatchThreads:threadsPerThreadgroup:", grid, tg);
 }
 
 TEST(sw_msl_range_loop_ids_faults_and_threadgroup_memory) {

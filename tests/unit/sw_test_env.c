@@ -1,0 +1,59 @@
+/* sw_test_env.c — see sw_test_env.h. */
+#include "sw_test_env.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "swmetal/sw_compile.h"
+#include "swmetal/swmtl.h"
+#include "test.h"
+
+id sw_test_str(const char *s) {
+    return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s);
+}
+
+void sw_test_env_open(sw_test_env *e, const char *checks, const char *src, const char *source_name) {
+    const char *path, *version;
+    char *err = NULL;
+    if (sw_compiler_info(&path, &version, &err) != 0) SKIP("%s", err ? err : "no clang++ >= 17");
+    char cache[96];
+    snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
+    setenv("GDNBENCH_CACHE_DIR", cache, 1);
+    CHECK(swmtl_set_checks(checks) == 0);
+    e->pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
+    e->dev = swmtl_create_system_default_device();
+    swmtl_set_source_name(source_name);
+    id error = nil;
+    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, sw_test_str(src), id, nil, id *, &error);
+    CHECK_MSG(e->lib != nil, "compile: %s",
+              error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
+    e->queue = MSG0(id, e->dev, "newCommandQueue");
+}
+
+void sw_test_env_close(sw_test_env *e) {
+    if (e->queue) MSG0(void, e->queue, "release");
+    if (e->lib) MSG0(void, e->lib, "release");
+    if (e->dev) MSG0(void, e->dev, "release");
+    if (e->pool) MSG0(void, e->pool, "drain");
+    swmtl_set_checks("fast");
+}
+
+id sw_test_run(sw_test_env *e, const char *name, id *bufs, int n, const char *dispatch, MTLSize size, MTLSize tg) {
+    id fn = MSG1(id, e->lib, "newFunctionWithName:", id, sw_test_str(name));
+    CHECK_MSG(fn != nil, "no function %s", name);
+    id err = nil;
+    id pso = MSG2(id, e->dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
+    id cb = MSG0(id, e->queue, "commandBuffer");
+    id enc = MSG0(id, cb, "computeCommandEncoder");
+    MSG1(void, enc, "setComputePipelineState:", id, pso);
+    for (int i = 0; i < n; i++)
+        MSG3(void, enc, "setBuffer:offset:atIndex:", id, bufs[i], NSUInteger, 0, NSUInteger, (NSUInteger)i);
+    MSG2(void, enc, dispatch, MTLSize, size, MTLSize, tg);
+    MSG0(void, enc, "endEncoding");
+    MSG0(void, cb, "commit");
+    MSG0(void, cb, "waitUntilCompleted");
+    MSG0(void, pso, "release");
+    MSG0(void, fn, "release");
+    return cb;
+}
