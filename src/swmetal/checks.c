@@ -109,9 +109,10 @@ int sw_guarded_alloc(sw_guarded *g, size_t length, int mode) {
     }
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     /* Large buffers get transparent huge pages where the system has them, as the CPU
-     * references' tensors do (host_alloc_large): a kernel's first write into a fresh
-     * output then costs the same page faults on both sides of a comparison.  Advice
-     * only; the guard pages stay 4 KB mappings of their own. */
+     * references' tensors do (host_alloc_large), so that a kernel's first writes into a
+     * fresh output take far fewer page faults there too (the mapping is not 2 MB
+     * aligned: its aligned interior).  Advice only; the guard pages keep their own
+     * mapping and protection. */
     if (data_pages >= ((size_t)4 << 20)) (void)madvise(map + before, data_pages, MADV_HUGEPAGE);
 #endif
     g->map = map;

@@ -299,8 +299,10 @@ void *sw_rt_simd_slots(void) {
 void *sw_rt_mma_log(uint32_t *lane) {
     sw_worker *w = tls_worker;
     if (!w->mma_logs) {
-        /* zeroed pages from the system: only the entries a kernel uses become resident */
-        w->mma_logs = calloc(SW_MAX_SIMDGROUPS, SW_MMA_LOG_BYTES);
+        /* fresh zero pages: only the entries a kernel uses become resident */
+        void *logs = mmap(NULL, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (logs != MAP_FAILED) w->mma_logs = logs;
         if (!w->mma_logs) {
             fault_finding(w, DEV_FIND_LIMIT, CALL_SITE(), 0, "out of memory for the simdgroup-matrix product logs");
             sw_exec_abandon_current();
@@ -727,6 +729,7 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
         /* the same threads in the same order, the loop compiled with the kernel */
         uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
         t->index = UINT32_MAX; /* range_sync_thread labels the record when needed */
+        set_view(w, t);        /* kernel code's ids: the struct the loop rewrites per thread */
         w->ranging = 1;
         set_current(w, t);
         d->range(&t->args, id, base, n);
@@ -1087,7 +1090,7 @@ static void worker_teardown(sw_worker *w) {
     free(w->run);
     free(w->next);
     free(w->simd_slots);
-    free(w->mma_logs);
+    if (w->mma_logs) munmap(w->mma_logs, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES);
     if (w->arena_map) munmap(w->arena_map, w->arena_map_size);
     free(w);
 }
@@ -1273,12 +1276,14 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
         pthread_mutex_destroy(&job.diag_mu);
         return set_error(res, "kernel '%s': could not start the software device's worker threads", d->kernel);
     }
-    /* The device's own setup stays off its clock: every worker's fiber stacks for a
-     * whole threadgroup are mapped now (the workers are idle), not by the first
-     * threadgroups inside the timed dispatch. */
+    /* The device's own setup stays off its clock: the fiber stacks for a whole
+     * threadgroup are mapped now (the workers are idle), not by the first threadgroups
+     * inside the timed dispatch; only for the workers that will get a claim of groups. */
     if (!job.loop) {
         uint32_t per_group = d->tg_size[0] * d->tg_size[1] * d->tg_size[2];
-        for (int i = 0; i < pool.n; i++) {
+        uint64_t claims = (job.ngroups + job.claim - 1) / job.claim;
+        int busy = claims < (uint64_t)pool.n ? (int)claims : pool.n;
+        for (int i = 0; i < busy; i++) {
             if (ensure_stacks(pool.workers[i], per_group) != 0) {
                 int e = errno;
                 pthread_mutex_unlock(&pool.dispatch_mu);

@@ -180,7 +180,8 @@ void *sw_rt_mma_log(uint32_t *lane);
 typedef struct sw_current {
     const sw_ids *ids;       /* the thread's ids (a range loop rewrites them in place) */
     void *mma_log;           /* its simdgroup's product log, NULL until sw_rt_mma_log made one */
-    uint32_t lane;           /* thread_index_in_simdgroup */
+    uint32_t lane;           /* thread_index_in_simdgroup; not kept in a range loop (which
+                                runs only kernels without simd functions): read ids there */
 } sw_current;
 #if defined(__ELF__)
 #define SW_RT_CURRENT_TLS 1

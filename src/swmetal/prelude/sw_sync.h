@@ -501,6 +501,7 @@ struct sw_mma_log {
     sw_mma_entry entry[SW_MMA_ENTRIES];
 };
 static_assert(sizeof(sw_mma_log) <= SW_MMA_LOG_BYTES, "product log larger than the executor's block");
+static_assert(SW_MMA_ENTRIES <= INT16_MAX, "entry indices are int16_t (ref, sw_pending)");
 static_assert(SW_MMA_LOG_HEADER == sizeof(uint32_t) * SW_SIMD_WIDTH, "the header the executor zeroes");
 inline sw_mma_log *sw_mma_log_here(uint *lane) {
 #if SW_RT_CURRENT_TLS
