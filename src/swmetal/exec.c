@@ -36,6 +36,8 @@
 
 #define SW_FIBER_STACK_BYTES (256 * 1024)
 #define SW_ALTSTACK_BYTES (64 * 1024)
+/* A worker's simdgroup-matrix product logs, one block per simdgroup (sw_rt_mma_log). */
+#define MMA_LOGS_BYTES ((size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES)
 
 static _Thread_local sw_worker *tls_worker;
 #if SW_RT_CURRENT_TLS
@@ -51,12 +53,12 @@ static inline void set_current(sw_worker *w, sw_gpu_thread *t) {
 #endif
 }
 
-/* A thread record got its index: its view follows (the product log is per simdgroup). */
+/* A thread record got its index: its view follows (the product log is per simdgroup).
+ * For the running record, set_current then shows kernel code the new view. */
 static inline void set_view(sw_worker *w, sw_gpu_thread *t) {
     t->view.ids = &t->ids;
     t->view.lane = t->lane;
     t->view.mma_log = w->mma_logs ? w->mma_logs + (size_t)t->sg * SW_MMA_LOG_BYTES : NULL;
-    if (w->cur == t) set_current(w, t); /* a range loop relabels its running record */
 }
 
 /* ---- process-wide settings ---- */
@@ -250,7 +252,10 @@ static void range_sync_thread(sw_worker *w) {
     sw_gpu_thread *t = w->cur;
     if (!w->ranging || !t) return;
     uint32_t i = t->ids.thread_index_in_threadgroup;
-    if (i != t->index) label_loop_thread(w, t, i);
+    if (i != t->index) {
+        label_loop_thread(w, t, i);
+        set_current(w, t);
+    }
 }
 
 static void fault_finding(sw_worker *w, int kind, const void *pc, int line, const char *detail) {
@@ -300,8 +305,7 @@ void *sw_rt_mma_log(uint32_t *lane) {
     sw_worker *w = tls_worker;
     if (!w->mma_logs) {
         /* fresh zero pages: only the entries a kernel uses become resident */
-        void *logs = mmap(NULL, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *logs = mmap(NULL, MMA_LOGS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (logs != MAP_FAILED) w->mma_logs = logs;
         if (!w->mma_logs) {
             fault_finding(w, DEV_FIND_LIMIT, CALL_SITE(), 0, "out of memory for the simdgroup-matrix product logs");
@@ -309,10 +313,8 @@ void *sw_rt_mma_log(uint32_t *lane) {
         }
     }
     *lane = w->cur->lane;
-    w->cur->view.mma_log = w->mma_logs + (size_t)w->cur->sg * SW_MMA_LOG_BYTES;
-#if SW_RT_CURRENT_TLS
-    sw_rt_current.mma_log = w->cur->view.mma_log;
-#endif
+    set_view(w, w->cur);
+    set_current(w, w->cur);
     return w->cur->view.mma_log;
 }
 
@@ -1090,7 +1092,7 @@ static void worker_teardown(sw_worker *w) {
     free(w->run);
     free(w->next);
     free(w->simd_slots);
-    if (w->mma_logs) munmap(w->mma_logs, (size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES);
+    if (w->mma_logs) munmap(w->mma_logs, MMA_LOGS_BYTES);
     if (w->arena_map) munmap(w->arena_map, w->arena_map_size);
     free(w);
 }
@@ -1243,6 +1245,24 @@ static int make_group_order(sw_job *job, int order, uint64_t seed, sw_dispatch_r
 
 static _Atomic uint64_t dispatch_seq;
 
+/* The device's own setup stays off its clock: fiber stacks for a whole threadgroup
+ * are mapped before the dispatch starts (the workers are idle), not by the first
+ * threadgroups inside it.  As many workers as there are claims of groups get them; a
+ * worker beyond those that still takes a claim maps its own, on the clock.  On
+ * failure writes why into `why`. */
+static void map_stacks_off_the_clock(const sw_job *job, char *why, size_t n) {
+    const sw_dispatch *d = job->d;
+    uint32_t per_group = d->tg_size[0] * d->tg_size[1] * d->tg_size[2];
+    uint64_t claims = (job->ngroups + job->claim - 1) / job->claim;
+    int busy = claims < (uint64_t)pool.n ? (int)claims : pool.n;
+    for (int i = 0; i < busy; i++)
+        if (ensure_stacks(pool.workers[i], per_group) != 0) {
+            snprintf(why, n, "cannot map %u fiber stacks of %d KB: %s", per_group, SW_FIBER_STACK_BYTES / 1024,
+                     strerror(errno));
+            return;
+        }
+}
+
 int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     memset(res, 0, sizeof *res);
     res->start_s = res->end_s = sw_exec_now();
@@ -1269,31 +1289,17 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     atomic_init(&job.abandoned, 0);
 
     pthread_mutex_lock(&pool.dispatch_mu);
-    if (sw_exec_workers() == 0 || pool.init_failed) {
+    char why[256] = "";
+    if (sw_exec_workers() == 0 || pool.init_failed)
+        snprintf(why, sizeof why, "could not start the software device's worker threads");
+    else if (!job.loop)
+        map_stacks_off_the_clock(&job, why, sizeof why);
+    if (why[0]) {
         pthread_mutex_unlock(&pool.dispatch_mu);
         free(job.order);
         sw_findings_free(job.findings);
         pthread_mutex_destroy(&job.diag_mu);
-        return set_error(res, "kernel '%s': could not start the software device's worker threads", d->kernel);
-    }
-    /* The device's own setup stays off its clock: the fiber stacks for a whole
-     * threadgroup are mapped now (the workers are idle), not by the first threadgroups
-     * inside the timed dispatch; only for the workers that will get a claim of groups. */
-    if (!job.loop) {
-        uint32_t per_group = d->tg_size[0] * d->tg_size[1] * d->tg_size[2];
-        uint64_t claims = (job.ngroups + job.claim - 1) / job.claim;
-        int busy = claims < (uint64_t)pool.n ? (int)claims : pool.n;
-        for (int i = 0; i < busy; i++) {
-            if (ensure_stacks(pool.workers[i], per_group) != 0) {
-                int e = errno;
-                pthread_mutex_unlock(&pool.dispatch_mu);
-                free(job.order);
-                sw_findings_free(job.findings);
-                pthread_mutex_destroy(&job.diag_mu);
-                return set_error(res, "kernel '%s': cannot map %u fiber stacks of %d KB: %s", d->kernel, per_group,
-                                 SW_FIBER_STACK_BYTES / 1024, strerror(e));
-            }
-        }
+        return set_error(res, "kernel '%s': %s", d->kernel, why);
     }
     /* Buffers keep their device shadow between dispatches: one dispatch at a time
      * sets it up, uses and clears it. */

@@ -453,9 +453,9 @@ template <class T, class U> inline T atomic_fetch_max_explicit(volatile atomic<T
 // into its destination matrices (the other lanes wait at a second sync, their
 // matrices alive on their stacks).  A chain of products that only feed each other (a
 // tile's accumulation loop) thus costs two synchronisations instead of one per
-// product; the log holds SW_MMA_ENTRIES products (a full log is flushed too), enough
-// for a K loop of a 64x32 tile's products between two reads.  Each element is computed exactly as before (k = 0..7 in order,
-// in float, rounded to the destination type), so results are bit-identical.
+// product; a full log (SW_MMA_ENTRIES products) is flushed too.  Each element is
+// computed exactly as before (k = 0..7 in order, in float, rounded to the
+// destination type), so results are bit-identical.
 // A matrix that is overwritten or goes out of scope while pending clears its entry's
 // destination; the entry's value stays in the log for later entries that use it.
 // thread_elements() hands out a reference that the kernel may keep and read after a
