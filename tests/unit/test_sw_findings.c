@@ -314,33 +314,13 @@ TEST(sw_findings_name_lines_in_included_headers) {
              "    out[tid] = stage_and_peek(st, tid);\n"
              "}\n",
              hdr);
-    char cache[96];
-    snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
-    setenv("GDNBENCH_CACHE_DIR", cache, 1);
-    CHECK(swmtl_set_checks("full") == 0);
     CHECK(swmtl_set_schedule("inorder") == 0);
-    id pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
-    id dev = swmtl_create_system_default_device();
-    swmtl_set_source_name("peek.metal");
-    id error = nil;
-    id lib = MSG3(id, dev, "newLibraryWithSource:options:error:", id, sw_test_str(src), id, nil, id *, &error);
-    CHECK_MSG(lib != nil, "compile: %s",
-              error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
-    if (lib) {
-        id fn = MSG1(id, lib, "newFunctionWithName:", id, sw_test_str("peek"));
-        id err = nil;
-        id pso = MSG2(id, dev, "newComputePipelineStateWithFunction:error:", id, fn, id *, &err);
-        id queue = MSG0(id, dev, "newCommandQueue");
-        id out = MSG2(id, dev, "newBufferWithLength:options:", NSUInteger, 256, NSUInteger, 0);
-        id cb = MSG0(id, queue, "commandBuffer");
-        id enc = MSG0(id, cb, "computeCommandEncoder");
-        MSG1(void, enc, "setComputePipelineState:", id, pso);
-        MSG3(void, enc, "setBuffer:offset:atIndex:", id, out, NSUInteger, 0, NSUInteger, 0);
-        MTLSize grid = {1, 1, 1}, tg = {64, 1, 1};
-        MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
-        MSG0(void, enc, "endEncoding");
-        MSG0(void, cb, "commit");
-        MSG0(void, cb, "waitUntilCompleted");
+    sw_test_env env;
+    sw_test_env_open(&env, "full", src, "peek.metal");
+    if (env.lib) {
+        id out = MSG2(id, env.dev, "newBufferWithLength:options:", NSUInteger, 256, NSUInteger, 0);
+        id cb = sw_test_run(&env, "peek", &out, 1, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){1, 1, 1},
+                            (MTLSize){64, 1, 1});
         int n = 0;
         const dev_finding *x = findings(cb, &n);
         /* Thread i reads st[i+1] before thread i+1 writes it (uninitialised, then a
@@ -356,14 +336,8 @@ TEST(sw_findings_name_lines_in_included_headers) {
                           "finding %d site %d: %s:%d `%s`", i, s, site->file, site->line, site->text);
             }
         MSG0(void, out, "release");
-        MSG0(void, queue, "release");
-        MSG0(void, pso, "release");
-        MSG0(void, fn, "release");
-        MSG0(void, lib, "release");
     }
-    MSG0(void, dev, "release");
-    MSG0(void, pool, "drain");
-    swmtl_set_checks("fast");
+    sw_test_env_close(&env);
     unlink(hdr);
     rmdir(dir);
 }
