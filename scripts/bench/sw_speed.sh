@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sw_speed.sh [--ops a,b,c] [--no-copy] [--no-numpy] [BUILD_DIR] — how fast the software
+# sw_speed.sh [--ops a,b,c] [--iters N] [--no-copy] [--no-numpy] [BUILD_DIR] — how fast the software
 # Metal device runs each op against the op's own bf16-parity CPU reference, from one run.
 #
 # Per op, at its default shape: `gdnbench OP --iters 1 --warmup 0 --check parity` and read
@@ -11,22 +11,31 @@
 #
 # One iteration per op, so it is quick but noisy: compare ratios measured in the same run,
 # not absolute times across runs.  The load average is printed for that reason.
+# --iters N (N >= 2) times N runs after one warmup instead and reports their median, for
+# steadier numbers on small ops; the reference is still computed once per op.
 # --ops takes a comma-separated subset (default: every non-micro op of `gdnbench list`).
 #
 # Exit 0 when every row ran; 2 when something could not run (missing build, an op failed).
 set -u
-ops="" copy=1 numpy=1
+ops="" copy=1 numpy=1 iters=1
 while [ $# -gt 0 ]; do
     case "$1" in
     --ops) ops=${2:-}; shift 2 ;;
     --ops=*) ops=${1#--ops=}; shift ;;
+    --iters) iters=${2:-}; shift 2 ;;
+    --iters=*) iters=${1#--iters=}; shift ;;
     --no-copy) copy=0; shift ;;
     --no-numpy) numpy=0; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "sw_speed.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
     esac
 done
+case "$iters" in
+'' | *[!0-9]* | 0) echo "sw_speed.sh: --iters needs a whole number >= 1, got '$iters'" >&2; exit 2 ;;
+esac
+warmup=0
+[ "$iters" -eq 1 ] || warmup=1
 build=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case "$build" in
@@ -47,17 +56,17 @@ secs() { awk -v v="$1" -v u="$2" 'BEGIN { m = u == "s" ? 1 : u == "ms" ? 1e-3 : 
 loadavg() { if [ -r /proc/loadavg ]; then cut -d' ' -f1 /proc/loadavg; else sysctl -n vm.loadavg 2>/dev/null | tr -d '{}' | awk '{ print $1 }'; fi; }
 
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')
-echo "sw_speed.sh: $(uname -m), $cores cores, load average $(loadavg) at start; one iteration per op, default shapes"
+echo "sw_speed.sh: $(uname -m), $cores cores, load average $(loadavg) at start; $([ "$iters" -eq 1 ] && echo 'one iteration per op' || echo "median of $iters iterations after 1 warmup per op"), default shapes"
 printf '%-18s %12s %14s %8s  %s\n' op "sw (s)" "parity ref (s)" ratio "wall (s)  load"
 failed=0
 IFS=, read -r -a oplist <<<"$ops"
 for op in "${oplist[@]}"; do
     [ -n "$op" ] || continue
     t0=$(date +%s.%N)
-    "$gdn" "$op" --iters 1 --warmup 0 --check parity >"$tmp/out" 2>&1
+    "$gdn" "$op" --iters "$iters" --warmup "$warmup" --check parity >"$tmp/out" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    read -r sv su < <(sed -n 's/.*time ([a-z ]*clock, n=1) *median \([0-9.]*\) \([a-z]*\).*/\1 \2/p' "$tmp/out" | head -n 1)
+    read -r sv su < <(sed -n "s/.*time ([a-z ]*clock, n=$iters) *median \\([0-9.]*\\) \\([a-z]*\\).*/\\1 \\2/p" "$tmp/out" | head -n 1)
     read -r rv ru < <(sed -n 's/.*bf16-parity \([0-9.]*\) \([a-z]*\) (host wall.*/\1 \2/p' "$tmp/out" | head -n 1)
     if [ -z "${sv:-}" ] || [ -z "${rv:-}" ] || [ "$rc" -eq 2 ]; then
         echo "sw_speed.sh: $op did not run (exit $rc):" >&2

@@ -13,6 +13,11 @@ expect_match "sw_speed: says the machine and the load" "$OUT" '^sw_speed.sh: .* 
 expect_match "sw_speed: a cumsum row with times and a ratio" "$OUT" $'\n''cumsum +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+x'
 expect_match "sw_speed: a decode row with times and a ratio" "$OUT" $'\n''decode +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+x'
 expect_match "sw_speed: micro.copy against memcpy" "$OUT" 'micro\.copy 16 MiB float4: sw best [0-9.]+ s \([0-9.]+ GB/s\), host memcpy .*: sw at [0-9.]+% of memcpy'
+expect_exit 0 "sw_speed: --iters 3 times a median after a warmup" bash "$script" --ops cumsum --iters 3 --no-copy --no-numpy "$bdir"
+expect_match "sw_speed: --iters says so" "$OUT" 'median of 3 iterations after 1 warmup per op'
+expect_match "sw_speed: --iters 3 still gives the cumsum row" "$OUT" $'\n''cumsum +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+x'
+expect_exit 2 "sw_speed: --iters 0" bash "$script" --iters 0 --ops cumsum "$bdir"
+expect_match "sw_speed: the error names --iters" "$ERR" "iters needs a whole number"
 expect_exit 2 "sw_speed: an unknown option" bash "$script" --bogus
 expect_match "sw_speed: the error names it" "$ERR" "unknown option '--bogus'"
 expect_exit 2 "sw_speed: an op that does not exist" bash "$script" --ops no_such_op --no-copy --no-numpy "$bdir"
