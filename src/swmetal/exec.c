@@ -180,13 +180,20 @@ void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) {
     res->failed = 1;
     if (res->ndiags < SW_DIAG_KEEP) res->diags[res->ndiags++] = strdup(msg);
     res->total_diags++;
-    if (fatal && !atomic_load(&job->abandoned)) {
+    int abandon = fatal && !atomic_load(&job->abandoned);
+    if (abandon) {
         free(res->error);
         res->error = strdup(msg);
-        atomic_store(&job->abandoned, 1);
     }
     pthread_mutex_unlock(&job->diag_mu);
+    if (abandon) sw_job_abandon(job);
 }
+
+void sw_job_abandon(sw_job *job) {
+    atomic_store(&job->abandoned, 1);
+    sw_atomics_wake(job);
+}
+
 
 sw_access sw_access_of(const sw_gpu_thread *t, const sw_worker *w, const void *pc, int kind, size_t size, int line) {
     sw_access a;
@@ -1045,6 +1052,7 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
         reset_stacks_after_abandon(w);
         w->looping = 0;
         w->ranging = 0;
+        sw_atomics_group_end(w, 0);
         return;
     }
     for (;;) {
@@ -1055,7 +1063,10 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
         for (uint64_t k = k0; k < k1; k++) {
             if (k > k0 && atomic_load_explicit(&job->abandoned, memory_order_relaxed)) return;
             uint64_t linear = job->order ? job->order[k] : k;
-            if (run_group(w, job, linear) != 0) return;
+            sw_atomics_group_begin(w, k);
+            int rc = run_group(w, job, linear);
+            sw_atomics_group_end(w, rc == 0);
+            if (rc != 0) return;
         }
     }
 }
@@ -1092,6 +1103,7 @@ static void worker_teardown(sw_worker *w) {
     free(w->run);
     free(w->next);
     free(w->simd_slots);
+    free(w->atomic_log);
     if (w->mma_logs) munmap(w->mma_logs, MMA_LOGS_BYTES);
     if (w->arena_map) munmap(w->arena_map, w->arena_map_size);
     free(w);
@@ -1280,8 +1292,9 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     if (job.ngroups == 0) return 0;
     if (make_group_order(&job, group_order, group_seed, res) != 0) return -1;
     job.findings = sw_findings_new();
-    if (!job.findings) {
+    if (!job.findings || sw_atomics_job_init(&job, sw_exec_workers()) != 0) {
         free(job.order);
+        sw_findings_free(job.findings);
         return set_error(res, "kernel '%s': out of memory for the check findings", d->kernel);
     }
     pthread_mutex_init(&job.diag_mu, NULL);
@@ -1297,6 +1310,7 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     if (why[0]) {
         pthread_mutex_unlock(&pool.dispatch_mu);
         free(job.order);
+        sw_atomics_job_free(&job);
         sw_findings_free(job.findings);
         pthread_mutex_destroy(&job.diag_mu);
         return set_error(res, "kernel '%s': %s", d->kernel, why);
@@ -1318,6 +1332,7 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     pthread_mutex_unlock(&pool.dispatch_mu);
 
     free(job.order);
+    sw_atomics_job_free(&job);
     /* Addresses become .metal lines here, after the workers are done. */
     sw_findings_finish(&job, res);
     sw_findings_free(job.findings);

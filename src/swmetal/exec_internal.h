@@ -111,6 +111,13 @@ typedef struct sw_job {
     const void **site_pcs;       /* [SW_SITE_MAX + 1], [0] unused */
     uint32_t nsites;
     uint16_t *site_index;        /* open-addressed hash of site_pcs: [SW_SITE_INDEX] ids */
+    /* Device float atomics in threadgroup order (atomics.c).  NULL done: one worker
+     * or one threadgroup, nothing to order. */
+    uint8_t *done;               /* [SW_ATOMIC_WINDOW] ring: group k ended (slot k % window) */
+    uint64_t done_upto;          /* groups 0..done_upto-1 (execution order) have ended; under order_mu */
+    int order_waiters;           /* under order_mu */
+    pthread_mutex_t order_mu;
+    pthread_cond_t order_cv;
 } sw_job;
 
 /* Per-byte shadow of the threadgroup arena for full checks (checks.c).  Code
@@ -154,6 +161,11 @@ typedef struct sw_worker {
     volatile int fault_write;        /* 1 write, 0 read, -1 unknown */
     sw_gpu_thread *volatile fault_thread;
     int tg_abandon;              /* set by sw_rt_fault before leaving its fiber */
+    /* Device atomics in threadgroup order (atomics.c). */
+    uint64_t group_k;            /* the group being run: its position in execution order, or UINT64_MAX */
+    int in_turn;                 /* every earlier group has ended: atomics apply at once */
+    struct sw_atomic_op *atomic_log; /* this group's deferred float atomics, in program order */
+    size_t natomic_log, capatomic_log;
     int looping;                 /* running a threadgroup as a plain loop: kernel code is on this
                                     worker's own stack and leaves by siglongjmp to fault_jmp */
     sw_gpu_thread loop_thread;   /* the plain loop's one thread record, re-labelled per thread */
@@ -224,6 +236,18 @@ sw_worker *sw_exec_current_worker(void);
  * code: out of memory, cannot start).  fatal: also the dispatch's error, and the
  * dispatch is abandoned (workers stop starting threadgroups). */
 void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Marks the dispatch abandoned (workers stop taking groups) and wakes the workers
+ * waiting for their turn to apply atomics. */
+void sw_job_abandon(sw_job *job);
+
+/* atomics.c: device atomics in threadgroup order. */
+#define SW_ATOMIC_WINDOW 4096    /* groups that may have ended ahead of the earliest running one */
+int sw_atomics_job_init(sw_job *job, int nworkers); /* -1: out of memory */
+void sw_atomics_job_free(sw_job *job);
+void sw_atomics_wake(sw_job *job);
+void sw_atomics_group_begin(sw_worker *w, uint64_t k);
+/* The group ended; ran_ok 0 when it was abandoned (its deferred atomics are dropped). */
+void sw_atomics_group_end(sw_worker *w, int ran_ok);
 
 /* The access as a check reports it: t's thread, its shadow call stack's innermost
  * entry as the caller of pc; line: the .metal line when the caller knows it (a

@@ -7,6 +7,7 @@
  *   `kernel` keyword          -> blank
  *   function-scope `threadgroup T a[n], b;` -> references into the threadgroup arena
  *   `constant T x [[function_constant(n)]];` -> a constexpr from SW_FC_DEF_n/SW_FC_VAL_n
+ *   a statement atomic_fetch_*_explicit(...); -> sw_discard_atomic_fetch_*_explicit
  * Address-space words (device, constant, thread, threadgroup) stay: the prelude
  * defines them as macros. */
 #include <stdio.h>
@@ -1551,6 +1552,58 @@ static int rewrite_string_args(front *f) {
     return f->err ? -1 : 0;
 }
 
+/* ------------------------------------------------ discarded atomic fetch-ops */
+
+static const char *const fetch_ops[] = {"atomic_fetch_add_explicit", "atomic_fetch_sub_explicit",
+                                        "atomic_fetch_min_explicit", "atomic_fetch_max_explicit",
+                                        "atomic_fetch_and_explicit", "atomic_fetch_or_explicit",
+                                        "atomic_fetch_xor_explicit"};
+
+/* Tokens that end what came before a statement: ; { } else. */
+static int opens_statement(const front *f, int p) {
+    return p < 0 || tk_is(f, p, ";") || tk_is(f, p, "{") || tk_is(f, p, "}") || tk_is(f, p, "else");
+}
+
+/* An atomic fetch-op whose value nothing reads: a statement of its own
+ *     [::][metal::]atomic_fetch_add_explicit(...);
+ * after ; { } else, the head of an if/for/while, or a (void) cast at a statement's
+ * start.  It becomes ::metal::sw_discard_atomic_fetch_add_explicit, which the device
+ * may apply later, in threadgroup order (prelude/sw_sync.h, swmetal/atomics.c).  Any
+ * other form keeps the plain name, whose value the kernel may read: correct, only
+ * slower on several workers. */
+static int rewrite_discarded_atomics(front *f) {
+    for (int i = 0; i < f->ntk && !f->err; i++) {
+        if (!tk_ident(f, i) || !tk_is(f, i + 1, "(")) continue;
+        size_t n = 0;
+        while (n < sizeof fetch_ops / sizeof *fetch_ops && !tk_is(f, i, fetch_ops[n])) n++;
+        if (n == sizeof fetch_ops / sizeof *fetch_ops) continue;
+        int s = i;
+        if (tk_is(f, s - 1, "::")) {
+            s--;
+            if (tk_is(f, s - 1, "metal")) {
+                s--;
+                if (tk_is(f, s - 1, "::")) s--;
+            } else if (tk_ident(f, s - 1) || tk_is(f, s - 1, ">")) {
+                continue; /* some other namespace's function */
+            }
+        }
+        int p = s - 1, ok = opens_statement(f, p);
+        if (!ok && tk_is(f, p, ")") && f->match[p] >= 0) {
+            int o = f->match[p];
+            if (tk_is(f, o - 1, "if") || tk_is(f, o - 1, "for") || tk_is(f, o - 1, "while")) ok = 1;
+            else if (o == p - 2 && tk_is(f, o + 1, "void") && opens_statement(f, o - 1)) ok = 1;
+        }
+        int rp = f->match[i + 1];
+        if (!ok || rp < 0 || !tk_is(f, rp + 1, ";")) continue;
+        msl_buf b = {0};
+        msl_buf_printf(&b, "sw_discard_%s", fetch_ops[n]);
+        char *t = msl_buf_take(&b);
+        if (!t) return fail_at(f, i, "out of memory%s%s", NULL, NULL);
+        if (add_edit(f, f->tk[i].start, f->tk[i].start + f->tk[i].len, t)) return -1;
+    }
+    return f->err ? -1 : 0;
+}
+
 /* ------------------------------------------------ braced call arguments */
 
 /* f({a, b, c}) where f takes a vector: clang cannot convert a braced list to an
@@ -1917,7 +1970,7 @@ int msl_front_parse(const char *text, const char *filename, msl_unit *out, char 
         walk_ns(&f, 0, f.ntk, "::") == 0 &&
         rewrite_threadgroup_decls(&f) == 0 && rewrite_vector_constructors(&f) == 0 &&
         rewrite_array_params(&f) == 0 && rewrite_braced_args(&f) == 0 && rewrite_string_args(&f) == 0 &&
-        rewrite_conditionals(&f) == 0) {
+        rewrite_conditionals(&f) == 0 && rewrite_discarded_atomics(&f) == 0) {
         mark_tested_constants(&f);
         out->text = apply_edits(&f);
         if (!out->text) f.err = strdup("out of memory while rewriting the MSL source");

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 6
+#define SW_ABI_VERSION 7
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -189,6 +189,20 @@ extern __thread sw_current sw_rt_current __attribute__((tls_model("initial-exec"
 #else
 #define SW_RT_CURRENT_TLS 0
 #endif
+
+/* Device atomics in threadgroup order (executor: atomics.c).  Threadgroups run on
+ * several workers; so that a dispatch gives the same bytes however they race, float
+ * fetch-ops land in the schedule's group order, each group's in program order.
+ * sw_rt_atomic_defer: a float fetch-op whose value the kernel discards; returns 1 when
+ * recorded (applied when the group ends, in turn), 0 when the caller applies it now.
+ * sw_rt_atomic_turn: called before an atomic whose value the kernel reads (always=1:
+ * fetch-op used in an expression, exchange, compare-exchange; always=0: float load or
+ * store): waits until every earlier group has ended and applies the group's recorded
+ * ones; with always=0 returns at once when none are recorded.  Both return at once
+ * for threadgroup memory. */
+enum { SW_AOP_ADD, SW_AOP_SUB, SW_AOP_MIN, SW_AOP_MAX };
+int sw_rt_atomic_defer(float *p, int op, float v);
+void sw_rt_atomic_turn(const void *p, int always);
 
 /* Reports an error detected by kernel-side code (prelude) and abandons the dispatch;
  * does not return. */

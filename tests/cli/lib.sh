@@ -72,6 +72,15 @@ expect_match() {
     fi
 }
 
+expect_no_match() {
+    local desc=$1 text=$2 re=$3
+    if printf '%s' "$text" | grep -Eq -- "$re"; then
+        fail "$desc: /$re/ matched in: $(printf '%s' "$text" | grep -E -- "$re" | head -c 300)"
+    else
+        pass "$desc"
+    fi
+}
+
 # The fixture writer is built by `make all` with gdnbench: missing, the build is broken
 # (a FAIL, never a SKIP, so a suite without it cannot look green).
 need_testdata() {

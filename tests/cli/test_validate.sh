@@ -66,6 +66,8 @@ expect_exit 0 "validate: a kernel with float atomics whose bits follow the sched
     --shader "$here/kernels/validate_cumsum_atomic.metal" --function cumsum_atomic --T 65 --profile realistic
 expect_match "validate: ... with the differences reported as a note" "$OUT" \
     "note: g_cumsum differs from the inorder run under schedule reverse.*atomics; within the parity tolerance"
+expect_no_match "validate: ... and the repeat of the inorder run is identical (atomics land in group order)" "$OUT" \
+    "between two identical runs"
 
 expect_exit 0 "validate: a shape the op refuses is unsupported, not failed" v cumsum_serial --T 65 --BT 32,64 \
     --profile realistic

@@ -94,6 +94,8 @@ void *sw_rt_mma_log(uint32_t *lane) {
     *lane = my_ids.thread_index_in_simdgroup;
     return mma_log[my_ids.simdgroup_index_in_threadgroup];
 }
+void sw_rt_atomic_turn(const void *, int) {} /* one threadgroup: nothing to order */
+int sw_rt_atomic_defer(float *, int, float) { return 0; }
 void sw_rt_fault(const char *msg, int line) {
     fprintf(stderr, "kernel fault at line %d: %s\n", line, msg);
     exit(3);

@@ -1,5 +1,6 @@
 /* test_sw_exec.c — the software device's executor, driven by hand-written kernel
  * entries that call the sw_rt_* API exactly as compiled MSL kernels do. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,4 +513,120 @@ TEST(sw_exec_faults_abandon_dispatch_and_process_continues) {
     check_fault("overflow", k_overflow, "stack overflow in a GPU thread", "thread_position_in_grid (9,0,0)");
     /* And again: faults are not a one-off. */
     check_fault("segv", k_segv, "invalid memory access", "(5,0,0)");
+}
+
+/* ---- device atomics in threadgroup order ---- */
+
+/* A value with a wide exponent range, so that float sums depend on their order. */
+static float spread_value(uint32_t g, uint32_t t) {
+    int m = (int)((g * 7u + t * 13u) % 11u) - 5;
+    return ldexpf((float)m + 0.375f, (int)((g * 3u + t) % 40u) - 20);
+}
+
+static void float_add(float *p, float v) {
+    float old, next;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do next = old + v;
+    while (!__atomic_compare_exchange(p, &old, &next, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+
+/* Every thread adds into acc[t % 4], as a discarded atomic_fetch_add_explicit on a
+ * float compiles: recorded, or applied at once when the executor says so. */
+static void k_float_adds(const sw_thread_args *a) {
+    const sw_ids *id = a->ids;
+    uint32_t g = id->threadgroup_position_in_grid[0], t = id->thread_index_in_threadgroup;
+    float *p = (float *)a->buffers[0] + t % 4;
+    float v = spread_value(g, t);
+    if (!sw_rt_atomic_defer(p, SW_AOP_ADD, v)) float_add(p, v);
+}
+
+/* Thread 0 of every group: a recorded add of 1 to x[0], then a load of it (which
+ * takes the group's turn: its own add and every earlier group's are in), and a ticket
+ * from a counter whose value is used. */
+static void k_turns(const sw_thread_args *a) {
+    const sw_ids *id = a->ids;
+    uint32_t g = id->threadgroup_position_in_grid[0];
+    float *x = a->buffers[0];
+    uint32_t *counter = a->buffers[1], *out = a->buffers[2];
+    float *seen = a->buffers[3];
+    if (!sw_rt_atomic_defer(x, SW_AOP_ADD, 1.0f)) float_add(x, 1.0f);
+    if (id->thread_index_in_threadgroup != 0) return;
+    sw_rt_atomic_turn(x, 0);
+    __atomic_load(x, &seen[g], __ATOMIC_SEQ_CST);
+    sw_rt_atomic_turn(counter, 1);
+    out[g] = __atomic_fetch_add(counter, 1u, __ATOMIC_SEQ_CST);
+}
+
+static int run_float_adds(uint32_t groups, uint32_t tg, int fibers, float acc[4]) {
+    memset(acc, 0, 4 * sizeof *acc);
+    sw_dispatch d = make_dispatch("float_adds", k_float_adds, groups, tg);
+    d.sync_free = !fibers;
+    bind(&d, 0, acc, 4 * sizeof *acc);
+    sw_dispatch_result res;
+    int rc = sw_exec_dispatch(&d, &res);
+    CHECK_MSG(rc == 0, "dispatch failed: %s", res.error ? res.error : "?");
+    sw_dispatch_result_free(&res);
+    return rc;
+}
+
+TEST(sw_exec_float_atomics_land_in_threadgroup_order) {
+    if (sw_exec_workers() < 2) {
+        SKIP("one worker (GDNBENCH_THREADS=1 or one CPU): nothing races to order");
+        return;
+    }
+    const uint32_t groups = 300, tg = 64;
+    const char *orders[] = {"inorder", "reverse", "random:7"};
+    for (int o = 0; o < 3; o++) {
+        char err[200];
+        CHECK(sw_exec_set_threadgroup_order(orders[o], err, sizeof err) == 0);
+        /* what one worker gives: groups in the schedule's order, threads in order */
+        uint32_t order[300];
+        for (uint32_t i = 0; i < groups; i++) order[i] = i;
+        if (o == 1)
+            for (uint32_t i = 0; i < groups; i++) order[i] = groups - 1 - i;
+        float want[4] = {0};
+        int have_want = o < 2;
+        if (have_want)
+            for (uint32_t i = 0; i < groups; i++)
+                for (uint32_t t = 0; t < tg; t++) want[t % 4] += spread_value(order[i], t);
+        float first[4];
+        for (int run = 0; run < 6; run++) {
+            float acc[4];
+            if (run_float_adds(groups, tg, run % 2, acc) != 0) break;
+            if (run == 0) memcpy(first, acc, sizeof acc);
+            CHECK_MSG(memcmp(acc, first, sizeof acc) == 0, "order %s run %d: %a %a %a %a, first run %a %a %a %a",
+                      orders[o], run, acc[0], acc[1], acc[2], acc[3], first[0], first[1], first[2], first[3]);
+            if (have_want)
+                CHECK_MSG(memcmp(acc, want, sizeof acc) == 0, "order %s run %d: %a %a %a %a, in order %a %a %a %a",
+                          orders[o], run, acc[0], acc[1], acc[2], acc[3], want[0], want[1], want[2], want[3]);
+        }
+    }
+    char err[200];
+    sw_exec_set_threadgroup_order("inorder", err, sizeof err);
+}
+
+TEST(sw_exec_atomic_turn_sees_own_and_earlier_groups) {
+    const uint32_t groups = 200, tg = 32;
+    float x = 0, *seen = calloc(groups, sizeof *seen);
+    uint32_t counter = 0, *out = calloc(groups, sizeof *out);
+    sw_dispatch d = make_dispatch("turns", k_turns, groups, tg);
+    bind(&d, 0, &x, sizeof x);
+    bind(&d, 1, &counter, sizeof counter);
+    bind(&d, 2, out, groups * sizeof *out);
+    bind(&d, 3, seen, groups * sizeof *seen);
+    sw_dispatch_result res;
+    int rc = sw_exec_dispatch(&d, &res);
+    CHECK_MSG(rc == 0, "dispatch failed: %s", res.error ? res.error : "?");
+    sw_dispatch_result_free(&res);
+    CHECK(x == (float)(groups * tg));
+    int bad = 0;
+    for (uint32_t g = 0; g < groups && bad < 3; g++) {
+        /* thread 0's load comes after its group's first add and every earlier group's adds */
+        if (seen[g] != (float)(g * tg + 1) || out[g] != g) {
+            CHECK_MSG(0, "group %u saw %g (want %u) and drew ticket %u", g, seen[g], g * tg + 1, out[g]);
+            bad++;
+        }
+    }
+    free(seen);
+    free(out);
 }

@@ -222,6 +222,52 @@ TEST(sw_front_vector_constructors) {
     msl_unit_free(&u);
 }
 
+/* Atomic fetch-ops whose value nothing reads become sw_discard_* (the device may apply
+ * them later, in threadgroup order); every form whose value may be read keeps its name. */
+TEST(sw_front_discarded_atomic_fetch_ops) {
+    const char *src = "kernel void k(device atomic_float *f [[buffer(0)]], device atomic_uint *u [[buffer(1)]],\n"
+                      "              device float *o [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n"
+                      "  atomic_fetch_add_explicit(&f[0], 1.0f, memory_order_relaxed);\n"
+                      "  metal::atomic_fetch_max_explicit(&f[1], 2.0f, memory_order_relaxed);\n"
+                      "  if (i > 3) ::metal::atomic_fetch_sub_explicit(&f[2], 3.0f, memory_order_relaxed);\n"
+                      "  else atomic_fetch_min_explicit(&f[3], 4.0f, memory_order_relaxed);\n"
+                      "  for (uint j = 0; j < 2; j++) atomic_fetch_or_explicit(&u[0], j, memory_order_relaxed);\n"
+                      "  (void)atomic_fetch_xor_explicit(&u[1], 5u, memory_order_relaxed);\n"
+                      "  { atomic_fetch_and_explicit(&u[2], 6u, memory_order_relaxed); }\n"
+                      "  o[0] = atomic_fetch_add_explicit(&f[4], 7.0f, memory_order_relaxed);\n"
+                      "  o[1] = (float)atomic_fetch_add_explicit(&f[5], 8.0f, memory_order_relaxed);\n"
+                      "  o[2] = max(atomic_fetch_max_explicit(&f[6], 9.0f, memory_order_relaxed), 1.0f);\n"
+                      "  for (uint j = 0; j < 2; atomic_fetch_add_explicit(&u[3], 1u, memory_order_relaxed)) j++;\n"
+                      "  o[3] = i ? atomic_fetch_add_explicit(&f[7], 1.0f, memory_order_relaxed) : 0.0f;\n"
+                      "}\n";
+    msl_unit u;
+    char *err = NULL;
+    int rc = msl_front_parse(src, "a.metal", &u, &err);
+    CHECK_MSG(rc == 0, "%s", err ? err : "");
+    if (rc) {
+        free(err);
+        return;
+    }
+    CHECK(strstr(u.text, "\n  sw_discard_atomic_fetch_add_explicit(&f[0], 1.0f,") != NULL);
+    CHECK(strstr(u.text, "\n  metal::sw_discard_atomic_fetch_max_explicit(&f[1],") != NULL);
+    CHECK(strstr(u.text, "if (i > 3) ::metal::sw_discard_atomic_fetch_sub_explicit(&f[2],") != NULL);
+    CHECK(strstr(u.text, "else sw_discard_atomic_fetch_min_explicit(&f[3],") != NULL);
+    CHECK(strstr(u.text, "j++) sw_discard_atomic_fetch_or_explicit(&u[0],") != NULL);
+    CHECK(strstr(u.text, "(void)sw_discard_atomic_fetch_xor_explicit(&u[1],") != NULL);
+    CHECK(strstr(u.text, "{ sw_discard_atomic_fetch_and_explicit(&u[2],") != NULL);
+    CHECK(strstr(u.text, "o[0] = atomic_fetch_add_explicit(&f[4],") != NULL);
+    CHECK(strstr(u.text, "o[1] = (float)atomic_fetch_add_explicit(&f[5],") != NULL);
+    CHECK(strstr(u.text, "max(atomic_fetch_max_explicit(&f[6],") != NULL);
+    CHECK(strstr(u.text, "j < 2; atomic_fetch_add_explicit(&u[3],") != NULL);
+    CHECK(strstr(u.text, "sw_discard_atomic_fetch_add_explicit(&f[7],") == NULL);
+    /* the rename moves no line */
+    int lines = 0, src_lines = 0;
+    for (const char *c = u.text; *c; c++) lines += *c == '\n';
+    for (const char *c = src; *c; c++) src_lines += *c == '\n';
+    CHECK_EQ_INT(lines, src_lines);
+    msl_unit_free(&u);
+}
+
 static void expect_error(const char *src, const char *want_prefix, const char *want_text) {
     msl_unit u;
     char *err = NULL;

@@ -3,6 +3,7 @@
  * real kernels (uninitialised threadgroup read, race, divergent barrier, OOB).
  * Skipped when no clang++ >= 17 is installed.  Compiled variants are cached in one
  * directory under /tmp shared by these tests, so only the first pays for clang. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,77 @@ TEST(sw_msl_oob_write_one_past_end) {
         free_buffers(&out, 1);
         env_close(&e);
     }
+}
+
+static const char *atomic_order_src =
+    "#include <metal_stdlib>\n"                                                                   /* 1 */
+    "using namespace metal;\n"                                                                    /* 2 */
+    "kernel void float_atomics(device const float *in [[buffer(0)]],\n"                           /* 3 */
+    "                          device atomic_float *acc [[buffer(1)]], device float *old [[buffer(2)]],\n" /* 4 */
+    "                          uint gid [[thread_position_in_grid]], uint tid [[thread_index_in_threadgroup]],\n" /* 5 */
+    "                          uint tgid [[threadgroup_position_in_grid]]) {\n"                   /* 6 */
+    "    atomic_fetch_add_explicit(&acc[tid % 4], in[gid], memory_order_relaxed);\n"             /* 7 */
+    "    if (tid == 0) old[tgid] = atomic_fetch_add_explicit(&acc[4], 1.0f, memory_order_relaxed);\n" /* 8 */
+    "}\n"                                                                                         /* 9 */
+    "kernel void oob_atomic(device atomic_float *acc [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n" /* 10 */
+    "    atomic_fetch_add_explicit(&acc[gid + 1000], 1.0f, memory_order_relaxed);\n"              /* 11 */
+    "}\n";
+
+/* Float atomic adds from every threadgroup land in threadgroup order (the device
+ * records the discarded ones and applies them in turn; full checks apply every one in
+ * turn): the same bytes each run, equal to one worker's in-order result, and a ticket
+ * whose value the kernel keeps is the group's position. */
+TEST(sw_msl_float_atomics_are_deterministic) {
+    enum { G = 200, TG = 64 };
+    float want[5] = {0};
+    for (int g = 0; g < G; g++)
+        for (int t = 0; t < TG; t++) {
+            int m = (g * 7 + t * 13) % 11 - 5;
+            want[t % 4] += ldexpf((float)m + 0.375f, (g * 3 + t) % 40 - 20);
+        }
+    want[4] = (float)G;
+    const char *modes[] = {"fast", "full"};
+    for (int m = 0; m < 2; m++) {
+        msl_env e;
+        env_open_src(&e, modes[m], atomic_order_src);
+        if (!e.lib) return;
+        for (int r = 0; r < 3; r++) {
+            id bufs[3] = {new_buffer(&e, G * TG * 4), new_buffer(&e, 5 * 4), new_buffer(&e, G * 4)};
+            float *in = MSG0(void *, bufs[0], "contents");
+            for (int g = 0; g < G; g++)
+                for (int t = 0; t < TG; t++) {
+                    int k = (g * 7 + t * 13) % 11 - 5;
+                    in[g * TG + t] = ldexpf((float)k + 0.375f, (g * 3 + t) % 40 - 20);
+                }
+            memset(MSG0(void *, bufs[1], "contents"), 0, 5 * 4);
+            id cb = run(&e, "float_atomics", bufs, 3, G, TG);
+            CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 4);
+            const float *acc = MSG0(void *, bufs[1], "contents"), *old = MSG0(void *, bufs[2], "contents");
+            CHECK_MSG(memcmp(acc, want, sizeof want) == 0, "%s run %d: %a %a %a %a %a, in order %a %a %a %a %a",
+                      modes[m], r, acc[0], acc[1], acc[2], acc[3], acc[4], want[0], want[1], want[2], want[3], want[4]);
+            int bad = 0;
+            for (int g = 0; g < G; g++) bad += old[g] != (float)g;
+            CHECK_MSG(bad == 0, "%s run %d: %d groups drew another ticket than their position", modes[m], r, bad);
+            free_buffers(bufs, 3);
+        }
+        env_close(&e);
+    }
+}
+
+/* A recorded atomic is still checked where the kernel makes it. */
+TEST(sw_msl_deferred_atomic_out_of_bounds_names_its_line) {
+    msl_env e;
+    env_open_src(&e, "fast", atomic_order_src);
+    if (!e.lib) return;
+    id acc = new_buffer(&e, 64 * 4);
+    id cb = run(&e, "oob_atomic", &acc, 1, 4, 64);
+    CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 5);
+    int n = 0;
+    const dev_finding *f = finding_of(cb, DEV_FIND_OOB, &n);
+    CHECK_MSG(f && f->buffer == 0 && f->site[0].line == 11, "finding: %s line %d", f ? f->site[0].text : "(none)",
+              f ? f->site[0].line : -1);
+    free_buffers(&acc, 1);
+    env_close(&e);
 }
 
 TEST(sw_msl_compile_error_comes_back_as_nserror) {

@@ -383,25 +383,52 @@ typedef atomic<long> atomic_long;
 
 template <class T> inline T *sw_atomic_ptr(const volatile atomic<T> *a) { return const_cast<T *>(&a->sw_value); }
 
+// Device atomics land in threadgroup order, so a dispatch's bytes do not depend on the
+// workers (sw_abi.h, executor atomics.c): an atomic whose value the kernel reads first
+// takes its group's turn; a float fetch-op whose value is discarded (the pre-pass
+// renames those statements to sw_discard_*) is recorded and applied when the group
+// ends.  Full checks record nothing, so they see every access where the kernel made it.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SW_ATOMIC_DEFER 0
+#endif
+#endif
+#ifndef SW_ATOMIC_DEFER
+#define SW_ATOMIC_DEFER 1
+#endif
+template <class T> inline constexpr bool sw_atomic_is_float = std::is_same_v<T, float>;
+// The word of an atomic whose value the kernel reads: its group's turn first.
+template <class T> inline T *sw_atomic_turn_ptr(const volatile atomic<T> *a) {
+    T *p = sw_atomic_ptr(a);
+    sw_rt_atomic_turn(p, 1);
+    return p;
+}
+// A float load or store waits only when its group has recorded float fetch-ops.
+template <class T> inline T *sw_atomic_plain_ptr(const volatile atomic<T> *a) {
+    T *p = sw_atomic_ptr(a);
+    if constexpr (sw_atomic_is_float<T>) sw_rt_atomic_turn(p, 0);
+    return p;
+}
+
 template <class T, class U> inline void atomic_store_explicit(volatile atomic<T> *obj, U desired, memory_order) {
     T d = (T)desired;
-    __atomic_store(sw_atomic_ptr(obj), &d, __ATOMIC_SEQ_CST);
+    __atomic_store(sw_atomic_plain_ptr(obj), &d, __ATOMIC_SEQ_CST);
 }
 template <class T> inline T atomic_load_explicit(const volatile atomic<T> *obj, memory_order) {
     T r;
-    __atomic_load(sw_atomic_ptr(obj), &r, __ATOMIC_SEQ_CST);
+    __atomic_load(sw_atomic_plain_ptr(obj), &r, __ATOMIC_SEQ_CST);
     return r;
 }
 template <class T, class U> inline T atomic_exchange_explicit(volatile atomic<T> *obj, U desired, memory_order) {
     T d = (T)desired, r;
-    __atomic_exchange(sw_atomic_ptr(obj), &d, &r, __ATOMIC_SEQ_CST);
+    __atomic_exchange(sw_atomic_turn_ptr(obj), &d, &r, __ATOMIC_SEQ_CST);
     return r;
 }
 template <class T, class U>
 inline bool atomic_compare_exchange_weak_explicit(volatile atomic<T> *obj, T *expected, U desired, memory_order,
                                                   memory_order) {
     T d = (T)desired;
-    return __atomic_compare_exchange(sw_atomic_ptr(obj), expected, &d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return __atomic_compare_exchange(sw_atomic_turn_ptr(obj), expected, &d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 template <class T, class U>
 inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T> *obj, T *expected, U desired, memory_order o1,
@@ -409,35 +436,53 @@ inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T> *obj, T *
     return atomic_compare_exchange_weak_explicit(obj, expected, desired, o1, o2);
 }
 
-// Read-modify-write through a compare-and-swap loop (float add, min/max of floats).
-template <class T, class F> inline T sw_atomic_rmw(volatile atomic<T> *obj, F f) {
-    T *p = sw_atomic_ptr(obj);
+// Read-modify-write through a compare-and-swap loop (float add, min/max).
+template <class T, class F> inline T sw_atomic_rmw(T *p, F f) {
     T old;
     __atomic_load(p, &old, __ATOMIC_RELAXED);
     T next = f(old);
     while (!__atomic_compare_exchange(p, &old, &next, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) next = f(old);
     return old;
 }
-#define SW_ATOMIC_FETCH(NAME, BUILTIN, EXPR)                                                                       \
+// A discarded float fetch-op: the word is read here (an out-of-bounds one faults at
+// the kernel's line), then recorded, or applied now when the executor says so.
+template <class F> inline void sw_atomic_deferred(volatile atomic<float> *obj, int op, float a, F f) {
+    float *p = sw_atomic_ptr(obj), cur;
+    __atomic_load(p, &cur, __ATOMIC_RELAXED);
+    if (!sw_rt_atomic_defer(p, op, a)) sw_atomic_rmw(p, f);
+}
+// NAME returns the old value (the group takes its turn); sw_discard_NAME is the same
+// operation as a statement: on integers it applies at once (the final value is the
+// same in any order), on floats it is recorded.  INT(p, a) is the integer operation,
+// EXPR the new value from old and a (floats; AOP its code, -1: not for floats).
+#define SW_ATOMIC_FETCH(NAME, INT, EXPR, AOP)                                                                      \
     template <class T, class U> inline T NAME(volatile atomic<T> *obj, U arg, memory_order) {                      \
         T a = (T)arg;                                                                                              \
-        if constexpr (std::is_integral_v<T>) return BUILTIN(sw_atomic_ptr(obj), a, __ATOMIC_SEQ_CST);              \
-        else return sw_atomic_rmw(obj, [a](T old) { return (T)(EXPR); });                                          \
+        if constexpr (std::is_integral_v<T>) return INT(sw_atomic_turn_ptr(obj), a);                               \
+        else return sw_atomic_rmw(sw_atomic_turn_ptr(obj), [a](T old) { return (T)(EXPR); });                     \
+    }                                                                                                              \
+    template <class T, class U> inline void sw_discard_##NAME(volatile atomic<T> *obj, U arg, memory_order o) {    \
+        T a = (T)arg;                                                                                              \
+        if constexpr (std::is_integral_v<T>) (void)INT(sw_atomic_ptr(obj), a);                                     \
+        else if constexpr (sw_atomic_is_float<T> && SW_ATOMIC_DEFER && AOP >= 0)                                   \
+            sw_atomic_deferred(obj, AOP, a, [a](T old) { return (T)(EXPR); });                                     \
+        else (void)NAME(obj, arg, o);                                                                              \
     }
-SW_ATOMIC_FETCH(atomic_fetch_add_explicit, __atomic_fetch_add, old + a)
-SW_ATOMIC_FETCH(atomic_fetch_sub_explicit, __atomic_fetch_sub, old - a)
-SW_ATOMIC_FETCH(atomic_fetch_and_explicit, __atomic_fetch_and, old)
-SW_ATOMIC_FETCH(atomic_fetch_or_explicit, __atomic_fetch_or, old)
-SW_ATOMIC_FETCH(atomic_fetch_xor_explicit, __atomic_fetch_xor, old)
+template <class T> inline T sw_int_add(T *p, T a) { return __atomic_fetch_add(p, a, __ATOMIC_SEQ_CST); }
+template <class T> inline T sw_int_sub(T *p, T a) { return __atomic_fetch_sub(p, a, __ATOMIC_SEQ_CST); }
+template <class T> inline T sw_int_and(T *p, T a) { return __atomic_fetch_and(p, a, __ATOMIC_SEQ_CST); }
+template <class T> inline T sw_int_or(T *p, T a) { return __atomic_fetch_or(p, a, __ATOMIC_SEQ_CST); }
+template <class T> inline T sw_int_xor(T *p, T a) { return __atomic_fetch_xor(p, a, __ATOMIC_SEQ_CST); }
+template <class T> inline T sw_int_min(T *p, T a) { return sw_atomic_rmw(p, [a](T old) { return a < old ? a : old; }); }
+template <class T> inline T sw_int_max(T *p, T a) { return sw_atomic_rmw(p, [a](T old) { return old < a ? a : old; }); }
+SW_ATOMIC_FETCH(atomic_fetch_add_explicit, sw_int_add, old + a, SW_AOP_ADD)
+SW_ATOMIC_FETCH(atomic_fetch_sub_explicit, sw_int_sub, old - a, SW_AOP_SUB)
+SW_ATOMIC_FETCH(atomic_fetch_and_explicit, sw_int_and, old, -1)
+SW_ATOMIC_FETCH(atomic_fetch_or_explicit, sw_int_or, old, -1)
+SW_ATOMIC_FETCH(atomic_fetch_xor_explicit, sw_int_xor, old, -1)
+SW_ATOMIC_FETCH(atomic_fetch_min_explicit, sw_int_min, (a < old ? a : old), SW_AOP_MIN)
+SW_ATOMIC_FETCH(atomic_fetch_max_explicit, sw_int_max, (old < a ? a : old), SW_AOP_MAX)
 #undef SW_ATOMIC_FETCH
-template <class T, class U> inline T atomic_fetch_min_explicit(volatile atomic<T> *obj, U arg, memory_order) {
-    T a = (T)arg;
-    return sw_atomic_rmw(obj, [a](T old) { return a < old ? a : old; });
-}
-template <class T, class U> inline T atomic_fetch_max_explicit(volatile atomic<T> *obj, U arg, memory_order) {
-    T a = (T)arg;
-    return sw_atomic_rmw(obj, [a](T old) { return old < a ? a : old; });
-}
 
 // ---- simdgroup_matrix<T, 8, 8> ----
 // Lane l holds row (q & 4) + (l / 2) % 4, columns (q & 2) * 2 + (l % 2) * 2 and +1,

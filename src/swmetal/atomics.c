@@ -1,0 +1,174 @@
+/* atomics.c — device atomics in threadgroup order, so a dispatch's bytes do not
+ * depend on how many workers ran it or how they raced.
+ *
+ * Threadgroups run on several workers at once.  Float read-modify-write atomics on one
+ * device address from different groups (attention backward's dK/dV) would otherwise
+ * land in whatever order the workers reached them and round differently run to run;
+ * an atomic counter whose value the kernel uses would hand out its values in another
+ * order.  The device gives the result of one order instead: threadgroups in the
+ * schedule's order (execution position k: the grid order, or validate's permutation),
+ * each group's atomics in its own program order — what one worker produces.
+ *
+ *   - A float fetch-op whose value the kernel discards (the pre-pass renames such
+ *     statements, msl_front.c) is recorded in the group's log and applied when the
+ *     group ends, once every earlier group has ended.  The group's work overlaps with
+ *     other groups'; only the application waits.
+ *   - An atomic whose value the kernel reads (a fetch-op used in an expression,
+ *     exchange, compare-exchange, a float load) first waits for every earlier group to
+ *     end, applies the group's log, and from then on the group applies its atomics at
+ *     once (it is "in turn": later groups wait for it).  A float load or store that
+ *     finds the log empty does not wait.
+ *   - Integer fetch-ops whose value is discarded apply at once: their final value is
+ *     the same in every order.  Integer loads and stores, and every threadgroup-memory
+ *     atomic (one group's, on one worker), are not ordered.
+ * A recorded atomic is checked where the kernel makes it (the prelude loads the
+ * address first: an out-of-bounds one faults there, at its line).  Full checks
+ * compile no deferral (every fetch-op goes through the turn), so the checks see each
+ * access as the kernel made it.  A group that spins on a flag a later group sets would
+ * wait for ever once it needs its turn; Metal does not promise that such a kernel
+ * progresses either.
+ *
+ * Workers are not held back beyond their group's end: the ring `done` lets groups
+ * up to SW_ATOMIC_WINDOW ahead of the earliest running one end without waiting. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swmetal/exec_internal.h"
+
+typedef struct sw_atomic_op {
+    float *p;
+    float v;
+    int op; /* SW_AOP_* */
+} sw_atomic_op;
+
+int sw_atomics_job_init(sw_job *job, int nworkers) {
+    job->done = NULL;
+    if (nworkers < 2 || job->ngroups < 2) return 0;
+    job->done = calloc(SW_ATOMIC_WINDOW, 1);
+    if (!job->done) return -1;
+    job->done_upto = 0;
+    job->order_waiters = 0;
+    pthread_mutex_init(&job->order_mu, NULL);
+    pthread_cond_init(&job->order_cv, NULL);
+    return 0;
+}
+
+void sw_atomics_job_free(sw_job *job) {
+    if (!job->done) return;
+    free(job->done);
+    job->done = NULL;
+    pthread_mutex_destroy(&job->order_mu);
+    pthread_cond_destroy(&job->order_cv);
+}
+
+void sw_atomics_wake(sw_job *job) {
+    if (!job->done) return;
+    pthread_mutex_lock(&job->order_mu);
+    if (job->order_waiters) pthread_cond_broadcast(&job->order_cv);
+    pthread_mutex_unlock(&job->order_mu);
+}
+
+void sw_atomics_group_begin(sw_worker *w, uint64_t k) {
+    w->group_k = k;
+    w->in_turn = w->job->done == NULL;
+    w->natomic_log = 0;
+}
+
+/* Waits under order_mu until pred holds or the dispatch is abandoned; 0 when pred holds. */
+static int wait_locked(sw_job *job, uint64_t until) {
+    while (job->done_upto < until && !atomic_load(&job->abandoned)) {
+        job->order_waiters++;
+        pthread_cond_wait(&job->order_cv, &job->order_mu);
+        job->order_waiters--;
+    }
+    return job->done_upto >= until ? 0 : -1;
+}
+
+static float apply_one(float old, const sw_atomic_op *a) {
+    switch (a->op) {
+    case SW_AOP_ADD: return old + a->v;
+    case SW_AOP_SUB: return old - a->v;
+    case SW_AOP_MIN: return a->v < old ? a->v : old;
+    default: return old < a->v ? a->v : old;
+    }
+}
+
+/* Applies the log.  Only the group in turn applies float read-modify-writes (every
+ * earlier group has ended, every later one is still recording), so a load and a
+ * store do: a CAS would only guard against another group's plain atomic store to the
+ * same word, a race whatever the order.  attention backward records tens of millions
+ * of adds; this loop is where they land. */
+static void apply_log(sw_worker *w) {
+    for (size_t i = 0; i < w->natomic_log; i++) {
+        const sw_atomic_op *a = &w->atomic_log[i];
+        float old, next;
+        __atomic_load(a->p, &old, __ATOMIC_RELAXED);
+        next = apply_one(old, a);
+        __atomic_store(a->p, &next, __ATOMIC_RELAXED);
+    }
+    w->natomic_log = 0;
+}
+
+void sw_atomics_group_end(sw_worker *w, int ran_ok) {
+    sw_job *job = w->job;
+    uint64_t k = w->group_k;
+    w->group_k = UINT64_MAX;
+    if (!job->done || k == UINT64_MAX) return;
+    pthread_mutex_lock(&job->order_mu);
+    /* Apply the log in turn (outside the lock: groups that only mark their end need not
+     * wait for it); wait for room in the ring to say this group ended. */
+    int apply = w->natomic_log && ran_ok;
+    int ok = wait_locked(job, apply ? k : (k + 1 > SW_ATOMIC_WINDOW ? k + 1 - SW_ATOMIC_WINDOW : 0));
+    if (ok == 0 && apply) {
+        pthread_mutex_unlock(&job->order_mu);
+        apply_log(w);
+        pthread_mutex_lock(&job->order_mu);
+    }
+    if (ok == 0) {
+        job->done[k % SW_ATOMIC_WINDOW] = 1;
+        while (job->done[job->done_upto % SW_ATOMIC_WINDOW]) {
+            job->done[job->done_upto % SW_ATOMIC_WINDOW] = 0;
+            job->done_upto++;
+        }
+        if (job->order_waiters) pthread_cond_broadcast(&job->order_cv);
+    }
+    w->natomic_log = 0;
+    pthread_mutex_unlock(&job->order_mu);
+}
+
+static int in_threadgroup_memory(const sw_worker *w, const void *p) {
+    const uint8_t *a = p;
+    return a >= w->arena && a < w->arena + SW_TG_MEM_LIMIT;
+}
+
+void sw_rt_atomic_turn(const void *p, int always) {
+    sw_worker *w = sw_exec_current_worker();
+    /* no worker: kernel code called directly (the compile tests), one thread at a time */
+    if (!w || w->in_turn || in_threadgroup_memory(w, p) || (!always && w->natomic_log == 0)) return;
+    sw_job *job = w->job;
+    pthread_mutex_lock(&job->order_mu);
+    int ok = wait_locked(job, w->group_k);
+    pthread_mutex_unlock(&job->order_mu);
+    if (ok == 0) apply_log(w);
+    /* woken because the dispatch failed elsewhere: this group stops too */
+    if (ok != 0) sw_exec_abandon_current();
+    w->in_turn = 1;
+}
+
+int sw_rt_atomic_defer(float *p, int op, float v) {
+    sw_worker *w = sw_exec_current_worker();
+    if (!w || w->in_turn || in_threadgroup_memory(w, p)) return 0;
+    if (w->natomic_log == w->capatomic_log) {
+        size_t cap = w->capatomic_log ? 2 * w->capatomic_log : 4096;
+        sw_atomic_op *n = realloc(w->atomic_log, cap * sizeof *n);
+        if (!n) {
+            sw_rt_atomic_turn(p, 1); /* no memory to record it: take the turn and apply it now */
+            return 0;
+        }
+        w->atomic_log = n;
+        w->capatomic_log = cap;
+    }
+    w->atomic_log[w->natomic_log++] = (sw_atomic_op){p, v, op};
+    return 1;
+}
