@@ -42,12 +42,35 @@ typedef struct sw_atomic_op {
     int op; /* SW_AOP_* */
 } sw_atomic_op;
 
+/* One group's recorded atomics.  The job owns every log (all_logs) and frees them when
+ * the dispatch ends; a worker holds one while its group records. */
+typedef struct sw_atomic_log {
+    sw_atomic_op *ops;
+    size_t n, cap;
+    struct sw_atomic_log *next_free, *next_all;
+} sw_atomic_log;
+
+/* At most this many ended groups may wait with their logs for their turn; past that,
+ * a worker applies its own in turn (waiting) rather than take more memory. */
+#define SW_ATOMIC_MAX_PARKED 64
+
 int sw_atomics_job_init(sw_job *job, int nworkers) {
     job->done = NULL;
+    job->parked = NULL;
     if (nworkers < 2 || job->ngroups < 2) return 0;
     job->done = calloc(SW_ATOMIC_WINDOW, 1);
-    if (!job->done) return -1;
+    job->parked = calloc(SW_ATOMIC_WINDOW, sizeof *job->parked);
+    if (!job->done || !job->parked) {
+        free(job->done);
+        free(job->parked);
+        job->done = NULL;
+        job->parked = NULL;
+        return -1;
+    }
     job->done_upto = 0;
+    job->applying = 0;
+    job->nparked = 0;
+    job->free_logs = job->all_logs = NULL;
     job->order_waiters = 0;
     pthread_mutex_init(&job->order_mu, NULL);
     pthread_cond_init(&job->order_cv, NULL);
@@ -56,8 +79,15 @@ int sw_atomics_job_init(sw_job *job, int nworkers) {
 
 void sw_atomics_job_free(sw_job *job) {
     if (!job->done) return;
+    for (sw_atomic_log *l = job->all_logs, *next; l; l = next) {
+        next = l->next_all;
+        free(l->ops);
+        free(l);
+    }
     free(job->done);
+    free(job->parked);
     job->done = NULL;
+    job->parked = NULL;
     pthread_mutex_destroy(&job->order_mu);
     pthread_cond_destroy(&job->order_cv);
 }
@@ -72,10 +102,11 @@ void sw_atomics_wake(sw_job *job) {
 void sw_atomics_group_begin(sw_worker *w, uint64_t k) {
     w->group_k = k;
     w->in_turn = w->job->done == NULL;
-    w->natomic_log = 0;
+    if (w->log) w->log->n = 0;
 }
 
-/* Waits under order_mu until pred holds or the dispatch is abandoned; 0 when pred holds. */
+/* Waits under order_mu until done_upto >= until or the dispatch is abandoned; 0 when
+ * it got there. */
 static int wait_locked(sw_job *job, uint64_t until) {
     while (job->done_upto < until && !atomic_load(&job->abandoned)) {
         job->order_waiters++;
@@ -94,20 +125,44 @@ static float apply_one(float old, const sw_atomic_op *a) {
     }
 }
 
-/* Applies the log.  Only the group in turn applies float read-modify-writes (every
- * earlier group has ended, every later one is still recording), so a load and a
- * store do: a CAS would only guard against another group's plain atomic store to the
- * same word, a race whatever the order.  attention backward records tens of millions
- * of adds; this loop is where they land. */
-static void apply_log(sw_worker *w) {
-    for (size_t i = 0; i < w->natomic_log; i++) {
-        const sw_atomic_op *a = &w->atomic_log[i];
+/* Applies a log.  Only the group in turn applies float read-modify-writes (every
+ * earlier group has ended and applied, every later one is still recording or parked),
+ * so a load and a store do: a CAS would only guard against another group's plain
+ * atomic store to the same word, a race whatever the order.  Attention backward
+ * records tens of millions of adds; this loop is where they land. */
+static void apply_log(sw_atomic_log *l) {
+    for (size_t i = 0; i < l->n; i++) {
+        const sw_atomic_op *a = &l->ops[i];
         float old, next;
         __atomic_load(a->p, &old, __ATOMIC_RELAXED);
         next = apply_one(old, a);
         __atomic_store(a->p, &next, __ATOMIC_RELAXED);
     }
-    w->natomic_log = 0;
+    l->n = 0;
+}
+
+/* Under order_mu: moves done_upto over every ended group, applying parked logs on the
+ * way (outside the lock; one worker at a time does this, in order). */
+static void advance_locked(sw_job *job) {
+    if (job->applying) return; /* the worker applying will see what ended meanwhile */
+    job->applying = 1;
+    while (job->done[job->done_upto % SW_ATOMIC_WINDOW] && !atomic_load(&job->abandoned)) {
+        size_t slot = job->done_upto % SW_ATOMIC_WINDOW;
+        sw_atomic_log *l = job->parked[slot];
+        if (l) {
+            pthread_mutex_unlock(&job->order_mu);
+            apply_log(l);
+            pthread_mutex_lock(&job->order_mu);
+            job->parked[slot] = NULL;
+            job->nparked--;
+            l->next_free = job->free_logs;
+            job->free_logs = l;
+        }
+        job->done[slot] = 0;
+        job->done_upto++;
+    }
+    job->applying = 0;
+    if (job->order_waiters) pthread_cond_broadcast(&job->order_cv);
 }
 
 void sw_atomics_group_end(sw_worker *w, int ran_ok) {
@@ -115,25 +170,30 @@ void sw_atomics_group_end(sw_worker *w, int ran_ok) {
     uint64_t k = w->group_k;
     w->group_k = UINT64_MAX;
     if (!job->done || k == UINT64_MAX) return;
+    sw_atomic_log *l = w->log && w->log->n && ran_ok ? w->log : NULL;
     pthread_mutex_lock(&job->order_mu);
-    /* Apply the log in turn (outside the lock: groups that only mark their end need not
-     * wait for it); wait for room in the ring to say this group ended. */
-    int apply = w->natomic_log && ran_ok;
-    int ok = wait_locked(job, apply ? k : (k + 1 > SW_ATOMIC_WINDOW ? k + 1 - SW_ATOMIC_WINDOW : 0));
-    if (ok == 0 && apply) {
-        pthread_mutex_unlock(&job->order_mu);
-        apply_log(w);
-        pthread_mutex_lock(&job->order_mu);
+    /* Room in the ring to say this group ended; with too many logs parked already, or
+     * when it is this group's turn anyway, apply its own log now. */
+    int ok = wait_locked(job, k + 1 > SW_ATOMIC_WINDOW ? k + 1 - SW_ATOMIC_WINDOW : 0);
+    if (ok == 0 && l && (job->done_upto == k || job->nparked >= SW_ATOMIC_MAX_PARKED)) {
+        ok = wait_locked(job, k);
+        if (ok == 0) {
+            pthread_mutex_unlock(&job->order_mu);
+            apply_log(l);
+            pthread_mutex_lock(&job->order_mu);
+        }
+        l = NULL;
     }
     if (ok == 0) {
-        job->done[k % SW_ATOMIC_WINDOW] = 1;
-        while (job->done[job->done_upto % SW_ATOMIC_WINDOW]) {
-            job->done[job->done_upto % SW_ATOMIC_WINDOW] = 0;
-            job->done_upto++;
+        if (l) {
+            job->parked[k % SW_ATOMIC_WINDOW] = l;
+            job->nparked++;
+            w->log = NULL; /* the next group records into another */
         }
-        if (job->order_waiters) pthread_cond_broadcast(&job->order_cv);
+        job->done[k % SW_ATOMIC_WINDOW] = 1;
+        advance_locked(job);
     }
-    w->natomic_log = 0;
+    if (w->log) w->log->n = 0;
     pthread_mutex_unlock(&job->order_mu);
 }
 
@@ -145,30 +205,49 @@ static int in_threadgroup_memory(const sw_worker *w, const void *p) {
 void sw_rt_atomic_turn(const void *p, int always) {
     sw_worker *w = sw_exec_current_worker();
     /* no worker: kernel code called directly (the compile tests), one thread at a time */
-    if (!w || w->in_turn || in_threadgroup_memory(w, p) || (!always && w->natomic_log == 0)) return;
+    if (!w || w->in_turn || in_threadgroup_memory(w, p) || (!always && (!w->log || w->log->n == 0))) return;
     sw_job *job = w->job;
     pthread_mutex_lock(&job->order_mu);
     int ok = wait_locked(job, w->group_k);
     pthread_mutex_unlock(&job->order_mu);
-    if (ok == 0) apply_log(w);
     /* woken because the dispatch failed elsewhere: this group stops too */
     if (ok != 0) sw_exec_abandon_current();
+    if (w->log) apply_log(w->log);
     w->in_turn = 1;
+}
+
+/* A log for the worker's group: a free one of the job's, or a new one.  NULL: no memory. */
+static sw_atomic_log *take_log(sw_worker *w) {
+    sw_job *job = w->job;
+    pthread_mutex_lock(&job->order_mu);
+    sw_atomic_log *l = job->free_logs;
+    if (l) {
+        job->free_logs = l->next_free;
+    } else if ((l = calloc(1, sizeof *l)) != NULL) {
+        l->next_all = job->all_logs;
+        job->all_logs = l;
+    }
+    pthread_mutex_unlock(&job->order_mu);
+    if (l) l->n = 0;
+    return l;
 }
 
 int sw_rt_atomic_defer(float *p, int op, float v) {
     sw_worker *w = sw_exec_current_worker();
     if (!w || w->in_turn || in_threadgroup_memory(w, p)) return 0;
-    if (w->natomic_log == w->capatomic_log) {
-        size_t cap = w->capatomic_log ? 2 * w->capatomic_log : 4096;
-        sw_atomic_op *n = realloc(w->atomic_log, cap * sizeof *n);
-        if (!n) {
-            sw_rt_atomic_turn(p, 1); /* no memory to record it: take the turn and apply it now */
-            return 0;
+    sw_atomic_log *l = w->log ? w->log : (w->log = take_log(w));
+    if (l && l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 4096;
+        sw_atomic_op *ops = realloc(l->ops, cap * sizeof *ops);
+        if (ops) {
+            l->ops = ops;
+            l->cap = cap;
         }
-        w->atomic_log = n;
-        w->capatomic_log = cap;
     }
-    w->atomic_log[w->natomic_log++] = (sw_atomic_op){p, v, op};
+    if (!l || l->n == l->cap) {
+        sw_rt_atomic_turn(p, 1); /* no memory to record it: take the turn and apply it now */
+        return 0;
+    }
+    l->ops[l->n++] = (sw_atomic_op){p, v, op};
     return 1;
 }

@@ -1043,6 +1043,7 @@ static struct {
 
 static void worker_run_job(sw_worker *w, sw_job *job) {
     w->job = job;
+    w->log = NULL;
     int landed = sigsetjmp(w->fault_jmp, 1);
     if (landed != 0) {
         /* 1: a hardware fault in kernel code; 2: a plain-loop threadgroup abandoned
@@ -1103,7 +1104,6 @@ static void worker_teardown(sw_worker *w) {
     free(w->run);
     free(w->next);
     free(w->simd_slots);
-    free(w->atomic_log);
     if (w->mma_logs) munmap(w->mma_logs, MMA_LOGS_BYTES);
     if (w->arena_map) munmap(w->arena_map, w->arena_map_size);
     free(w);

@@ -111,11 +111,15 @@ typedef struct sw_job {
     const void **site_pcs;       /* [SW_SITE_MAX + 1], [0] unused */
     uint32_t nsites;
     uint16_t *site_index;        /* open-addressed hash of site_pcs: [SW_SITE_INDEX] ids */
-    /* Device float atomics in threadgroup order (atomics.c).  NULL done: one worker
-     * or one threadgroup, nothing to order. */
+    /* Device float atomics in threadgroup order (atomics.c), under order_mu.  NULL
+     * done: one worker or one threadgroup, nothing to order. */
     uint8_t *done;               /* [SW_ATOMIC_WINDOW] ring: group k ended (slot k % window) */
-    uint64_t done_upto;          /* groups 0..done_upto-1 (execution order) have ended; under order_mu */
-    int order_waiters;           /* under order_mu */
+    struct sw_atomic_log **parked; /* [SW_ATOMIC_WINDOW] an ended group's log, waiting for its turn */
+    uint64_t done_upto;          /* groups 0..done_upto-1 (execution order) have ended and applied */
+    int applying;                /* a worker is applying parked logs (outside the lock) */
+    int nparked;
+    struct sw_atomic_log *free_logs, *all_logs;
+    int order_waiters;
     pthread_mutex_t order_mu;
     pthread_cond_t order_cv;
 } sw_job;
@@ -164,8 +168,7 @@ typedef struct sw_worker {
     /* Device atomics in threadgroup order (atomics.c). */
     uint64_t group_k;            /* the group being run: its position in execution order, or UINT64_MAX */
     int in_turn;                 /* every earlier group has ended: atomics apply at once */
-    struct sw_atomic_op *atomic_log; /* this group's deferred float atomics, in program order */
-    size_t natomic_log, capatomic_log;
+    struct sw_atomic_log *log;   /* this group's recorded float atomics (the job owns it), or NULL */
     int looping;                 /* running a threadgroup as a plain loop: kernel code is on this
                                     worker's own stack and leaves by siglongjmp to fault_jmp */
     sw_gpu_thread loop_thread;   /* the plain loop's one thread record, re-labelled per thread */
