@@ -21,12 +21,20 @@
  *   - Integer fetch-ops whose value is discarded apply at once: their final value is
  *     the same in every order.  Integer loads and stores, and every threadgroup-memory
  *     atomic (one group's, on one worker), are not ordered.
+ *   - A barrier or fence with mem_device takes the turn when the group has recorded
+ *     atomics, so plain loads and stores after it see them.
  * A recorded atomic is checked where the kernel makes it (the prelude loads the
  * address first: an out-of-bounds one faults there, at its line).  Full checks
  * compile no deferral (every fetch-op goes through the turn), so the checks see each
- * access as the kernel made it.  A group that spins on a flag a later group sets would
- * wait for ever once it needs its turn; Metal does not promise that such a kernel
- * progresses either.
+ * access as the kernel made it.
+ *
+ * Limits, each a kernel whose result depends on timing on a GPU too: a thread that
+ * reads the word of its own recorded add through a plain (non-atomic) pointer, with
+ * no mem_device fence between, reads it without the add; a group that spins on a
+ * flag a later group sets waits for ever once it needs its turn (Metal does not
+ * promise such a kernel progresses either); a used fetch-op on a word that other
+ * groups change with discarded integer fetch-ops, or a float load or store made while
+ * the group has nothing recorded, is not ordered against the other groups.
  *
  * Workers are not held back beyond their group's end: the ring `done` lets groups
  * up to SW_ATOMIC_WINDOW ahead of the earliest running one end without waiting. */

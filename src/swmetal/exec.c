@@ -184,14 +184,10 @@ void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) {
     if (abandon) {
         free(res->error);
         res->error = strdup(msg);
+        atomic_store(&job->abandoned, 1);
     }
     pthread_mutex_unlock(&job->diag_mu);
-    if (abandon) sw_job_abandon(job);
-}
-
-void sw_job_abandon(sw_job *job) {
-    atomic_store(&job->abandoned, 1);
-    sw_atomics_wake(job);
+    if (abandon) sw_atomics_wake(job); /* workers waiting for their turn stop too */
 }
 
 

@@ -239,15 +239,11 @@ sw_worker *sw_exec_current_worker(void);
  * code: out of memory, cannot start).  fatal: also the dispatch's error, and the
  * dispatch is abandoned (workers stop starting threadgroups). */
 void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Marks the dispatch abandoned (workers stop taking groups) and wakes the workers
- * waiting for their turn to apply atomics. */
-void sw_job_abandon(sw_job *job);
-
 /* atomics.c: device atomics in threadgroup order. */
 #define SW_ATOMIC_WINDOW 4096    /* groups that may have ended ahead of the earliest running one */
 int sw_atomics_job_init(sw_job *job, int nworkers); /* -1: out of memory */
 void sw_atomics_job_free(sw_job *job);
-void sw_atomics_wake(sw_job *job);
+void sw_atomics_wake(sw_job *job); /* after setting job->abandoned: waiters stop */
 void sw_atomics_group_begin(sw_worker *w, uint64_t k);
 /* The group ended; ran_ok 0 when it was abandoned (its deferred atomics are dropped). */
 void sw_atomics_group_end(sw_worker *w, int ran_ok);

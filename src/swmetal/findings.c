@@ -209,8 +209,9 @@ void sw_findings_add(sw_job *job, sw_worker *w, const sw_raw_finding *f) {
         if (created && f->has_interval && w && w->npending < SW_PENDING_MAX) w->pending[w->npending++] = gi;
         if (f->fatal && fs->fatal_group < 0) fs->fatal_group = gi;
     }
+    if (f->fatal) atomic_store(&job->abandoned, 1);
     pthread_mutex_unlock(&job->diag_mu);
-    if (f->fatal) sw_job_abandon(job);
+    if (f->fatal) sw_atomics_wake(job); /* workers waiting for their turn stop too */
 }
 
 void sw_findings_close_interval(sw_job *job, sw_worker *w, const void *pc) {

@@ -1595,6 +1595,13 @@ static int rewrite_discarded_atomics(front *f) {
         }
         int rp = f->match[i + 1];
         if (!ok || rp < 0 || !tk_is(f, rp + 1, ";")) continue;
+        /* ...but not the condition of for (a; f(...); b), whose value is read, nor the
+         * last statement of a statement expression ({ ...; f(...); }) */
+        int open = s - 1;
+        while (open >= 0 && !(f->match[open] > i && (tk_is(f, open, "(") || tk_is(f, open, "[") || tk_is(f, open, "{"))))
+            open--;
+        if (open >= 0 && !tk_is(f, open, "{")) continue;
+        if (tk_is(f, rp + 2, "}") && tk_is(f, rp + 3, ")")) continue;
         msl_buf b = {0};
         msl_buf_printf(&b, "sw_discard_%s", fetch_ops[n]);
         char *t = msl_buf_take(&b);

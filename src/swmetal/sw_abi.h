@@ -198,8 +198,9 @@ extern __thread sw_current sw_rt_current __attribute__((tls_model("initial-exec"
  * sw_rt_atomic_turn: called before an atomic whose value the kernel reads (always=1:
  * fetch-op used in an expression, exchange, compare-exchange; always=0: float load or
  * store): waits until every earlier group has ended and applies the group's recorded
- * ones; with always=0 returns at once when none are recorded.  Both return at once
- * for threadgroup memory. */
+ * ones; with always=0 returns at once when none are recorded (p NULL: a fence with
+ * mem_device, before which the recorded ones must land).  Both return at once for
+ * threadgroup memory. */
 enum { SW_AOP_ADD, SW_AOP_SUB, SW_AOP_MIN, SW_AOP_MAX };
 int sw_rt_atomic_defer(float *p, int op, float v);
 void sw_rt_atomic_turn(const void *p, int always);

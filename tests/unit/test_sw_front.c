@@ -239,6 +239,8 @@ TEST(sw_front_discarded_atomic_fetch_ops) {
                       "  o[2] = max(atomic_fetch_max_explicit(&f[6], 9.0f, memory_order_relaxed), 1.0f);\n"
                       "  for (uint j = 0; j < 2; atomic_fetch_add_explicit(&u[3], 1u, memory_order_relaxed)) j++;\n"
                       "  o[3] = i ? atomic_fetch_add_explicit(&f[7], 1.0f, memory_order_relaxed) : 0.0f;\n"
+                      "  for (uint n = 0; atomic_fetch_sub_explicit(&u[4], 1u, memory_order_relaxed); ) n++;\n"
+                      "  o[4] = ({ o[5] = 1; atomic_fetch_add_explicit(&f[8], 1.0f, memory_order_relaxed); });\n"
                       "}\n";
     msl_unit u;
     char *err = NULL;
@@ -260,6 +262,8 @@ TEST(sw_front_discarded_atomic_fetch_ops) {
     CHECK(strstr(u.text, "max(atomic_fetch_max_explicit(&f[6],") != NULL);
     CHECK(strstr(u.text, "j < 2; atomic_fetch_add_explicit(&u[3],") != NULL);
     CHECK(strstr(u.text, "sw_discard_atomic_fetch_add_explicit(&f[7],") == NULL);
+    CHECK(strstr(u.text, "n = 0; atomic_fetch_sub_explicit(&u[4],") != NULL);
+    CHECK(strstr(u.text, "o[5] = 1; atomic_fetch_add_explicit(&f[8],") != NULL);
     /* the rename moves no line */
     int lines = 0, src_lines = 0;
     for (const char *c = u.text; *c; c++) lines += *c == '\n';

@@ -249,6 +249,14 @@ static const char *atomic_order_src =
     "}\n"                                                                                         /* 9 */
     "kernel void oob_atomic(device atomic_float *acc [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n" /* 10 */
     "    atomic_fetch_add_explicit(&acc[gid + 1000], 1.0f, memory_order_relaxed);\n"              /* 11 */
+    "}\n"                                                                                        /* 12 */
+    "kernel void own_adds_then_plain(device float *acc [[buffer(0)]], device float *out [[buffer(1)]],\n" /* 13 */
+    "                                uint tid [[thread_index_in_threadgroup]],\n"                /* 14 */
+    "                                uint tgid [[threadgroup_position_in_grid]]) {\n"            /* 15 */
+    "    atomic_fetch_add_explicit((device atomic_float *)&acc[2 * tgid], 1.0f, memory_order_relaxed);\n" /* 16 */
+    "    atomic_fetch_add_explicit((device atomic_float *)&acc[2 * tgid + 1], 1.0f, memory_order_relaxed);\n" /* 17 */
+    "    threadgroup_barrier(mem_flags::mem_device);\n"                                          /* 18 */
+    "    if (tid == 0) { out[tgid] = acc[2 * tgid]; acc[2 * tgid + 1] = 100.0f; }\n"             /* 19 */
     "}\n";
 
 /* Float atomic adds from every threadgroup land in threadgroup order (the device
@@ -290,6 +298,31 @@ TEST(sw_msl_float_atomics_are_deterministic) {
         }
         env_close(&e);
     }
+}
+
+/* After a mem_device barrier, plain loads and stores see the group's own recorded
+ * atomics (the group takes its turn there), whatever the number of workers. */
+TEST(sw_msl_device_barrier_makes_own_atomics_visible) {
+    enum { G = 64, TG = 64 };
+    msl_env e;
+    env_open_src(&e, "fast", atomic_order_src);
+    if (!e.lib) return;
+    id bufs[2] = {new_buffer(&e, 2 * G * 4), new_buffer(&e, G * 4)};
+    memset(MSG0(void *, bufs[0], "contents"), 0, 2 * G * 4);
+    id cb = run(&e, "own_adds_then_plain", bufs, 2, G, TG);
+    CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 4);
+    const float *acc = MSG0(void *, bufs[0], "contents"), *out = MSG0(void *, bufs[1], "contents");
+    int bad_read = 0, bad_store = 0;
+    for (int g = 0; g < G; g++) {
+        bad_read += out[g] != (float)TG;
+        bad_store += acc[2 * g + 1] != 100.0f;
+    }
+    CHECK_MSG(bad_read == 0, "%d of %d groups read their accumulator without their own adds (first: %g, want %d)",
+              bad_read, G, out[0], TG);
+    CHECK_MSG(bad_store == 0, "%d of %d groups' adds landed after their plain store (first: %g, want 100)", bad_store,
+              G, acc[1]);
+    free_buffers(bufs, 2);
+    env_close(&e);
 }
 
 /* A recorded atomic is still checked where the kernel makes it. */

@@ -26,11 +26,17 @@ enum class mem_flags : unsigned {
 constexpr mem_flags operator|(mem_flags a, mem_flags b) { return (mem_flags)((unsigned)a | (unsigned)b); }
 constexpr mem_flags operator&(mem_flags a, mem_flags b) { return (mem_flags)((unsigned)a & (unsigned)b); }
 
+// A device-memory fence makes the group's recorded float atomics visible to plain
+// loads and stores after it: the group takes its turn and applies them (sw_abi.h).
+inline void sw_device_fence(mem_flags flags) {
+    if ((unsigned)flags & (unsigned)mem_flags::mem_device) sw_rt_atomic_turn(nullptr, 0);
+}
 inline void threadgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
+    sw_device_fence(flags);
     sw_rt_threadgroup_barrier((unsigned)flags, line);
 }
 inline void simdgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
-    (void)flags;
+    sw_device_fence(flags);
     sw_rt_simd_sync(line);
 }
 
@@ -367,7 +373,8 @@ enum thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_th
 
 // Every access here is sequentially consistent, so a fence only has to stop the
 // compiler from moving accesses across it.
-inline void atomic_thread_fence(mem_flags, memory_order, thread_scope = thread_scope_device) {
+inline void atomic_thread_fence(mem_flags flags, memory_order, thread_scope = thread_scope_device) {
+    sw_device_fence(flags);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
