@@ -65,7 +65,7 @@ typedef struct sw_atomic_log {
 int sw_atomics_job_init(sw_job *job, int nworkers) {
     job->done = NULL;
     job->parked = NULL;
-    if (nworkers < 2 || job->ngroups < 2) return 0;
+    if (nworkers < 2 || job->ngroups < 2 || job->d->atomic_free) return 0;
     job->done = calloc(SW_ATOMIC_WINDOW, 1);
     job->parked = calloc(SW_ATOMIC_WINDOW, sizeof *job->parked);
     if (!job->done || !job->parked) {

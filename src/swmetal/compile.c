@@ -47,6 +47,7 @@ struct sw_library {
     sw_variant *variants;
     int nvariants;
     int sync_free;               /* msl_text_sync_free of the preprocessed source */
+    int atomic_free;             /* msl_text_atomic_free of it */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -533,6 +534,7 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     }
     pthread_mutex_init(&lib->mu, NULL);
     lib->sync_free = msl_text_sync_free(pp, filename);
+    lib->atomic_free = msl_text_atomic_free(pp, filename);
     int rc = msl_front_parse(pp, filename, &lib->unit, err);
     free(pp);
     lib->unit.emit_range = lib->sync_free;
@@ -615,7 +617,7 @@ static int get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs,
     const sw_kernel_info *k = dlsym(dl, "sw_kernels");
     for (; k && k->name; k++) {
         if (strcmp(k->name, name) == 0) {
-            *out = (sw_kernel){k, dl, instr, lib->sync_free};
+            *out = (sw_kernel){k, dl, instr, lib->sync_free, lib->atomic_free};
             return 0;
         }
     }

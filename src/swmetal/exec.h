@@ -44,6 +44,8 @@ typedef struct sw_dispatch {
     int sync_free;               /* the kernel and all it can call use no barrier and no simd or
                                     quad function (msl_sync.c): its threads may run as a plain
                                     loop instead of fibers */
+    int atomic_free;             /* its library uses no atomics: nothing to put in threadgroup
+                                    order (atomics.c) */
     uint32_t groups[3];          /* threadgroups per grid */
     uint32_t tg_size[3];         /* threads per threadgroup */
     uint32_t grid_threads[3];    /* dispatchThreads: threads per grid (edge groups are cut);

@@ -117,6 +117,8 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
 /* 1 when the (preprocessed) text has no identifier that could reach a barrier or a
  * simd/quad function (msl_sync.c; conservative: 0 when unsure). */
 int msl_text_sync_free(const char *text, const char *filename);
+/* 1 when the (preprocessed) text has no identifier containing "atomic" (msl_sync.c). */
+int msl_text_atomic_free(const char *text, const char *filename);
 
 /* Function constant type names ("bool", "uint", ...) <-> SW_FC_*; 0 if unknown. */
 int msl_fc_type_from_name(const char *name, size_t len);

@@ -277,6 +277,11 @@ int sw_mtl_pipeline_sync_free(id pipeline) {
     return f->kernel.sync_free;
 }
 
+int sw_mtl_pipeline_atomic_free(id pipeline) {
+    sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
+    return f->kernel.atomic_free;
+}
+
 static NSUInteger pipeline_max_threads(id self, SEL cmd) { return SW_MAX_THREADS_PER_GROUP; }
 static NSUInteger pipeline_width(id self, SEL cmd) { return SW_SIMD_WIDTH; }
 /* Function-scope threadgroup arrays are only sized when the kernel runs. */

@@ -69,6 +69,8 @@ int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instru
 const char *sw_mtl_pipeline_name(id pipeline);
 /* 1 when the pipeline's kernel never synchronises its threads (run as plain loops). */
 int sw_mtl_pipeline_sync_free(id pipeline);
+/* 1 when the pipeline's library uses no atomics (no threadgroup-order bookkeeping). */
+int sw_mtl_pipeline_atomic_free(id pipeline);
 /* The kernel's plain variant's sw_range_fn when it is sync-free, else NULL. */
 sw_range_fn sw_mtl_pipeline_range(id pipeline);
 

@@ -40,6 +40,7 @@ typedef struct sw_kernel {
     void *dl;                    /* dlopen handle owned by the sw_library */
     int instrumented;
     int sync_free;               /* no barrier or simd/quad function reachable (msl_sync.c) */
+    int atomic_free;             /* no atomic anywhere in the library (msl_sync.c) */
 } sw_kernel;
 
 /* Parses and compiles `source` (file name used in diagnostics).  On failure returns

@@ -191,3 +191,18 @@ TEST(sw_loop_static_test_is_conservative) {
     for (size_t i = 0; i < sizeof syncs / sizeof syncs[0]; i++)
         CHECK_MSG(msl_text_sync_free(syncs[i], "t.metal") == 0, "judged sync-free: %s", syncs[i]);
 }
+
+/* Libraries without atomics skip the threadgroup-order bookkeeping (atomics.c). */
+TEST(sw_loop_atomic_free_test_is_conservative) {
+    CHECK(msl_text_atomic_free("kernel void k(device float *a [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+                               "{ a[i] = simd_sum(a[i]); }",
+                               "t.metal") == 1);
+    const char *atomics[] = {
+        "kernel void k(device atomic_float *a) { atomic_fetch_add_explicit(a, 1.0f, memory_order_relaxed); }",
+        "kernel void k(device atomic_uint *a) { a[0] = 0; }",
+        "template <class T> void f(device metal::atomic<T> *p);\nkernel void k(device float *a) {}",
+        "#pragma atomic\nkernel void k(device float *a) {}",
+    };
+    for (size_t i = 0; i < sizeof atomics / sizeof atomics[0]; i++)
+        CHECK_MSG(msl_text_atomic_free(atomics[i], "t.metal") == 0, "judged atomic-free: %s", atomics[i]);
+}
