@@ -21,6 +21,16 @@ static const msl_kernel *find_kernel(const msl_unit *u, const char *name) {
     return NULL;
 }
 
+/* Runs the pre-pass on src; a failure is the test's, with the pre-pass's message.
+ * Returns 0 when u holds the result (the caller frees it). */
+static int parse_ok(const char *src, const char *name, msl_unit *u) {
+    char *err = NULL;
+    int rc = msl_front_parse(src, name, u, &err);
+    CHECK_MSG(rc == 0, "%s: parse failed: %s", name, err ? err : "");
+    free(err);
+    return rc;
+}
+
 static const char *discovery_src =
     "#include <metal_stdlib>\n"                                                        /* 1 */
     "using namespace metal;\n"                                                         /* 2 */
@@ -39,13 +49,7 @@ static const char *discovery_src =
 
 TEST(sw_front_finds_kernels_and_bindings) {
     msl_unit u;
-    char *err = NULL;
-    int rc = msl_front_parse(discovery_src, "disc.metal", &u, &err);
-    CHECK_MSG(rc == 0, "parse failed: %s", err ? err : "");
-    if (rc) {
-        free(err);
-        return;
-    }
+    if (parse_ok(discovery_src, "disc.metal", &u)) return;
     CHECK_EQ_INT(u.nkernels, 5);
     const msl_kernel *k = find_kernel(&u, "plain");
     CHECK(k != NULL);
@@ -135,13 +139,7 @@ static const char *tg_src = "kernel void k(device float *o [[buffer(0)]]) {\n"  
 
 TEST(sw_front_threadgroup_rewrite) {
     msl_unit u;
-    char *err = NULL;
-    int rc = msl_front_parse(tg_src, "tg.metal", &u, &err);
-    CHECK_MSG(rc == 0, "%s", err ? err : "");
-    if (rc) {
-        free(err);
-        return;
-    }
+    if (parse_ok(tg_src, "tg.metal", &u)) return;
     CHECK_EQ_INT(count_lines(u.text), count_lines(tg_src));
     CHECK(strstr(u.text, "using sw_tg_v_tile = float [64][65]; using sw_tg_t_tile = threadgroup sw_tg_v_tile; "
                          "sw_tg_t_tile &tile = *(sw_tg_t_tile *)(sw_rt_tg_alloc_init(sizeof(sw_tg_t_tile), "
@@ -169,13 +167,7 @@ TEST(sw_front_function_constants) {
                       "constant bool derived = is_function_constant_defined(has_mask) && has_mask;\n"
                       "kernel void k(device float *o [[buffer(0)]]) { if (has_mask) o[0] = block; }\n";
     msl_unit u;
-    char *err = NULL;
-    int rc = msl_front_parse(src, "fc.metal", &u, &err);
-    CHECK_MSG(rc == 0, "%s", err ? err : "");
-    if (rc) {
-        free(err);
-        return;
-    }
+    if (parse_ok(src, "fc.metal", &u)) return;
     CHECK_EQ_INT(u.nconstants, 3);
     CHECK(u.constants[0].index == 300 && u.constants[0].type == SW_FC_BOOL &&
           strcmp(u.constants[0].name, "has_mask") == 0);
@@ -186,8 +178,10 @@ TEST(sw_front_function_constants) {
     CHECK_EQ_INT(count_lines(u.text), count_lines(src));
 
     sw_fc_value vals[2] = {{.index = 300, .type = SW_FC_BOOL, .v.u = 1}, {.index = 8, .type = SW_FC_FLOAT, .v.f = 1.5}};
+    char *err = NULL;
     char *cpp = msl_front_emit(&u, vals, 2, -1, &err);
-    CHECK(cpp != NULL);
+    CHECK_MSG(cpp != NULL, "emit failed: %s", err ? err : "");
+    free(err);
     if (cpp) {
         CHECK(strstr(cpp, "#define SW_FC_DEF_300 1\n#define SW_FC_VAL_300 true\n") != NULL);
         CHECK(strstr(cpp, "#define SW_FC_DEF_7 0\n") != NULL);       /* not supplied: undefined, value-initialised */
@@ -207,13 +201,7 @@ TEST(sw_front_vector_constructors) {
                       "  o[4] = float4(0.5h, 2h, 1e-3h, 0x10);\n"
                       "}\n";
     msl_unit u;
-    char *err = NULL;
-    int rc = msl_front_parse(src, "v.metal", &u, &err);
-    CHECK_MSG(rc == 0, "%s", err ? err : "");
-    if (rc) {
-        free(err);
-        return;
-    }
+    if (parse_ok(src, "v.metal", &u)) return;
     CHECK(strstr(u.text, "float2 a = ::metal::sw_mk<float2>(1, 2);") != NULL);
     CHECK(strstr(u.text, "o[0] = ::metal::sw_mk<float4>(a.xy, metal::sw_mk<float2>(3.0f), 4);") != NULL);
     CHECK(strstr(u.text, "o[1] = ::metal::sw_mk<vec<float, 4>>(0);") != NULL);
@@ -243,13 +231,7 @@ TEST(sw_front_discarded_atomic_fetch_ops) {
                       "  o[4] = ({ o[5] = 1; atomic_fetch_add_explicit(&f[8], 1.0f, memory_order_relaxed); });\n"
                       "}\n";
     msl_unit u;
-    char *err = NULL;
-    int rc = msl_front_parse(src, "a.metal", &u, &err);
-    CHECK_MSG(rc == 0, "%s", err ? err : "");
-    if (rc) {
-        free(err);
-        return;
-    }
+    if (parse_ok(src, "a.metal", &u)) return;
     CHECK(strstr(u.text, "\n  sw_discard_atomic_fetch_add_explicit(&f[0], 1.0f,") != NULL);
     CHECK(strstr(u.text, "\n  metal::sw_discard_atomic_fetch_max_explicit(&f[1],") != NULL);
     CHECK(strstr(u.text, "if (i > 3) ::metal::sw_discard_atomic_fetch_sub_explicit(&f[2],") != NULL);
