@@ -190,7 +190,6 @@ void sw_job_report(sw_job *job, int fatal, const char *fmt, ...) {
     if (abandon) sw_atomics_wake(job); /* workers waiting for their turn stop too */
 }
 
-
 sw_access sw_access_of(const sw_gpu_thread *t, const sw_worker *w, const void *pc, int kind, size_t size, int line) {
     sw_access a;
     memset(&a, 0, sizeof a);
@@ -1291,7 +1290,8 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     if (!job.findings || sw_atomics_job_init(&job, sw_exec_workers()) != 0) {
         free(job.order);
         sw_findings_free(job.findings);
-        return set_error(res, "kernel '%s': out of memory for the check findings", d->kernel);
+        return set_error(res, "kernel '%s': out of memory for the %s", d->kernel,
+                         job.findings ? "threadgroup order of its atomics" : "check findings");
     }
     pthread_mutex_init(&job.diag_mu, NULL);
     atomic_init(&job.next, 0);
