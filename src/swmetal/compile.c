@@ -538,6 +538,7 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     int rc = msl_front_parse(pp, filename, &lib->unit, err);
     free(pp);
     lib->unit.emit_range = lib->sync_free;
+    lib->unit.atomic_free = lib->atomic_free;
     if (rc != 0) {
         sw_library_free(lib);
         return NULL;

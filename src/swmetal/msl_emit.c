@@ -96,6 +96,7 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
         else msl_buf_puts(&b, "0");
         msl_buf_puts(&b, "\n");
     }
+    if (u->atomic_free) msl_buf_puts(&b, "#define SW_ATOMIC_FREE 1\n");
     msl_buf_puts(&b, "#include \"metal_stdlib.h\"\n");
     if (only >= 0) put_text_for_one(&b, u, only);
     else msl_buf_puts(&b, u->text);

@@ -103,6 +103,8 @@ typedef struct msl_unit {
     msl_constant *constants;
     int nconstants;
     int emit_range;    /* set by the caller: emit each kernel's sw_range_fn (sync-free text) */
+    int atomic_free;   /* set by the caller: no atomics in the text (msl_sync.c), so the
+                          prelude's device fences need not ask for a turn (atomics.c) */
 } msl_unit;
 
 /* Step 3.  `text` is (preprocessed) source; filename names it in errors until a

@@ -254,6 +254,27 @@ TEST(sw_front_discarded_atomic_fetch_ops) {
     msl_unit_free(&u);
 }
 
+/* A library without atomics tells the prelude so: its device fences compile to nothing. */
+TEST(sw_front_emit_marks_atomic_free_text) {
+    const char *src = "kernel void k(device float *o [[buffer(0)]]) {\n"
+                      "  threadgroup_barrier(mem_flags::mem_device); o[0] = 1; }\n";
+    msl_unit u;
+    if (parse_ok(src, "f.metal", &u)) return;
+    for (int free_of = 0; free_of < 2; free_of++) {
+        u.atomic_free = free_of;
+        char *err = NULL;
+        char *cpp = msl_front_emit(&u, NULL, 0, -1, &err);
+        CHECK_MSG(cpp != NULL, "emit failed: %s", err ? err : "");
+        free(err);
+        if (!cpp) continue;
+        char *def = strstr(cpp, "#define SW_ATOMIC_FREE 1\n"), *inc = strstr(cpp, "#include \"metal_stdlib.h\"");
+        CHECK_MSG(free_of ? def && inc && def < inc : !def, "atomic_free %d: define %s", free_of,
+                  def ? "present" : "absent");
+        free(cpp);
+    }
+    msl_unit_free(&u);
+}
+
 static void expect_error(const char *src, const char *want_prefix, const char *want_text) {
     msl_unit u;
     char *err = NULL;

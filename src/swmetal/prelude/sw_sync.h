@@ -28,8 +28,13 @@ constexpr mem_flags operator&(mem_flags a, mem_flags b) { return (mem_flags)((un
 
 // A device-memory fence makes the group's recorded float atomics visible to plain
 // loads and stores after it: the group takes its turn and applies them (sw_abi.h).
+// A library with no atomics (SW_ATOMIC_FREE, msl_emit.c) has nothing to apply.
 inline void sw_device_fence(mem_flags flags) {
+#ifndef SW_ATOMIC_FREE
     if ((unsigned)flags & (unsigned)mem_flags::mem_device) sw_rt_atomic_turn(nullptr, 0);
+#else
+    (void)flags;
+#endif
 }
 inline void threadgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
     sw_device_fence(flags);
