@@ -48,6 +48,8 @@ struct sw_library {
     int nvariants;
     int sync_free;               /* msl_text_sync_free of the preprocessed source */
     int atomic_free;             /* msl_text_atomic_free of it */
+    char *lanes_text;            /* msl_lanes_rewrite of the unit, NULL when not eligible */
+    char *lanes_why;             /* why not (GDNBENCH_SW_DEBUG), or why its compile failed */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -226,7 +228,7 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
  *   BUILD_CHECK    clang -fsyntax-only over every kernel: what creating a large
  *                  library costs (errors surface there, as on Metal); only a marker
  *                  file is cached. */
-enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK };
+enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK, BUILD_LANES };
 
 /* Libraries with more kernels than this are checked whole when created and
  * compiled one kernel at a time when a pipeline asks for one (MLX's files
@@ -430,7 +432,8 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
         }
     }
     free(sig);
-    char *cpp = msl_front_emit(&lib->unit, fcs, nfcs, only, err);
+    char *cpp = mode == BUILD_LANES ? msl_front_emit_lanes(&lib->unit, lib->lanes_text, fcs, nfcs, err)
+                                    : msl_front_emit(&lib->unit, fcs, nfcs, only, err);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, mode, key);
     if (mode != BUILD_CHECK) keep_cpp(cpp, key);
@@ -474,7 +477,7 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
         return NULL;
     }
     const int *abi = dlsym(dl, "sw_abi_version");
-    if (!abi || *abi != SW_ABI_VERSION || !dlsym(dl, "sw_kernels")) {
+    if (!abi || *abi != SW_ABI_VERSION || !dlsym(dl, mode == BUILD_LANES ? "sw_lanes_kernels" : "sw_kernels")) {
         dlclose(dl);
         *err = fmt_err("compiled kernel library %s has a different ABI version; delete the cache directory%s", so,
                        NULL);
@@ -502,6 +505,37 @@ static int check_library(sw_library *lib, char **err) {
     return prepare_variant(lib, NULL, 0, SW_INSTR_NONE, -1, BUILD_CHECK, key, NULL, marker, sizeof marker, err) < 0
                ? -1
                : 0;
+}
+
+/* GDNBENCH_SW_LANES=0 turns the lanes variant off (every simdgroup as fibers). */
+static int lanes_enabled(void) {
+    const char *e = getenv("GDNBENCH_SW_LANES");
+    return !(e && strcmp(e, "0") == 0);
+}
+
+/* GDNBENCH_SW_DEBUG=1: say on stderr which libraries do not get the lanes variant. */
+static void lanes_debug(const sw_library *lib, const char *what, const char *why) {
+    const char *e = getenv("GDNBENCH_SW_DEBUG");
+    if (e && *e && strcmp(e, "0") != 0)
+        fprintf(stderr, "gdnbench: sw: %s %s: %s\n", lib->filename, what, why ? why : "?");
+}
+
+/* The lanes entry of kernel `name` for these constants, or NULL (not eligible, or
+ * its C++ did not compile: the fibers run it).  Caller holds lib->mu. */
+static sw_lanes_fn lanes_entry(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs) {
+    if (!lib->lanes_text) return NULL;
+    char *err = NULL;
+    void *dl = load_variant(lib, fcs, nfcs, SW_INSTR_NONE, -1, BUILD_LANES, &err);
+    if (!dl) {
+        lanes_debug(lib, "has no lanes variant; its C++ did not compile", err);
+        free(err);
+        free(lib->lanes_text); /* do not try again */
+        lib->lanes_text = NULL;
+        return NULL;
+    }
+    for (const sw_lanes_info *k = dlsym(dl, "sw_lanes_kernels"); k && k->name; k++)
+        if (strcmp(k->name, name) == 0) return k->fn;
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ API */
@@ -543,6 +577,10 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
         sw_library_free(lib);
         return NULL;
     }
+    if (lanes_enabled() && !lib->sync_free && !per_kernel(lib)) {
+        lib->lanes_text = msl_lanes_rewrite(&lib->unit, &lib->lanes_why);
+        if (!lib->lanes_text) lanes_debug(lib, "runs its simdgroups as fibers", lib->lanes_why);
+    }
     /* compile the variant without constants now (a large library: check it), so
      * errors surface here as on Metal */
     if (per_kernel(lib) ? check_library(lib, err) != 0 : !load_variant(lib, NULL, 0, SW_INSTR_NONE, -1, BUILD_RUN, err)) {
@@ -562,6 +600,8 @@ void sw_library_free(sw_library *lib) {
     }
     free(lib->variants);
     msl_unit_free(&lib->unit);
+    free(lib->lanes_text);
+    free(lib->lanes_why);
     pthread_mutex_destroy(&lib->mu);
     free(lib->filename);
     free(lib->source);
@@ -613,12 +653,14 @@ static int get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs,
     }
     pthread_mutex_lock(&lib->mu);
     void *dl = load_variant(lib, fcs, nfcs, instr, only, mode, err);
+    sw_lanes_fn lanes = dl && instr == SW_INSTR_NONE && mode == BUILD_RUN && only < 0
+                            ? lanes_entry(lib, name, fcs, nfcs) : NULL;
     pthread_mutex_unlock(&lib->mu);
     if (!dl) return -1;
     const sw_kernel_info *k = dlsym(dl, "sw_kernels");
     for (; k && k->name; k++) {
         if (strcmp(k->name, name) == 0) {
-            *out = (sw_kernel){k, dl, instr, lib->sync_free, lib->atomic_free};
+            *out = (sw_kernel){k, dl, instr, lib->sync_free, lib->atomic_free, lanes};
             return 0;
         }
     }

@@ -752,6 +752,51 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
 }
 
+/* A threadgroup of a kernel with a lanes entry (msl_lanes.c): each simdgroup in
+ * turn, its lanes together as 32-wide data on the worker's own stack.  The
+ * library has no barrier and no threadgroup memory, so simdgroups never wait for
+ * each other.  The thread record names lane 0 of the running simdgroup; a fault
+ * cannot say which lane made it, so worker_run_job runs the group again with
+ * fibers, which name the thread (and the line) exactly. */
+static int run_group_lanes(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+    const sw_dispatch *d = job->d;
+    sw_gpu_thread *t = &w->loop_thread;
+    sw_ids *id = &t->ids;
+    for (int k = 0; k < 3; k++) {
+        id->threadgroup_position_in_grid[k] = pos[k];
+        id->threads_per_threadgroup[k] = w->tg_actual[k];
+        id->threadgroups_per_grid[k] = d->groups[k];
+        id->threads_per_grid[k] = job->threads_per_grid[k];
+    }
+    id->simdgroups_per_threadgroup = (n + SW_SIMD_WIDTH - 1) / SW_SIMD_WIDTH;
+    id->threads_per_simdgroup = SW_SIMD_WIDTH;
+    t->args.buffers = job->buffers;
+    t->args.tg_params = w->tg_params;
+    t->args.ids = id;
+    t->w = w;
+    t->state = SW_T_RUNNABLE;
+    t->out_bank = SW_BANK_NONE;
+    uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
+    w->looping = 1;
+    w->lanes_running = 1;
+    for (uint32_t sg = 0; sg * SW_SIMD_WIDTH < n; sg++) {
+        uint32_t lanes = n - sg * SW_SIMD_WIDTH;
+        label_loop_thread(w, t, sg * SW_SIMD_WIDTH);
+        set_current(w, t);
+        d->lanes(&t->args, base, sg, lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
+    }
+    set_current(w, NULL);
+    w->lanes_running = 0;
+    w->looping = 0;
+    w->live_total = 0;
+    sw_findings_close_interval(job, w, NULL);
+    return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
+}
+
+static _Atomic uint64_t lanes_dispatches;
+
+uint64_t sw_exec_lanes_dispatches(void) { return atomic_load_explicit(&lanes_dispatches, memory_order_relaxed); }
+
 /* Runs threadgroup `linear` of the job.  Returns 0, or -1 when the dispatch is to be
  * abandoned. */
 static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
@@ -825,6 +870,7 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
         }
         return run_group_loop(w, job, pos, n);
     }
+    if (job->lanes && !w->lanes_off) return run_group_lanes(w, job, pos, n);
     init_threads(w, job, pos);
     for (uint32_t i = 0; i < n; i++) w->next[i] = i;
     order_run_list(w, w->next, n);
@@ -1044,7 +1090,19 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
         /* 1: a hardware fault in kernel code; 2: a plain-loop threadgroup abandoned
          * after its report (sw_exec_abandon_current) */
         if (!w->looping) sw_fiber_note_landed();
-        if (landed == 1) report_hardware_fault(w);
+        if (landed == 1 && w->lanes_running) {
+            /* which lane?  The same group again with fibers: they fault at the same
+             * access, naming the thread (landing here again, with lanes_off). */
+            w->lanes_running = 0;
+            w->looping = 0;
+            w->lanes_off = 1;
+            int rc = run_group(w, job, w->group_linear);
+            w->lanes_off = 0;
+            if (rc == 0) report_hardware_fault(w); /* they did not: report it as it was */
+        } else if (landed == 1) {
+            report_hardware_fault(w);
+        }
+        w->lanes_off = 0;
         reset_stacks_after_abandon(w);
         w->looping = 0;
         w->ranging = 0;
@@ -1060,6 +1118,7 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
             if (k > k0 && atomic_load_explicit(&job->abandoned, memory_order_relaxed)) return;
             uint64_t linear = job->order ? job->order[k] : k;
             sw_atomics_group_begin(w, k);
+            w->group_linear = linear;
             int rc = run_group(w, job, linear);
             sw_atomics_group_end(w, rc == 0);
             if (rc != 0) return;
@@ -1283,6 +1342,8 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     int fibers_only;
     read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed, &fibers_only);
     job.loop = d->sync_free && !fibers_only;
+    job.lanes = d->lanes && !d->instrumented && !job.loop && !fibers_only && job.fiber_order == SW_ORDER_INORDER;
+    if (job.lanes) atomic_fetch_add_explicit(&lanes_dispatches, 1, memory_order_relaxed);
     if (prepare_job(d, &job, res) != 0) return -1;
     if (job.ngroups == 0) return 0;
     if (make_group_order(&job, group_order, group_seed, res) != 0) return -1;

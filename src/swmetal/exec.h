@@ -40,6 +40,8 @@ typedef struct sw_dispatch {
     sw_entry_fn entry;
     sw_range_fn range;           /* the same kernel's loop over a threadgroup's threads, or NULL
                                     (used for sync-free, uninstrumented, in-order threadgroups) */
+    sw_lanes_fn lanes;           /* the same kernel with a simdgroup's lanes as 32-wide data, or
+                                    NULL (used for uninstrumented, in-order threadgroups) */
     int instrumented;            /* entry is the full-check (-fsanitize=thread hooked) variant */
     int sync_free;               /* the kernel and all it can call use no barrier and no simd or
                                     quad function (msl_sync.c): its threads may run as a plain
@@ -78,6 +80,8 @@ int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen);
 
 /* Number of worker threads (parallel_threads()); starts the pool. */
 int sw_exec_workers(void);
+/* Dispatches that ran their simdgroups through the kernel's lanes entry (tests). */
+uint64_t sw_exec_lanes_dispatches(void);
 
 /* Monotonic clock in seconds (the GPUStartTime/GPUEndTime clock). */
 double sw_exec_now(void);

@@ -89,6 +89,7 @@ typedef struct sw_job {
     uint32_t *order;             /* threadgroup permutation, NULL = in order */
     int fiber_order;             /* sw_order of fibers between synchronisation points */
     int loop;                    /* run each threadgroup's threads as a plain loop (sync-free kernel) */
+    int lanes;                   /* run each simdgroup's lanes together (d->lanes, msl_lanes.c) */
     uint64_t fiber_seed;
     size_t tg_off[SW_MAX_TG_PARAMS];
     size_t tg_static_end;        /* first arena byte past the [[threadgroup(n)]] regions */
@@ -175,6 +176,9 @@ typedef struct sw_worker {
     int ranging;                 /* the plain loop runs inside the kernel's sw_range_fn: only
                                     loop_thread.ids follows the threads (range_sync_thread) */
     int arena_poisoned;          /* the arena was poisoned for this threadgroup (done lazily) */
+    int lanes_running;           /* inside d->lanes: a fault there is found again with fibers */
+    int lanes_off;               /* run the group with fibers (the re-run of a lanes fault) */
+    uint64_t group_linear;       /* the group being run (for that re-run) */
 
     /* The threadgroup being run. */
     uint32_t tg_pos[3], tg_actual[3];

@@ -116,6 +116,14 @@ void msl_unit_free(msl_unit *u);
  * optimises them; plain kernel definitions stay, as ordinary functions). */
 char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int only, char **err);
 
+/* The lanes rewrite of u->text (msl_lanes.c): the text with every function's
+ * varying values as 32-lane data.  Returns it (malloc'd), or NULL with *why
+ * (malloc'd) saying why the library cannot run that way. */
+char *msl_lanes_rewrite(const msl_unit *u, char **why);
+/* Step 4 for the lanes variant: `text` from msl_lanes_rewrite, one sw_lanes_N
+ * entry per kernel and sw_lanes_kernels[] (sw_abi.h). */
+char *msl_front_emit_lanes(const msl_unit *u, const char *text, const sw_fc_value *fcs, int nfcs, char **err);
+
 /* 1 when the (preprocessed) text has no identifier that could reach a barrier or a
  * simd/quad function (msl_sync.c; conservative: 0 when unsure). */
 int msl_text_sync_free(const char *text, const char *filename);

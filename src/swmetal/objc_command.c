@@ -171,7 +171,10 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, double *t0, double *t1, c
     }
     d.sync_free = sw_mtl_pipeline_sync_free(c->pipeline);
     d.atomic_free = sw_mtl_pipeline_atomic_free(c->pipeline);
-    if (!d.instrumented) d.range = sw_mtl_pipeline_range(c->pipeline);
+    if (!d.instrumented) {
+        d.range = sw_mtl_pipeline_range(c->pipeline);
+        d.lanes = sw_mtl_pipeline_lanes(c->pipeline);
+    }
     memcpy(d.groups, c->groups, sizeof d.groups);
     memcpy(d.tg_size, c->tg, sizeof d.tg_size);
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 7
+#define SW_ABI_VERSION 8
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -58,6 +58,18 @@ typedef void (*sw_entry_fn)(const sw_thread_args *args);
  * that thread's fields of *ids (positions from base[], the threadgroup's first
  * thread_position_in_grid; indices); args->ids must point to the same struct. */
 typedef void (*sw_range_fn)(const sw_thread_args *args, sw_ids *ids, const uint32_t base[3], uint32_t n);
+
+/* One simdgroup of a threadgroup, its lanes run together as 32-wide data (the
+ * lanes variant: msl_lanes.c, prelude/sw_lanes.h).  args->ids holds the
+ * threadgroup's uniform ids (threads_per_threadgroup = this group's actual size);
+ * base[] is the group's first thread_position_in_grid; lanes 0..n-1 of simdgroup
+ * sg take part.  Exported by a lanes library as sw_lanes_kernels[] (terminated by
+ * a zeroed entry). */
+typedef void (*sw_lanes_fn)(const sw_thread_args *args, const uint32_t base[3], uint32_t sg, uint32_t n);
+typedef struct sw_lanes_info {
+    const char *name;        /* host name */
+    sw_lanes_fn fn;
+} sw_lanes_info;
 
 /* How one kernel parameter is bound. */
 typedef enum sw_bind_kind {

@@ -621,4 +621,8 @@ extern "C" long sw_tg_static_bytes(const void *fn) {
 #define METAL_FUNC inline __attribute__((always_inline))
 #define is_function_constant_defined(name) sw_fcdef_##name
 
+#ifdef SW_LANES
+#include "sw_lanes.h"
+#endif
+
 #endif

@@ -1,0 +1,232 @@
+/* test_sw_lanes.c — the lanes variant (msl_lanes.c + prelude/sw_lanes.h): a
+ * simdgroup's 32 lanes run together as data instead of 32 fibers.
+ *
+ * The rule it must keep: every kernel gives the same bytes either way.  Each test
+ * kernel here runs twice, with the lanes variant and with GDNBENCH_SW_LANES=0
+ * (fibers), and the outputs are compared bit for bit; a counter proves that the
+ * first run did use the lanes entry (a silent fallback would compare fibers with
+ * fibers).  The kernels cover what the rewrite changes: varying if/else, loops
+ * with varying break and continue, returns under varying control in a helper,
+ * ?: and && guarding loads that would fault, out-parameters, gathers and
+ * scatters, simd reductions/prefixes/shuffles, and partial simdgroups.  A fault in
+ * the lanes run must still name the exact thread (the group is run again with
+ * fibers).  Skipped when no clang++ >= 17 is installed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metal/objc_call.h"
+#include "swmetal/exec.h"
+#include "swmetal/msl_front.h"
+#include "swmetal/swmtl.h"
+#include "sw_test_env.h"
+#include "test.h"
+
+static const char *lanes_src =
+    "#include <metal_stdlib>\n"                                                              /* 1 */
+    "using namespace metal;\n"                                                               /* 2 */
+    "\n"                                                                                     /* 3 */
+    "static float shape(float x, uint lane) {\n"                                             /* 4 */
+    "    if (lane % 3 == 0) return x * 2.0f;\n"                                              /* 5 */
+    "    if (x < 0.0f) return -x;\n"                                                         /* 6 */
+    "    return x + 1.0f;\n"                                                                 /* 7 */
+    "}\n"                                                                                    /* 8 */
+    "\n"                                                                                     /* 9 */
+    "static void fill(thread float *dst, device const float *src, uint lane) {\n"            /* 10 */
+    "    for (uint i = 0; i < 4; i++) dst[i] = src[lane * 4 + i] * 0.5f;\n"                  /* 11 */
+    "}\n"                                                                                    /* 12 */
+    "\n"                                                                                     /* 13 */
+    "kernel void lanes_mix(device const float *in [[buffer(0)]],\n"                          /* 14 */
+    "                      device float *out [[buffer(1)]],\n"                               /* 15 */
+    "                      constant uint &n [[buffer(2)]],\n"                                /* 16 */
+    "                      uint gid [[thread_position_in_grid]],\n"                          /* 17 */
+    "                      uint lane [[thread_index_in_simdgroup]]) {\n"                     /* 18 */
+    "    float x = gid < n ? in[gid] : -1.0f;\n"                                             /* 19 */
+    "    bool big = gid < n && in[gid] > 0.25f;\n"                                           /* 20 */
+    "    float s = simd_sum(x);\n"                                                           /* 21 */
+    "    float p = simd_prefix_exclusive_sum(x);\n"                                          /* 22 */
+    "    float b = simd_shuffle_xor(x, 5u);\n"                                               /* 23 */
+    "    float t = 0.0f;\n"                                                                  /* 24 */
+    "    for (uint i = 0; i < 40; i++) {\n"                                                  /* 25 */
+    "        if (i > lane) break;\n"                                                         /* 26 */
+    "        if ((i & 1u) != 0) continue;\n"                                                 /* 27 */
+    "        t += in[(gid + i) % n];\n"                                                      /* 28 */
+    "    }\n"                                                                                /* 29 */
+    "    uint k = lane;\n"                                                                   /* 30 */
+    "    while (k > 3) k -= 4;\n"                                                            /* 31 */
+    "    float r = shape(x, lane);\n"                                                        /* 32 */
+    "    float m = simd_max(x);\n"                                                           /* 33 */
+    "    if (big) {\n"                                                                       /* 34 */
+    "        m = m + simd_sum(1.0f);\n"                                                      /* 35 */
+    "    } else {\n"                                                                         /* 36 */
+    "        m = -m;\n"                                                                      /* 37 */
+    "    }\n"                                                                                /* 38 */
+    "    if (gid >= n) return;\n"                                                            /* 39 */
+    "    out[gid] = s + p * 0.5f + b + t + float(k) + r + m;\n"                              /* 40 */
+    "    if (lane == 0) out[n + gid / 8] = simd_min(x);\n"                                   /* 41 */
+    "}\n"                                                                                    /* 42 */
+    "\n"                                                                                     /* 43 */
+    "kernel void lanes_outparam(device const float *in [[buffer(0)]],\n"                     /* 44 */
+    "                           device float *out [[buffer(1)]],\n"                          /* 45 */
+    "                           uint lane [[thread_index_in_simdgroup]],\n"                  /* 46 */
+    "                           uint sg [[simdgroup_index_in_threadgroup]],\n"               /* 47 */
+    "                           uint3 tgp [[threadgroup_position_in_grid]]) {\n"             /* 48 */
+    "    uint row = tgp.x * 2 + sg;\n"                                                       /* 49 */
+    "    float v[4];\n"                                                                      /* 50 */
+    "    fill(v, in + row * 128, lane);\n"                                                   /* 51 */
+    "    float acc = 0.0f;\n"                                                                /* 52 */
+    "    for (uint i = 0; i < 4; i++) acc += v[i] * v[i];\n"                                 /* 53 */
+    "    acc = simd_sum(acc);\n"                                                             /* 54 */
+    "    out[row * 32 + lane] = acc + v[lane % 4] + simd_broadcast(v[1], 9u);\n"             /* 55 */
+    "}\n"                                                                                    /* 56 */
+    "\n"                                                                                     /* 57 */
+    "kernel void lanes_oob(device float *out [[buffer(0)]],\n"                               /* 58 */
+    "                      uint gid [[thread_position_in_grid]],\n"                          /* 59 */
+    "                      uint lane [[thread_index_in_simdgroup]]) {\n"                     /* 60 */
+    "    float s = simd_sum(float(gid));\n"                                                  /* 61 */
+    "    uint at = lane == 17 ? 64 : gid;\n"                                                 /* 62 */
+    "    out[at] = s;\n"                                                                     /* 63 */
+    "}\n";
+
+static id new_buffer(sw_test_env *e, size_t len) {
+    return MSG2(id, e->dev, "newBufferWithLength:options:", NSUInteger, len, NSUInteger, 0);
+}
+
+static const char *cb_error(id cb) {
+    id err = MSG0(id, cb, "error");
+    return err ? MSG0(const char *, MSG0(id, err, "localizedDescription"), "UTF8String") : NULL;
+}
+
+/* Runs `name` over `groups` threadgroups of `tg` threads with buffers of the given
+ * sizes (buffer 0 filled with a fixed pattern, `n` in a 4-byte buffer 2 when
+ * nbufs == 3) and copies buffer 1 into out.  lanes: 1 with the lanes variant, 0
+ * with GDNBENCH_SW_LANES=0.  Returns 1 when the lanes entry ran (counter). */
+static int run_once(int lanes, const char *name, size_t in_bytes, size_t out_bytes, uint32_t n, int nbufs,
+                    NSUInteger groups, NSUInteger tg, float *out) {
+    if (!lanes) setenv("GDNBENCH_SW_LANES", "0", 1);
+    sw_test_env e;
+    sw_test_env_open(&e, "fast", lanes_src, "lanes_test.metal");
+    unsetenv("GDNBENCH_SW_LANES");
+    if (!e.lib) return -1;
+    id bufs[3] = {new_buffer(&e, in_bytes), new_buffer(&e, out_bytes), nbufs == 3 ? new_buffer(&e, 4) : nil};
+    float *in = MSG0(void *, bufs[0], "contents");
+    for (size_t i = 0; i < in_bytes / 4; i++) in[i] = (float)((i * 37) % 101) / 64.0f - 0.5f;
+    memset(MSG0(void *, bufs[1], "contents"), 0, out_bytes);
+    if (nbufs == 3) memcpy(MSG0(void *, bufs[2], "contents"), &n, 4);
+    uint64_t before = sw_exec_lanes_dispatches();
+    id cb = sw_test_run(&e, name, bufs, nbufs, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){groups, 1, 1},
+                        (MTLSize){tg, 1, 1});
+    int used = sw_exec_lanes_dispatches() > before;
+    const char *err = cb_error(cb);
+    CHECK_MSG(MSG0(NSUInteger, cb, "status") == 4, "%s (lanes=%d): %s", name, lanes, err ? err : "?");
+    memcpy(out, MSG0(void *, bufs[1], "contents"), out_bytes);
+    for (int i = 0; i < nbufs; i++) MSG0(void, bufs[i], "release");
+    sw_test_env_close(&e);
+    return used;
+}
+
+static void same_bytes_both_ways(const char *name, size_t in_bytes, size_t out_bytes, uint32_t n, int nbufs,
+                                 NSUInteger groups, NSUInteger tg) {
+    float *a = calloc(1, out_bytes), *b = calloc(1, out_bytes);
+    int used = run_once(1, name, in_bytes, out_bytes, n, nbufs, groups, tg, a);
+    if (used < 0) goto done; /* skipped: no compiler */
+    CHECK_MSG(used == 1, "%s: the lanes entry did not run (GDNBENCH_SW_DEBUG=1 says why)", name);
+    CHECK_EQ_INT(run_once(0, name, in_bytes, out_bytes, n, nbufs, groups, tg, b), 0);
+    size_t diff = out_bytes;
+    for (size_t i = 0; i < out_bytes / 4 && diff == out_bytes; i++)
+        if (memcmp(&a[i], &b[i], 4) != 0) diff = i;
+    CHECK_MSG(diff == out_bytes, "%s: lanes and fibers differ at float %zu: %a vs %a", name, diff,
+              diff < out_bytes ? (double)a[diff] : 0.0, diff < out_bytes ? (double)b[diff] : 0.0);
+    int nonzero = 0;
+    for (size_t i = 0; i < out_bytes / 4; i++) nonzero += a[i] != 0.0f;
+    CHECK_MSG(nonzero > (int)(out_bytes / 8), "%s: only %d outputs written", name, nonzero);
+done:
+    free(a);
+    free(b);
+}
+
+/* 3 groups of 40 threads (a partial second simdgroup), n = 100 of 120 threads:
+ * lanes past n take the ?: and && branches that must not load. */
+TEST(sw_lanes_control_flow_and_simd_match_fibers) {
+    same_bytes_both_ways("lanes_mix", 100 * 4, (100 + 16) * 4, 100, 3, 3, 40);
+}
+
+TEST(sw_lanes_out_parameters_and_gathers_match_fibers) {
+    same_bytes_both_ways("lanes_outparam", 6 * 128 * 4, 6 * 32 * 4, 0, 2, 3, 64);
+}
+
+TEST(sw_lanes_fault_names_the_exact_thread) {
+    sw_test_env e;
+    sw_test_env_open(&e, "fast", lanes_src, "lanes_test.metal");
+    if (!e.lib) return;
+    id out = new_buffer(&e, 64 * 4);
+    uint64_t before = sw_exec_lanes_dispatches();
+    id cb = sw_test_run(&e, "lanes_oob", &out, 1, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){1, 1, 1},
+                        (MTLSize){64, 1, 1});
+    CHECK(sw_exec_lanes_dispatches() > before);
+    CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 5);
+    const char *err = cb_error(cb);
+    /* lane 17 of either simdgroup writes out[64]; the first simdgroup faults first */
+    CHECK_MSG(err && strstr(err, "kernel 'lanes_oob'") && strstr(err, "past its end; it has 256 bytes") &&
+                  strstr(err, "at lanes_test.metal:63") && strstr(err, "thread_position_in_grid (17,0,0)"),
+              "error: %s", err ? err : "(none)");
+    MSG0(void, out, "release");
+    sw_test_env_close(&e);
+}
+
+/* The rewrite itself: which libraries it takes, and what it makes of them. */
+static char *rewrite(const char *src, char **why) {
+    msl_unit u;
+    char *err = NULL;
+    *why = NULL;
+    if (msl_front_parse(src, "t.metal", &u, &err) != 0) {
+        *why = err;
+        return NULL;
+    }
+    char *out = msl_lanes_rewrite(&u, why);
+    msl_unit_free(&u);
+    return out;
+}
+
+TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_barriers) {
+    char *why;
+    char *out = rewrite(lanes_src, &why);
+    CHECK_MSG(out != NULL, "refused: %s", why ? why : "?");
+    if (out) {
+        /* lane-derived values are varying, uniform ones stay plain */
+        CHECK(strstr(out, "::sw::lv::vary<uint> lane") != NULL);
+        CHECK(strstr(out, "::sw::lv::vary<float> x =") != NULL);
+        CHECK(strstr(out, "uint row = tgp.x * 2 + sg;") != NULL);
+        /* a varying if runs under a mask; a uniform one must stay uniform */
+        CHECK(strstr(out, "::sw::lv::branch") != NULL);
+        CHECK(strstr(out, "::sw::lv::u(") != NULL);
+        /* the loop with a varying break is masked; the helper returns through fn<> */
+        CHECK(strstr(out, "::sw::lv::loop") != NULL && strstr(out, "::sw::lv::brk()") != NULL);
+        CHECK(strstr(out, "::sw::lv::fn<::sw::lv::vary<") != NULL && strstr(out, "_sw_F.ret( x * 2.0f)") != NULL);
+        /* guarded loads: ?: and && take lambdas */
+        CHECK(strstr(out, "::sw::lv::sel(") != NULL && strstr(out, "::sw::lv::land(") != NULL);
+        /* every line stays where it was */
+        int lines_in = 0, lines_out = 0;
+        for (const char *p = lanes_src; *p; p++) lines_in += *p == '\n';
+        for (const char *p = out; *p; p++) lines_out += *p == '\n';
+        CHECK(lines_out >= lines_in);
+    }
+    free(out);
+    free(why);
+    const char *barrier = "#include <metal_stdlib>\nusing namespace metal;\n"
+                          "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
+                          "    o[l] = simd_sum(1.0f);\n    threadgroup_barrier(mem_flags::mem_device);\n}\n";
+    out = rewrite(barrier, &why);
+    CHECK(out == NULL);
+    CHECK_MSG(why && strstr(why, "threadgroup_barrier"), "why: %s", why ? why : "(none)");
+    free(out);
+    free(why);
+    const char *vswitch = "#include <metal_stdlib>\nusing namespace metal;\n"
+                          "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
+                          "    switch (l) { case 0: o[0] = simd_sum(1.0f); break; default: break; }\n}\n";
+    out = rewrite(vswitch, &why);
+    CHECK(out == NULL);
+    CHECK_MSG(why && strstr(why, "switch on a varying value"), "why: %s", why ? why : "(none)");
+    free(out);
+    free(why);
+}
