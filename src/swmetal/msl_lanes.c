@@ -1328,6 +1328,13 @@ static void emit_operand(lanes *L, int lo, int hi) {
         emit_raw(L, lo + 1, p_end);
         k = p_end;
     } else {
+        /* simd functions by their lanes name: the fiber versions of some are plain
+         * functions that would synchronise through the executor */
+        if (p_end == lo + 1 && tlen(L, lo) > 5 && memcmp(ttext(L, lo), "simd_", 5) == 0 && is(L, lo + 1, "(") &&
+            !is(L, lo - 1, "::")) {
+            out_gap(L, L->t[lo].start);
+            out_s(L, "::sw::lv::");
+        }
         emit_raw(L, lo, p_end);
         k = p_end;
     }
