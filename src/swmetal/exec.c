@@ -458,9 +458,12 @@ static void loop_reached_sync(sw_worker *w, const char *what, int line) {
     char who[200];
     describe_thread(w->cur, who, sizeof who);
     sw_job_report(w->job, 1,
-                  "kernel '%s' line %d: %s in a kernel judged free of synchronisation (run as a plain loop); "
-                  "this is a software-device bug: set GDNBENCH_SW_FIBERS=1 to run it on fibers; %s",
-                  w->job->d->kernel, line, what, who);
+                  "kernel '%s' line %d: %s in a kernel %s; this is a software-device bug: set "
+                  "GDNBENCH_SW_FIBERS=1 to run it on fibers; %s",
+                  w->job->d->kernel, line, what,
+                  w->lanes_running ? "run as 32-lane data (msl_lanes.c)"
+                                   : "judged free of synchronisation (run as a plain loop)",
+                  who);
     sw_exec_abandon_current();
 }
 
