@@ -282,6 +282,16 @@ template <class R, class F> SW_LV_INLINE vary<R> make_lanes(F f) {
 // Bits of the lanes where a condition holds (a uniform condition: all or none).
 template <class C> SW_LV_INLINE uint32_t bits(const C &c) {
     if constexpr (is_vary<C>) {
+        typedef typename C::elem E;
+        if constexpr ((std::is_integral_v<E> || std::is_floating_point_v<E>) && sizeof(E) <= 4) {
+            // one vector compare and a mask move, not 32 shifts and ors
+            typedef std::conditional_t<std::is_same_v<E, bool>, uint8_t, E> X;
+            typedef X xv __attribute__((ext_vector_type(W)));
+            typedef bool bv __attribute__((ext_vector_type(W)));
+            xv x;
+            __builtin_memcpy(&x, c.v, sizeof x);
+            return __builtin_bit_cast(uint32_t, __builtin_convertvector(x != (X)0, bv));
+        }
         uint32_t r = 0;
         for (int l = 0; l < W; l++) r |= (uint32_t)(bool)c.v[l] << l;
         return r;
@@ -550,25 +560,59 @@ template <class IX> inline uint64_t idiff(IX a, IX b) {
     else if constexpr (std::is_signed_v<IX>) return (uint64_t)((int64_t)a - (int64_t)b);
     else return (uint64_t)a - (uint64_t)b;
 }
-// Lanes at a small constant stride: one copy of the span they cover (every byte of
-// it lies between two accessed elements, so it is in bounds) into words of
-// STRIDE elements, whose low element (little-endian) is the lane's: a truncating
-// vector move instead of 32 scalar loads.
+// Lanes at a small constant stride: each lane's element is read as part of one
+// machine word (a truncating vector move instead of 32 scalar loads), straight from
+// memory and in bounds: lanes 0..15 read the word that starts at their element (it
+// ends before lane 16's), lanes 16..31 the word that ends with it (it starts after
+// lane 0's).  The 32 results are put together as one vector and stored at once, so
+// that the consumer's wide loads of r forward from that store.
 template <class T, int STRIDE, class P> SW_LV_INLINE void gather_strided(vary<T> &r, P q) {
     typedef metal::sw_bare_t<std::remove_pointer_t<P>> E;
     if constexpr (STRIDE == 1) {
         for (int l = 0; l < W; l++) r.v[l] = (T)q[l];
     } else if constexpr (std::is_arithmetic_v<E> || metal::sw_is_fp16<E>) {
-        constexpr size_t LB = sizeof(E) * STRIDE;   // bytes per lane
-        typedef std::conditional_t<sizeof(E) == 1, uint8_t,
-                                   std::conditional_t<sizeof(E) == 2, uint16_t,
-                                                      std::conditional_t<sizeof(E) == 4, uint32_t, uint64_t>>> UE;
+        constexpr size_t ES = sizeof(E), LB = ES * STRIDE;   // bytes per element, per lane
+        typedef std::conditional_t<ES == 1, uint8_t,
+                                   std::conditional_t<ES == 2, uint16_t, std::conditional_t<ES == 4, uint32_t, uint64_t>>> UE;
         typedef std::conditional_t<LB == 2, uint16_t, std::conditional_t<LB == 4, uint32_t, uint64_t>> UW;
-        constexpr size_t Q = LB > 8 ? LB / 8 : 1;   // words per lane
-        UW buf[W * Q];
-        buf[W * Q - 1] = 0;   // the tail past the last lane's element
-        __builtin_memcpy(buf, (const E *)q, ((W - 1) * STRIDE + 1) * sizeof(E));
-        for (int l = 0; l < W; l++) r.v[l] = (T)__builtin_bit_cast(E, (UE)buf[l * Q]);
+        constexpr int H = W / 2;
+        typedef UW wv __attribute__((ext_vector_type(H)));
+        typedef UE ev __attribute__((ext_vector_type(H)));
+        const char *c = (const char *)(const E *)q;
+        UW lo[H], hi[H];
+        for (int l = 0; l < H; l++) {
+            __builtin_memcpy(&lo[l], c + (size_t)l * LB, sizeof(UW));
+            __builtin_memcpy(&hi[l], c + (size_t)(l + H) * LB + ES - sizeof(UW), sizeof(UW));
+        }
+        wv wl, wh;
+        __builtin_memcpy(&wl, lo, sizeof wl);
+        __builtin_memcpy(&wh, hi, sizeof wh);
+        ev el = __builtin_convertvector(wl, ev);
+        ev eh = __builtin_convertvector(wh >> (UW)(8 * (sizeof(UW) - ES)), ev);
+        if constexpr (std::is_same_v<T, E>) {
+#if defined(__x86_64__) && defined(__AVX2__)
+            // Whole vectors in registers, one store each: the compiler would otherwise
+            // store each truncation's 16 bytes, and the consumer's 32-byte loads of r
+            // would miss store-to-load forwarding (a stall per load: a third of the
+            // recurrence kernel's time).
+#if defined(__AVX512F__)
+            constexpr size_t VMAX = 64;
+#else
+            constexpr size_t VMAX = 32;
+#endif
+            if constexpr (sizeof(ev) <= VMAX) __asm__("" : "+v"(el), "+v"(eh));
+#endif
+            __builtin_memcpy(&r.v[0], &el, sizeof el);
+            __builtin_memcpy(&r.v[H], &eh, sizeof eh);
+        } else {
+            UE al[H], ah[H];
+            __builtin_memcpy(al, &el, sizeof al);
+            __builtin_memcpy(ah, &eh, sizeof ah);
+            for (int l = 0; l < H; l++) {
+                r.v[l] = (T)__builtin_bit_cast(E, al[l]);
+                r.v[l + H] = (T)__builtin_bit_cast(E, ah[l]);
+            }
+        }
     } else {
         for (int l = 0; l < W; l++) r.v[l] = (T)q[l * STRIDE];
     }
@@ -815,7 +859,7 @@ template <class To, class From> inline vary<To> as_type(const vary<From> &x) {
 // ---- simd-group functions over the active lanes (sw_sync.h's results, bit for bit) ----
 // Fold of the active lanes from the lowest, as sw_simd_fold: the first value itself,
 // then acc = op(acc, next).  No lane: T().
-template <class X, class Op> inline auto fold_active(const X &x, uint32_t m, Op op) {
+template <class X, class Op> SW_LV_INLINE auto fold_active(const X &x, uint32_t m, Op op) {
     typedef lane_t<X> T;
     if constexpr (!is_vary<X>) {
         // every lane holds x: the same sequence of operations on copies
