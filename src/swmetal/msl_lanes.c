@@ -67,7 +67,8 @@ typedef struct lv_param {
     int name;           /* token of its name, -1 if unnamed */
     int ptr_or_ref;     /* declared with * or & */
     int space;          /* device, constant or threadgroup */
-    int is_const;       /* const before the name: nothing is stored through it */
+    int is_const;       /* const before the first * or &: nothing is stored through it
+                         * (`float *const p` is a constant pointer to writable floats) */
     int varying;
 } lv_param;
 
@@ -424,7 +425,7 @@ static int parse_params(lanes *L, lv_fn *f) {
         for (int k = s; k < stop; k++) {
             if (is(L, k, "*") || is(L, k, "&") || is(L, k, "&&")) p->ptr_or_ref = 1;
             if (is(L, k, "device") || is(L, k, "constant") || is(L, k, "threadgroup")) p->space = 1;
-            if (is(L, k, "const")) p->is_const = 1;
+            if (is(L, k, "const") && !p->ptr_or_ref) p->is_const = 1;
         }
         s = e < hi ? e + 1 : e;
     }
@@ -822,6 +823,22 @@ static int split_declarators(const lanes *L, int tyend, int hi, lv_decl *d, int 
     return n;
 }
 
+static int private_target(const lanes *L, const lv_fn *f, int base);
+
+/* An argument [lo, hi) bound to a pointer/reference parameter that is stored
+ * through: whatever private storage it names may change per lane.  Not only a
+ * plain name: `&a[1]`, `a + 2`, `s.x` reach a or s too, so every local or
+ * parameter named outside brackets is marked (a subscript's index is only read). */
+static void mark_arg_storage(lanes *L, lv_fn *f, int lo, int hi) {
+    for (int i = lo; i < hi; i++) {
+        if (L->match[i] > i && (is(L, i, "[") || (is(L, i, "(") && is_ident(L, i - 1)))) {
+            i = L->match[i]; /* an index or a call's arguments: read, not bound */
+            continue;
+        }
+        if (is_ident(L, i) && !member_name(L, i) && private_target(L, f, i)) mark(L, f, i);
+    }
+}
+
 /* Calls to the library's functions in [lo, hi): arguments flow into parameters,
  * and pointer/reference parameters flow back into the local passed. */
 static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
@@ -850,15 +867,11 @@ static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
                     p->varying = 1;
                     L->changed = 1;
                 }
-                if (p->ptr_or_ref && !p->space) {
-                    int base = s;
-                    if (is(L, base, "&")) base++;
-                    if (is_ident(L, base) && base + 1 == e) {
-                        if (p->varying || vctl) mark(L, f, base);
-                        if (vctl && !p->varying) {
-                            p->varying = 1;
-                            L->changed = 1;
-                        }
+                if (p->ptr_or_ref && !p->space && !p->is_const && (p->varying || vctl)) {
+                    mark_arg_storage(L, f, s, e);
+                    if (!p->varying) {
+                        p->varying = 1;
+                        L->changed = 1;
                     }
                 }
                 s = e < close ? e + 1 : e;
@@ -889,6 +902,8 @@ static int private_target(const lanes *L, const lv_fn *f, int base) {
     return 0;
 }
 
+static void flow_assigns(lanes *L, lv_fn *f, int start, int hi, int vctl, int is_decl);
+
 static void flow_simple(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
     int tyend = decl_type_end(L, lo, hi);
     int start = lo;
@@ -914,11 +929,17 @@ static void flow_simple(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
         start = tyend;
     }
     flow_calls(L, f, start, hi, vctl);
+    flow_assigns(L, f, start, hi, vctl, tyend > 0);
+}
+
+/* The assignments and ++/-- anywhere in [start, hi): a statement, or a condition
+ * (`while (k++ < 3)` under varying control changes k in some lanes only). */
+static void flow_assigns(lanes *L, lv_fn *f, int start, int hi, int vctl, int is_decl) {
     int rhs_varying = expr_varying(L, f, start, hi);
     for (int i = start; i < hi; i++) {
         int incdec = is(L, i, "++") || is(L, i, "--");
         if (!is_assign_op(L, i) && !incdec) continue;
-        if (tyend > 0 && is(L, i, "=")) continue; /* a declarator's initializer */
+        if (is_decl && is(L, i, "=")) continue; /* a declarator's initializer */
         int sub, deref, base;
         if (incdec && (is_ident(L, i + 1) || is(L, i + 1, "("))) {
             /* prefix: the chain after */
@@ -952,6 +973,7 @@ static void flow_stmt(lanes *L, lv_fn *f, int s, flow_ctx c) {
         break;
     case ST_IF: {
         flow_calls(L, f, st->a_lo, st->a_hi, c.vctl);
+        flow_assigns(L, f, st->a_lo, st->a_hi, c.vctl, 0);
         if (decl_type_end(L, st->a_lo, st->a_hi) > 0) {
             reject(L, st->a_lo, "declaration in an if condition");
             return;
@@ -984,12 +1006,14 @@ static void flow_stmt(lanes *L, lv_fn *f, int s, flow_ctx c) {
         d.brk_target = s;
         d.loop_vctl = 0;
         if (st->masked) d.vctl = 1;
+        flow_assigns(L, f, clo, chi, d.vctl, 0); /* the condition runs under the loop's mask */
         if (st->kind == ST_FOR && st->c_hi > st->c_lo) flow_simple(L, f, st->c_lo, st->c_hi + 1, d.vctl);
         flow_stmt(L, f, st->body, d);
         break;
     }
     case ST_SWITCH: {
         flow_calls(L, f, st->a_lo, st->a_hi, c.vctl);
+        flow_assigns(L, f, st->a_lo, st->a_hi, c.vctl, 0);
         if (expr_varying(L, f, st->a_lo, st->a_hi)) {
             reject(L, st->a_lo, "switch on a varying value");
             return;
@@ -1001,6 +1025,7 @@ static void flow_stmt(lanes *L, lv_fn *f, int s, flow_ctx c) {
     }
     case ST_RETURN:
         flow_calls(L, f, st->a_lo, st->a_hi, c.vctl);
+        flow_assigns(L, f, st->a_lo, st->a_hi, c.vctl, 0);
         if ((c.vctl || expr_varying(L, f, st->a_lo, st->a_hi)) && !f->ret_varying && !f->is_void) {
             f->ret_varying = 1;
             L->changed = 1;
@@ -1382,6 +1407,43 @@ static void emit_vary_type(lanes *L, int lo, int tyend) {
     emit_raw(L, e, tyend);
 }
 
+/* A varying `auto` declaration: `auto` alone would deduce a uniform T from a
+ * uniform initialiser (or from simd_sum(x), which the analysis counts as varying),
+ * and later masked assignments would then change every lane.  So the value is
+ * deduced into a temporary and the name declared as the vary of its lane type:
+ *   const auto x = e;  ->  auto _sw_aN = e; const vary<lane_t<decltype(_sw_aN)>> x = _sw_aN;
+ * (C++17: no lambda, which ?: && || bring, may appear inside decltype itself.) */
+static void emit_vary_auto(lanes *L, lv_fn *f, int lo, int tyend, const lv_decl *d, int nd, int hi) {
+    (void)f;
+    if (nd != 1 || d->ptr || d->init_hi <= d->init_lo || !is(L, d->init_lo - 1, "=") ||
+        (is(L, lo - 1, "(") && is(L, lo - 2, "for"))) {
+        reject(L, lo, "varying auto declaration of this form");
+        return;
+    }
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "_sw_a%d", L->nlabels++);
+    out_gap(L, L->t[lo].start);
+    for (int k = lo; k < d->init_lo; k++) skip_tok(L, k);
+    out_s(L, "auto ");
+    out_s(L, tmp);
+    out_s(L, " = ");
+    emit_expr(L, d->init_lo, d->init_hi);
+    out_tok(L, hi - 1);
+    out_s(L, " ");
+    for (int k = lo; k < tyend; k++)
+        if (!is(L, k, "auto")) {
+            msl_buf_put(&L->out, ttext(L, k), (size_t)tlen(L, k));
+            out_s(L, " ");
+        }
+    out_s(L, "::sw::lv::vary<::sw::lv::lane_t<decltype(");
+    out_s(L, tmp);
+    out_s(L, ")>> ");
+    msl_buf_put(&L->out, ttext(L, d->name), (size_t)tlen(L, d->name));
+    out_s(L, " = ");
+    out_s(L, tmp);
+    out_s(L, ";");
+}
+
 static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
     int tyend = decl_type_end(L, lo, hi);
     if (tyend > 0) {
@@ -1399,6 +1461,11 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
             for (int k = 0; k < nd; k++)
                 if (d[k].ptr) {
                     reject(L, d[k].lo, "varying pointer or reference local");
+                    return;
+                }
+            for (int k = lo; k < tyend; k++)
+                if (is(L, k, "auto")) {
+                    emit_vary_auto(L, f, lo, tyend, d, nd, hi);
                     return;
                 }
             emit_vary_type(L, lo, tyend);

@@ -101,11 +101,11 @@ static const char *cb_error(id cb) {
  * sizes (buffer 0 filled with a fixed pattern, `n` in a 4-byte buffer 2 when
  * nbufs == 3) and copies buffer 1 into out.  lanes: 1 with the lanes variant, 0
  * with GDNBENCH_SW_LANES=0.  Returns 1 when the lanes entry ran (counter). */
-static int run_once(int lanes, const char *name, size_t in_bytes, size_t out_bytes, uint32_t n, int nbufs,
+static int run_once(const char *src, int lanes, const char *name, size_t in_bytes, size_t out_bytes, uint32_t n, int nbufs,
                     NSUInteger groups, NSUInteger tg, float *out) {
     if (!lanes) setenv("GDNBENCH_SW_LANES", "0", 1);
     sw_test_env e;
-    sw_test_env_open(&e, "fast", lanes_src, "lanes_test.metal");
+    sw_test_env_open(&e, "fast", src, "lanes_test.metal");
     unsetenv("GDNBENCH_SW_LANES");
     if (!e.lib) return -1;
     id bufs[3] = {new_buffer(&e, in_bytes), new_buffer(&e, out_bytes), nbufs == 3 ? new_buffer(&e, 4) : nil};
@@ -125,13 +125,13 @@ static int run_once(int lanes, const char *name, size_t in_bytes, size_t out_byt
     return used;
 }
 
-static void same_bytes_both_ways(const char *name, size_t in_bytes, size_t out_bytes, uint32_t n, int nbufs,
+static void same_bytes_both_ways_src(const char *src, const char *name, size_t in_bytes, size_t out_bytes, uint32_t n, int nbufs,
                                  NSUInteger groups, NSUInteger tg) {
     float *a = calloc(1, out_bytes), *b = calloc(1, out_bytes);
-    int used = run_once(1, name, in_bytes, out_bytes, n, nbufs, groups, tg, a);
+    int used = run_once(src, 1, name, in_bytes, out_bytes, n, nbufs, groups, tg, a);
     if (used < 0) goto done; /* skipped: no compiler */
     CHECK_MSG(used == 1, "%s: the lanes entry did not run (GDNBENCH_SW_DEBUG=1 says why)", name);
-    CHECK_EQ_INT(run_once(0, name, in_bytes, out_bytes, n, nbufs, groups, tg, b), 0);
+    CHECK_EQ_INT(run_once(src, 0, name, in_bytes, out_bytes, n, nbufs, groups, tg, b), 0);
     size_t diff = out_bytes;
     for (size_t i = 0; i < out_bytes / 4 && diff == out_bytes; i++)
         if (memcmp(&a[i], &b[i], 4) != 0) diff = i;
@@ -143,6 +143,11 @@ static void same_bytes_both_ways(const char *name, size_t in_bytes, size_t out_b
 done:
     free(a);
     free(b);
+}
+
+static void same_bytes_both_ways(const char *name, size_t in_bytes, size_t out_bytes, uint32_t n, int nbufs,
+                                 NSUInteger groups, NSUInteger tg) {
+    same_bytes_both_ways_src(lanes_src, name, in_bytes, out_bytes, n, nbufs, groups, tg);
 }
 
 /* 3 groups of 40 threads (a partial second simdgroup), n = 100 of 120 threads:
@@ -227,6 +232,84 @@ TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_barriers) {
     out = rewrite(vswitch, &why);
     CHECK(out == NULL);
     CHECK_MSG(why && strstr(why, "switch on a varying value"), "why: %s", why ? why : "(none)");
+    free(out);
+    free(why);
+}
+
+/* Uniformity holes found by differential testing: each kernel compiled in lanes
+ * mode and gave other bytes than fibers, because a value judged uniform was
+ * changed by some lanes only.  Lanes 0..2 (or 0..4) take a branch the others do
+ * not; every output then depends on whether the lane took it. */
+static const char *holes_src =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "struct P { float a; float b; };\n"
+    "static void set_at(thread float *r) { *r = 1.0f; }\n"
+    "static void set_first(thread float *const p, uint l) { p[0] = float(l); }\n"
+    /* auto deduced a uniform type; the masked assignment then reached every lane */
+    "kernel void hole_auto(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "                      uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {\n"
+    "    auto x = 0u;\n"
+    "    auto s = simd_sum(in[gid]);\n"
+    "    if (lane < 3) { x = 5u; s = 1.0f; }\n"
+    "    out[gid] = float(x) + s;\n"
+    "}\n"
+    /* an out-argument that is not a plain name (&a[1], a + 2): a stayed uniform */
+    "kernel void hole_outarg(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "                        uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {\n"
+    "    float a[4] = {2.0f, 3.0f, 4.0f, 5.0f};\n"
+    "    if (lane < 3) set_at(&a[1]);\n"
+    "    if (lane > 20) set_at(a + 2);\n"
+    "    out[gid] = a[1] + a[2] * 10.0f + simd_sum(in[gid]);\n"
+    "}\n"
+    /* `float *const p` was taken for a pointer to const: the store did not count */
+    "kernel void hole_constptr(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "                          uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {\n"
+    "    float a[2] = {0.0f, 0.0f};\n"
+    "    set_first(a, lane);\n"
+    "    out[gid] = a[0] + 1.0f + simd_sum(in[gid]);\n"
+    "}\n"
+    /* assignments inside conditions (k++ in a loop condition, k = 9 in an if) */
+    "kernel void hole_cond(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "                      uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {\n"
+    "    uint k = 0;\n"
+    "    uint m = 0;\n"
+    "    uint j = 7;\n"
+    "    if (lane < 5) { while (k++ < 3) {} }\n"
+    "    if (lane > 25) { if ((m = 9) > 3) j = 2; }\n"
+    "    out[gid] = float(k) + float(m) * 10.0f + float(j) * 100.0f + simd_sum(in[gid]);\n"
+    "}\n";
+
+TEST(sw_lanes_auto_assigned_under_a_branch_matches_fibers) {
+    same_bytes_both_ways_src(holes_src, "hole_auto", 64 * 4, 64 * 4, 0, 2, 1, 64);
+}
+
+TEST(sw_lanes_out_argument_into_an_array_matches_fibers) {
+    same_bytes_both_ways_src(holes_src, "hole_outarg", 64 * 4, 64 * 4, 0, 2, 1, 64);
+}
+
+TEST(sw_lanes_store_through_a_const_pointer_matches_fibers) {
+    same_bytes_both_ways_src(holes_src, "hole_constptr", 64 * 4, 64 * 4, 0, 2, 1, 64);
+}
+
+TEST(sw_lanes_assignment_in_a_condition_matches_fibers) {
+    same_bytes_both_ways_src(holes_src, "hole_cond", 64 * 4, 64 * 4, 0, 2, 1, 64);
+}
+
+/* A struct whose field is an out-argument under a varying branch must not stay
+ * uniform: the rewrite makes it varying, whose C++ does not compile (vary<P> has
+ * no field a), so the library runs on fibers. */
+TEST(sw_lanes_struct_field_out_argument_is_not_uniform) {
+    const char *src = "#include <metal_stdlib>\nusing namespace metal;\n"
+                      "struct P { float a; float b; };\n"
+                      "static void set1(thread float &r) { r = 1.0f; }\n"
+                      "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
+                      "    P p;\n    p.a = 2.0f;\n    if (l < 3) set1(p.a);\n"
+                      "    o[l] = p.a + simd_sum(1.0f);\n}\n";
+    char *why;
+    char *out = rewrite(src, &why);
+    CHECK_MSG(out != NULL, "refused: %s", why ? why : "?");
+    if (out) CHECK_MSG(strstr(out, "::sw::lv::vary<P> p") != NULL, "p stayed uniform:\n%s", out);
     free(out);
     free(why);
 }
