@@ -1568,7 +1568,9 @@ typedef struct emit_ctx {
     int vctl;       /* varying control */
     int loop;       /* innermost loop statement (-1) */
     int target;     /* innermost loop or switch (-1): where a source break goes */
-    int target_vctl; /* vctl where that target began */
+    int target_vctl; /* a varying if entered since that target began: a plain break
+                      * there would end the switch for every lane (and a varying
+                      * branch's do { } while (0) would take it) */
     int jump;       /* JUMP_*: what the empty-mask test does here */
 } emit_ctx;
 
@@ -1665,6 +1667,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
             out_s(L, buf);
             emit_ctx d = c;
             d.vctl = 1;
+            d.target_vctl = 1;
             int r = emit_branch_body(L, f, body, d);
             if (els >= 0) {
                 skip_tok(L, L->st[body].hi);
@@ -1693,7 +1696,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
         emit_ctx d = c;
         d.loop = s;
         d.target = s;
-        d.target_vctl = c.vctl;
+        d.target_vctl = 0;
         d.jump = st->masked ? JUMP_CONTINUE : JUMP_BREAK;
         if (st->masked) d.vctl = 1;
         int r;
@@ -1769,7 +1772,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
     case ST_SWITCH: {
         emit_ctx d = c;
         d.target = s;
-        d.target_vctl = c.vctl;
+        d.target_vctl = 0;
         d.jump = JUMP_BREAK;
         out_tok(L, st->lo);
         out_tok(L, st->a_lo - 1);
@@ -1797,7 +1800,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
     case ST_CONTINUE: {
         int to_switch = st->kind == ST_BREAK && c.target >= 0 && L->st[c.target].kind == ST_SWITCH;
         if (to_switch || c.loop < 0 || !L->st[c.loop].masked) {
-            if (to_switch && c.vctl && !c.target_vctl) {
+            if (to_switch && c.target_vctl) {
                 reject(L, st->lo, "break out of a switch under varying control");
                 return 0;
             }

@@ -313,3 +313,30 @@ TEST(sw_lanes_struct_field_out_argument_is_not_uniform) {
     free(out);
     free(why);
 }
+
+/* A break out of a switch under a varying if, where the switch itself sits in a
+ * masked loop (varying control already): it was emitted as a plain break, which
+ * the branch's do { } while (0) took, so those lanes fell through into the next
+ * statement of the case (other bytes than fibers).  Refused now. */
+TEST(sw_lanes_rewrite_refuses_a_varying_break_out_of_a_switch_in_a_masked_loop) {
+    const char *src = "#include <metal_stdlib>\nusing namespace metal;\n"
+                      "kernel void k(device float *o [[buffer(0)]], constant uint &n [[buffer(1)]],\n"
+                      "              uint l [[thread_index_in_simdgroup]]) {\n"
+                      "    float acc = 0.0f;\n"
+                      "    for (uint t = 0; t < 3; t++) {\n"
+                      "        if (l == t + 7) continue;\n"
+                      "        switch (n % 2) {\n"
+                      "        default:\n"
+                      "            if (l == t + 1) break;\n"
+                      "            acc *= 2.0f;\n"
+                      "        }\n"
+                      "        acc += 0.5f;\n"
+                      "    }\n"
+                      "    o[l] = acc + simd_sum(acc);\n}\n";
+    char *why;
+    char *out = rewrite(src, &why);
+    CHECK(out == NULL);
+    CHECK_MSG(why && strstr(why, "break out of a switch under varying control"), "why: %s", why ? why : "(none)");
+    free(out);
+    free(why);
+}
