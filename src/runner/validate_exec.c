@@ -63,7 +63,11 @@ static int is_limit_refusal(const char *msg) {
            (strstr(msg, "threadgroup memory") || strstr(msg, "threads per threadgroup"));
 }
 
+/* Every configuration on fibers: lanes (msl_lanes.c) would run only the inorder
+ * one, and where a kernel calls simd functions in divergent code they reconverge
+ * as a GPU does while fibers may not; that difference is not a race to report. */
 static int apply_run_cfg(const validate_run_cfg *cfg) {
+    swmtl_set_lanes(0);
     return swmtl_set_schedule(cfg->schedule) == 0 && swmtl_set_threadgroup_order(cfg->tg_order) == 0 ? 0 : -1;
 }
 

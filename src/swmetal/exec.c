@@ -71,7 +71,14 @@ static struct {
     uint64_t group_seed;
     int env_read;
     int fibers_only;             /* GDNBENCH_SW_FIBERS=1: sync-free kernels run as fibers too */
-} settings = {PTHREAD_MUTEX_INITIALIZER, SW_ORDER_INORDER, 0, SW_ORDER_INORDER, 0, 0, 0};
+    int lanes_off;               /* sw_exec_set_lanes(0): lanes kernels run as fibers */
+} settings = {PTHREAD_MUTEX_INITIALIZER, SW_ORDER_INORDER, 0, SW_ORDER_INORDER, 0, 0, 0, 0};
+
+void sw_exec_set_lanes(int on) {
+    pthread_mutex_lock(&settings.mu);
+    settings.lanes_off = !on;
+    pthread_mutex_unlock(&settings.mu);
+}
 
 static int parse_order(const char *spec, int *order, uint64_t *seed, char *err, size_t errlen) {
     if (strcmp(spec, "inorder") == 0) {
@@ -124,8 +131,9 @@ int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen) {
 /* GDNBENCH_SW_SCHEDULE applies until a setter is called.  GDNBENCH_SW_FIBERS=1 (read
  * once) keeps sync-free kernels on fibers, to compare the two ways of running them. */
 static void read_settings(int *fiber_order, uint64_t *fiber_seed, int *group_order, uint64_t *group_seed,
-                          int *fibers_only) {
+                          int *fibers_only, int *lanes_off) {
     pthread_mutex_lock(&settings.mu);
+    *lanes_off = settings.lanes_off;
     if (!settings.fibers_only) {
         const char *f = getenv("GDNBENCH_SW_FIBERS");
         settings.fibers_only = f && strcmp(f, "1") == 0 ? 1 : -1;
@@ -1342,10 +1350,11 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     job.seq = atomic_fetch_add(&dispatch_seq, 1) + 1;
     int group_order;
     uint64_t group_seed;
-    int fibers_only;
-    read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed, &fibers_only);
+    int fibers_only, lanes_off;
+    read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed, &fibers_only, &lanes_off);
     job.loop = d->sync_free && !fibers_only;
-    job.lanes = d->lanes && !d->instrumented && !job.loop && !fibers_only && job.fiber_order == SW_ORDER_INORDER;
+    job.lanes = d->lanes && !d->instrumented && !job.loop && !fibers_only && !lanes_off &&
+                job.fiber_order == SW_ORDER_INORDER;
     if (job.lanes) atomic_fetch_add_explicit(&lanes_dispatches, 1, memory_order_relaxed);
     if (prepare_job(d, &job, res) != 0) return -1;
     if (job.ngroups == 0) return 0;

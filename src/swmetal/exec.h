@@ -75,6 +75,10 @@ void sw_dispatch_result_free(sw_dispatch_result *res);
 /* Order the fibers of a threadgroup run in between two synchronisation points:
  * "inorder", "reverse" or "random:SEED".  Returns 0, or -1 with a message in err. */
 int sw_exec_set_schedule(const char *spec, char *err, size_t errlen);
+/* on = 0: kernels with a lanes entry run on fibers (validate compares schedules on
+ * fibers only: lanes reconverge divergent simd calls as a GPU does, fibers may not,
+ * and that difference is no race of the kernel's). */
+void sw_exec_set_lanes(int on);
 /* Order threadgroups are started in: "inorder", "reverse" or "random:SEED". */
 int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen);
 

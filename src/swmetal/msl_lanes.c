@@ -29,6 +29,14 @@
  *      lambdas, goto, a varying switch, ...) makes the library ineligible up front,
  *      with the reason kept for GDNBENCH_SW_DEBUG.
  *
+ *   4. One difference from fibers, by design: simd functions called in divergent
+ *      code whose lanes meet again at a later simd call.  Lanes reconverge at the
+ *      end of the if or loop, as a GPU does (`if (lane >= 16) y = simd_sum(x);
+ *      out = simd_sum(y);` adds 32 lanes the second time); the fiber executor
+ *      resolves the lanes waiting at the lowest lane's call site first and may
+ *      combine fewer.  gdnbench validate therefore runs every schedule on fibers
+ *      (test_sw_lanes.c pins both results).
+ *
  * The rewrite keeps every token's line: output is the input's tokens in order with
  * the whitespace (and line markers) between them, plus inserted text; only a
  * compound assignment through a subscript repeats its base and index. */

@@ -492,4 +492,5 @@ const char *swmtl_library_function_name(id library, int i) {
 
 int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }
 int swmtl_set_schedule(const char *spec) { return sw_exec_set_schedule(spec, NULL, 0); }
+void swmtl_set_lanes(int on) { sw_exec_set_lanes(on); }
 int swmtl_set_threadgroup_order(const char *spec) { return sw_exec_set_threadgroup_order(spec, NULL, 0); }

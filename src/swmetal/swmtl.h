@@ -54,6 +54,8 @@ int swmtl_set_schedule(const char *spec);
 /* Order threadgroups start in: "inorder", "reverse" or "random:SEED" (the
  * determinism check runs a second, permuted order).  Returns 0 or -1. */
 int swmtl_set_threadgroup_order(const char *spec);
+/* 0: kernels with a lanes variant (msl_lanes.c) run on fibers too; 1 (default): lanes. */
+void swmtl_set_lanes(int on);
 
 /* The file name the next newLibraryWithSource: on this thread reports in
  * diagnostics (Metal's API has no place for it).  Copied; NULL = "source.metal". */
