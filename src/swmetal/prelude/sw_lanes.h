@@ -122,30 +122,79 @@ template <class X> using lane_t = decltype(lval(std::declval<const X &>(), 0));
 // (the common case: a plain loop the compiler vectorises), else a blend.
 SW_LV_INLINE bool all_active(uint32_t m) { return m == S().live; }
 
-// Scalar element: an array of 32.  The default constructor zeroes it, so lanes that
-// were never active hold defined bits (whole-vector code reads them).
+// Lane storage.  Plain arithmetic elements (not bool, half, bfloat) are one clang
+// ext vector of 32: whole-vector code (masked assignment as a blend, + - * /, the
+// reductions) then works on SSA values the compiler keeps in registers, where
+// 32-element arrays stayed on the stack and every `acc += a * b` went through
+// memory.  Per-lane code (gathers, math functions) reads and writes the same bytes
+// through p(), as an array.  Other elements: an array of 32.
+template <class T>
+constexpr bool vec_elem = (std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, float> ||
+                          std::is_same_v<T, double>;
+template <class T, bool = vec_elem<T>> struct lane_store {
+    typedef T type[W];
+};
+template <class T> struct lane_store<T, true> {   // 64-byte aligned, as the arrays were
+    typedef T type __attribute__((ext_vector_type(W), aligned(64)));
+};
+// Integer vector of the element's size: -1 where lane l's bit of m is set, else 0.
+template <class T> struct mask_of {
+    typedef std::conditional_t<sizeof(T) == 1, int8_t,
+                               std::conditional_t<sizeof(T) == 2, int16_t,
+                                                  std::conditional_t<sizeof(T) == 4, int32_t, int64_t>>> I;
+    typedef I type __attribute__((ext_vector_type(W)));
+};
+typedef uint32_t u32v __attribute__((ext_vector_type(W)));
+SW_LV_INLINE u32v lane_bits() {
+    return (u32v){1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,
+                  1u << 8,  1u << 9,  1u << 10, 1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15,
+                  1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22, 1u << 23,
+                  1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+}
+// Lanes of m from a, the others from b (bit for bit: a select, no arithmetic).
+template <class V> SW_LV_INLINE V blend(uint32_t m, const V &a, const V &b) {
+    typedef std::remove_reference_t<decltype(a[0])> E;
+    typedef typename mask_of<std::remove_cv_t<E>>::type MV;
+    typedef int32_t i32v __attribute__((ext_vector_type(W)));
+    const i32v k32 = (i32v)((lane_bits() & m) != 0u);
+    const MV k = __builtin_convertvector(k32, MV);
+    const MV r = (__builtin_bit_cast(MV, a) & k) | (__builtin_bit_cast(MV, b) & ~k);
+    return __builtin_bit_cast(V, r);
+}
+
+// Scalar element.  The default constructor zeroes it, so lanes that were never
+// active hold defined bits (whole-vector code reads them).
 template <class T> struct alignas(64) vary {
     static_assert(!is_vary<T>, "vary<vary<T>>");
     typedef T elem;
-    T v[W];
+    static constexpr bool is_vec = vec_elem<T>;
+    typedef typename lane_store<T>::type store_t;
+    store_t v;
+
+    SW_LV_INLINE T *p() { return (T *)&v; }
+    SW_LV_INLINE const T *p() const { return (const T *)&v; }
 
     SW_LV_INLINE vary() {
-        for (int l = 0; l < W; l++) v[l] = T();
+        if constexpr (is_vec) v = (store_t)T();
+        else for (int l = 0; l < W; l++) v[l] = T();
     }
     SW_LV_INLINE explicit vary(noinit_t) {}
     vary(const vary &) = default;
     template <class U, std::enable_if_t<is_lane_value<U> && can_conv<T, metal::sw_bare_t<U>>, int> = 0>
     SW_LV_INLINE vary(const U &u) {   // broadcast: implicit, as `float x = 1;`
         const T x = conv<T>(u);
-        for (int l = 0; l < W; l++) v[l] = x;
+        if constexpr (is_vec) v = (store_t)x;
+        else for (int l = 0; l < W; l++) v[l] = x;
     }
     template <class U, std::enable_if_t<!std::is_same_v<U, T> && can_conv<T, U>, int> = 0>
     SW_LV_INLINE vary(const vary<U> &o) {   // converting: implicit, as `float x = i;`
-        for (int l = 0; l < W; l++) v[l] = conv<T>(o.get(l));
+        T n[W];
+        for (int l = 0; l < W; l++) n[l] = conv<T>(o.get(l));
+        __builtin_memcpy(p(), n, sizeof n);
     }
 
-    SW_LV_INLINE T get(int l) const { return v[l]; }
-    SW_LV_INLINE void set(int l, const T &x) { v[l] = x; }
+    SW_LV_INLINE T get(int l) const { return p()[l]; }
+    SW_LV_INLINE void set(int l, const T &x) { p()[l] = x; }
 
     // Writes f(l) into the active lanes.  f is evaluated for every lane in the blend
     // (values only, never memory: callers pass computed values).
@@ -155,14 +204,22 @@ template <class T> struct alignas(64) vary {
         const uint32_t m = S().mask;
         T n[W];
         for (int l = 0; l < W; l++) n[l] = f(l);
-        if (all_active(m)) {
+        if constexpr (is_vec) {
+            store_t nv;
+            __builtin_memcpy(&nv, n, sizeof nv);
+            v = blend(m, nv, v);
+        } else if (all_active(m)) {
             __builtin_memcpy(v, n, sizeof v);
         } else {
             for (int l = 0; l < W; l++) v[l] = (m >> l & 1u) ? n[l] : v[l];
         }
     }
+    // The whole-vector form: lanes of the mask from nv (no branch: the blend of an
+    // all-active mask is a copy).
+    SW_LV_INLINE void assign_vec(const store_t &nv) { v = blend(S().mask, nv, v); }
     SW_LV_INLINE vary &operator=(const vary &o) {
-        assign([&](int l) { return o.v[l]; });
+        if constexpr (is_vec) assign_vec(o.v);
+        else assign([&](int l) { return o.v[l]; });
         return *this;
     }
     template <class U, std::enable_if_t<is_operand<U>, int> = 0> SW_LV_INLINE vary &operator=(const U &u) {
@@ -170,7 +227,8 @@ template <class T> struct alignas(64) vary {
             assign([&](int l) { return conv<T>(u.get(l)); });
         } else {
             const T x = conv<T>(u);
-            assign([&](int) { return x; });
+            if constexpr (is_vec) assign_vec((store_t)x);
+            else assign([&](int) { return x; });
         }
         return *this;
     }
@@ -223,6 +281,7 @@ template <class E> struct vcomps<E, 4> {
 template <class E, int N> struct vary<E __attribute__((ext_vector_type(N)))> : vcomps<E, N> {
     typedef E T __attribute__((ext_vector_type(N)));
     typedef T elem;
+    static constexpr bool is_vec = false;
 
     vary() = default;
     explicit vary(noinit_t n) : vcomps<E, N>(n) {}
@@ -239,11 +298,11 @@ template <class E, int N> struct vary<E __attribute__((ext_vector_type(N)))> : v
 
     SW_LV_INLINE T get(int l) const {
         T r;
-        for (int k = 0; k < N; k++) r[k] = this->c(k).v[l];
+        for (int k = 0; k < N; k++) r[k] = this->c(k).get(l);
         return r;
     }
     SW_LV_INLINE void set(int l, const T &x) {
-        for (int k = 0; k < N; k++) this->c(k).v[l] = x[k];
+        for (int k = 0; k < N; k++) this->c(k).set(l, x[k]);
     }
     template <class F> SW_LV_INLINE void assign(F f) {
         const uint32_t m = S().mask;
@@ -275,7 +334,13 @@ template <class E, int N> struct vary<E __attribute__((ext_vector_type(N)))> : v
 // A vary of f(l) for every lane (the result of an operation: a fresh value, not masked).
 template <class R, class F> SW_LV_INLINE vary<R> make_lanes(F f) {
     vary<R> r(noinit);
-    for (int l = 0; l < W; l++) r.set(l, f(l));
+    if constexpr (vary<R>::is_vec) {
+        R n[W];
+        for (int l = 0; l < W; l++) n[l] = f(l);
+        __builtin_memcpy(r.p(), n, sizeof n);
+    } else {
+        for (int l = 0; l < W; l++) r.set(l, f(l));
+    }
     return r;
 }
 
@@ -289,11 +354,11 @@ template <class C> SW_LV_INLINE uint32_t bits(const C &c) {
             typedef X xv __attribute__((ext_vector_type(W)));
             typedef bool bv __attribute__((ext_vector_type(W)));
             xv x;
-            __builtin_memcpy(&x, c.v, sizeof x);
+            __builtin_memcpy(&x, c.p(), sizeof x);
             return __builtin_bit_cast(uint32_t, __builtin_convertvector(x != (X)0, bv));
         }
         uint32_t r = 0;
-        for (int l = 0; l < W; l++) r |= (uint32_t)(bool)c.v[l] << l;
+        for (int l = 0; l < W; l++) r |= (uint32_t)(bool)c.get(l) << l;
         return r;
     } else {
         return c ? ~0u : 0u;
@@ -301,16 +366,43 @@ template <class C> SW_LV_INLINE uint32_t bits(const C &c) {
 }
 
 // ---- operators: the scalar C++ operation per lane (result type included) ----
+// The whole-vector form of `a OP b` where it is bit for bit the per-lane one: the
+// result R is a vector-stored element, a varying operand already holds R (no
+// conversion of a vector), a uniform one is a plain arithmetic value converted to R
+// once (the usual arithmetic conversions convert it to R too) and splat.  mode 0:
+// any such R (+ - * and bitwise ops wrap the same way); 1: floating R only (/);
+// 2: never (shifts, comparisons: per lane).
+template <class X, class R> constexpr bool whole_operand() {
+    if constexpr (is_vary<X>) return std::is_same_v<typename metal::sw_bare_t<X>::elem, R>;
+    else return std::is_arithmetic_v<metal::sw_bare_t<X>> && !std::is_same_v<metal::sw_bare_t<X>, bool>;
+}
+template <class R, class A, class B, int MODE>
+constexpr bool whole_ok = MODE != 2 && vec_elem<R> && (MODE == 0 || std::is_floating_point_v<R>) &&
+                          whole_operand<A, R>() && whole_operand<B, R>();
+template <class R, class X> SW_LV_INLINE typename vary<R>::store_t whole(const X &x) {
+    if constexpr (is_vary<X>) return x.v;
+    else return (typename vary<R>::store_t)(R)x;
+}
 #define SW_LV_BINOP(OP)                                                                                            \
     template <class A, class B,                                                                                    \
               std::enable_if_t<(is_vary<A> || is_vary<B>) && is_operand<A> && is_operand<B>, int> = 0,             \
               class R = std::decay_t<decltype(std::declval<lane_t<A>>() OP std::declval<lane_t<B>>())>>            \
     SW_LV_INLINE vary<R> operator OP(const A &a, const B &b) {                                                           \
-        return make_lanes<R>([&](int l) { return lval(a, l) OP lval(b, l); });                                     \
+        if constexpr (whole_ok<R, A, B, FLOAT_ONLY>) {                                                             \
+            vary<R> r(noinit);                                                                                     \
+            r.v = whole<R>(a) OP whole<R>(b);                                                                      \
+            return r;                                                                                              \
+        } else {                                                                                                   \
+            return make_lanes<R>([&](int l) { return lval(a, l) OP lval(b, l); });                                 \
+        }                                                                                                          \
     }
+#define FLOAT_ONLY 0
 SW_LV_BINOP(+) SW_LV_BINOP(-) SW_LV_BINOP(*) SW_LV_BINOP(&) SW_LV_BINOP(|) SW_LV_BINOP(^)
+#undef FLOAT_ONLY
+#define FLOAT_ONLY 2
 SW_LV_BINOP(<<) SW_LV_BINOP(>>) SW_LV_BINOP(==) SW_LV_BINOP(!=) SW_LV_BINOP(<) SW_LV_BINOP(>)
 SW_LV_BINOP(<=) SW_LV_BINOP(>=)
+#undef FLOAT_ONLY
 #undef SW_LV_BINOP
 // Integer division traps on a zero divisor: lanes that are not active (whose values
 // may be anything) divide by 1 instead.
@@ -327,6 +419,10 @@ SW_LV_BINOP(<=) SW_LV_BINOP(>=)
                 if (!(m >> l & 1u)) d = D(1);                                                                      \
                 return lval(a, l) OP d;                                                                            \
             });                                                                                                    \
+        } else if constexpr (whole_ok<R, A, B, 1>) {                                                               \
+            vary<R> r(noinit);                                                                                     \
+            r.v = whole<R>(a) OP whole<R>(b);                                                                      \
+            return r;                                                                                              \
         } else {                                                                                                   \
             return make_lanes<R>([&](int l) { return lval(a, l) OP lval(b, l); });                                 \
         }                                                                                                          \
@@ -569,7 +665,7 @@ template <class IX> inline uint64_t idiff(IX a, IX b) {
 template <class T, int STRIDE, class P> SW_LV_INLINE void gather_strided(vary<T> &r, P q) {
     typedef metal::sw_bare_t<std::remove_pointer_t<P>> E;
     if constexpr (STRIDE == 1) {
-        for (int l = 0; l < W; l++) r.v[l] = (T)q[l];
+        for (int l = 0; l < W; l++) r.p()[l] = (T)q[l];
     } else if constexpr (std::is_arithmetic_v<E> || metal::sw_is_fp16<E>) {
         constexpr size_t ES = sizeof(E), LB = ES * STRIDE;   // bytes per element, per lane
         typedef std::conditional_t<ES == 1, uint8_t,
@@ -602,19 +698,19 @@ template <class T, int STRIDE, class P> SW_LV_INLINE void gather_strided(vary<T>
 #endif
             if constexpr (sizeof(ev) <= VMAX) __asm__("" : "+v"(el), "+v"(eh));
 #endif
-            __builtin_memcpy(&r.v[0], &el, sizeof el);
-            __builtin_memcpy(&r.v[H], &eh, sizeof eh);
+            __builtin_memcpy(r.p(), &el, sizeof el);
+            __builtin_memcpy(r.p() + H, &eh, sizeof eh);
         } else {
             UE al[H], ah[H];
             __builtin_memcpy(al, &el, sizeof al);
             __builtin_memcpy(ah, &eh, sizeof ah);
             for (int l = 0; l < H; l++) {
-                r.v[l] = (T)__builtin_bit_cast(E, al[l]);
-                r.v[l + H] = (T)__builtin_bit_cast(E, ah[l]);
+                r.p()[l] = (T)__builtin_bit_cast(E, al[l]);
+                r.p()[l + H] = (T)__builtin_bit_cast(E, ah[l]);
             }
         }
     } else {
-        for (int l = 0; l < W; l++) r.v[l] = (T)q[l * STRIDE];
+        for (int l = 0; l < W; l++) r.p()[l] = (T)q[l * STRIDE];
     }
 }
 // Element idx[l] of p for the active lanes only (the others may be out of bounds).
@@ -623,16 +719,16 @@ template <class T, class P, class IX> SW_LV_INLINE vary<T> gather(P p, const var
     if constexpr (!metal::sw_is_vector<T> && !metal::sw_is_vector<IX>) {
         if (m == ~0u) {
             vary<T> r(noinit);
-            const uint64_t d = idiff(idx.v[1], idx.v[0]);
+            const uint64_t d = idiff(idx.p()[1], idx.p()[0]);
             bool regular = true;
-            for (int l = 0; l < W; l++) regular &= idiff(idx.v[l], idx.v[0]) == (uint64_t)l * d;
+            for (int l = 0; l < W; l++) regular &= idiff(idx.p()[l], idx.p()[0]) == (uint64_t)l * d;
             if (regular) {
                 // q[l * d] is p[idx[l]]: same address mod 2^64
-                const auto q = p + idx.v[0];
+                const auto q = p + idx.p()[0];
                 switch ((int64_t)d) {
                 case 0: {
                     const T x = (T)q[0];
-                    for (int l = 0; l < W; l++) r.v[l] = x;
+                    for (int l = 0; l < W; l++) r.p()[l] = x;
                     return r;
                 }
                 case 1: gather_strided<T, 1>(r, q); return r;
@@ -641,12 +737,12 @@ template <class T, class P, class IX> SW_LV_INLINE vary<T> gather(P p, const var
                 case 8: gather_strided<T, 8>(r, q); return r;
                 default: {
                     const int64_t s = (int64_t)d;
-                    for (int l = 0; l < W; l++) r.v[l] = (T)q[l * s];
+                    for (int l = 0; l < W; l++) r.p()[l] = (T)q[l * s];
                     return r;
                 }
                 }
             }
-            for (int l = 0; l < W; l++) r.v[l] = (T)p[idx.v[l]];
+            for (int l = 0; l < W; l++) r.p()[l] = (T)p[idx.p()[l]];
             return r;
         }
     }
@@ -697,7 +793,7 @@ template <class B, class I> SW_LV_INLINE decltype(auto) ld(B &&b, const I &i) {
             vary<T> r;
             for (uint32_t mm = S().mask; mm; mm &= mm - 1) {
                 const int l = __builtin_ctz(mm);
-                r.v[l] = b.c((int)i.get(l)).v[l];
+                r.p()[l] = b.c((int)i.get(l)).p()[l];
             }
             return r;
         }
@@ -709,7 +805,7 @@ template <class B, class I> SW_LV_INLINE decltype(auto) ld(B &&b, const I &i) {
             vary<T> r;
             for (uint32_t mm = S().mask; mm; mm &= mm - 1) {
                 const int l = __builtin_ctz(mm);
-                r.v[l] = b[i.get(l)];
+                r.p()[l] = b[i.get(l)];
             }
             return r;
         }
@@ -753,11 +849,11 @@ template <class B, class I, class V> SW_LV_INLINE void st(B &&b, const I &i, con
             E *p = b;
             if constexpr (!metal::sw_is_vector<EB> && !metal::sw_is_vector<lane_t<I>>) {
                 if (m == ~0u) {
-                    const uint64_t d = idiff(i.v[1], i.v[0]);
+                    const uint64_t d = idiff(i.p()[1], i.p()[0]);
                     bool contiguous = d == 1;
-                    for (int l = 0; l < W; l++) contiguous &= idiff(i.v[l], i.v[0]) == (uint64_t)l;
+                    for (int l = 0; l < W; l++) contiguous &= idiff(i.p()[l], i.p()[0]) == (uint64_t)l;
                     if (contiguous) {
-                        auto q = p + i.v[0];
+                        auto q = p + i.p()[0];
                         for (int l = 0; l < W; l++) q[l] = lval(v, l);
                         return;
                     }
@@ -777,7 +873,7 @@ template <class B, class I, class V> SW_LV_INLINE void st(B &&b, const I &i, con
         } else {
             for (uint32_t mm = m; mm; mm &= mm - 1) {
                 const int l = __builtin_ctz(mm);
-                b.c((int)i.get(l)).v[l] = conv<T>(lval(v, l));
+                b.c((int)i.get(l)).p()[l] = conv<T>(lval(v, l));
             }
         }
     } else {
@@ -872,9 +968,17 @@ template <class X, class Op> SW_LV_INLINE auto fold_active(const X &x, uint32_t 
         return acc;
     } else {
         if (m == ~0u) {
-            T acc = x.get(0);
-            for (int l = 1; l < W; l++) acc = op(acc, x.get(l));
-            return acc;
+            if constexpr (X::is_vec) {
+                // elements of the register, not of a copy in memory
+                const typename X::store_t xv = x.v;
+                T acc = xv[0];
+                for (int l = 1; l < W; l++) acc = op(acc, xv[l]);
+                return acc;
+            } else {
+                T acc = x.get(0);
+                for (int l = 1; l < W; l++) acc = op(acc, x.get(l));
+                return acc;
+            }
         }
         T acc = T();
         bool any = false;
@@ -889,7 +993,7 @@ template <class X, class Op> SW_LV_INLINE auto fold_active(const X &x, uint32_t 
 // Two overloads each: a vary argument (more specialised than sw_sync.h's template,
 // which must never be chosen here), and a uniform one for qualified calls.
 #define SW_LV_REDUCE(NAME, OP)                                                                                     \
-    template <class T> inline T NAME(const vary<T> &x, int line = __builtin_LINE()) {                              \
+    template <class T> SW_LV_INLINE T NAME(const vary<T> &x, int line = __builtin_LINE()) {                        \
         (void)line;                                                                                                \
         return fold_active(x, S().mask, [](T a, T b) { return OP; });                                              \
     }                                                                                                              \
