@@ -313,8 +313,14 @@ template <class E, int N> struct vary<E __attribute__((ext_vector_type(N)))> : v
                 if (m >> l & 1u) set(l, f(l));
         }
     }
+    // Component by component where the components are vector-stored (a blend each).
+    static constexpr bool comp_vec = vary<E>::is_vec;
     SW_LV_INLINE vary &operator=(const vary &o) {
-        assign([&](int l) { return o.get(l); });
+        if constexpr (comp_vec) {
+            for (int k = 0; k < N; k++) this->c(k) = o.c(k);
+        } else {
+            assign([&](int l) { return o.get(l); });
+        }
         return *this;
     }
     template <class U, std::enable_if_t<is_operand<U>, int> = 0> SW_LV_INLINE vary &operator=(const U &u) {
@@ -322,7 +328,11 @@ template <class E, int N> struct vary<E __attribute__((ext_vector_type(N)))> : v
             assign([&](int l) { return conv<T>(u.get(l)); });
         } else {
             const T x = conv<T>(u);
-            assign([&](int) { return x; });
+            if constexpr (comp_vec) {
+                for (int k = 0; k < N; k++) this->c(k) = (E)x[k];
+            } else {
+                assign([&](int) { return x; });
+            }
         }
         return *this;
     }
@@ -379,6 +389,34 @@ template <class X, class R> constexpr bool whole_operand() {
 template <class R, class A, class B, int MODE>
 constexpr bool whole_ok = MODE != 2 && vec_elem<R> && (MODE == 0 || std::is_floating_point_v<R>) &&
                           whole_operand<A, R>() && whole_operand<B, R>();
+// The same for a floating vector result (float2...): component by component, each
+// as above; operands vary<R>, vary<E>, a uniform R or a uniform E (splat), so that
+// component k of the lane operation is exactly E OP E.
+template <class X, class R, class E> constexpr bool comp_operand() {
+    typedef metal::sw_bare_t<X> XB;
+    if constexpr (is_vary<X>) return std::is_same_v<typename XB::elem, R> || std::is_same_v<typename XB::elem, E>;
+    else return std::is_same_v<XB, R> || std::is_same_v<XB, E>;
+}
+template <class R, class A, class B, int MODE> constexpr bool comp_ok_f() {
+    if constexpr (MODE == 2 || !metal::sw_is_vector<R>) return false;
+    else {
+        typedef metal::sw_elem_t<R> E;
+        return std::is_floating_point_v<E> && vec_elem<E> && comp_operand<A, R, E>() && comp_operand<B, R, E>();
+    }
+}
+template <class R, class A, class B, int MODE> constexpr bool comp_ok = comp_ok_f<R, A, B, MODE>();
+template <class E, class R, class X> SW_LV_INLINE typename vary<E>::store_t whole_c(const X &x, int k) {
+    typedef metal::sw_bare_t<X> XB;
+    typedef typename vary<E>::store_t V;
+    if constexpr (is_vary<X>) {
+        if constexpr (std::is_same_v<typename XB::elem, R>) return x.c(k).v;
+        else return x.v;
+    } else if constexpr (std::is_same_v<XB, R>) {
+        return (V)(E)x[k];
+    } else {
+        return (V)(E)x;
+    }
+}
 template <class R, class X> SW_LV_INLINE typename vary<R>::store_t whole(const X &x) {
     if constexpr (is_vary<X>) return x.v;
     else return (typename vary<R>::store_t)(R)x;
@@ -391,6 +429,12 @@ template <class R, class X> SW_LV_INLINE typename vary<R>::store_t whole(const X
         if constexpr (whole_ok<R, A, B, FLOAT_ONLY>) {                                                             \
             vary<R> r(noinit);                                                                                     \
             r.v = whole<R>(a) OP whole<R>(b);                                                                      \
+            return r;                                                                                              \
+        } else if constexpr (comp_ok<R, A, B, FLOAT_ONLY>) {                                                       \
+            typedef metal::sw_elem_t<R> E;                                                                         \
+            vary<R> r(noinit);                                                                                     \
+            for (int k = 0; k < metal::sw_vec_size<R>; k++)                                                        \
+                r.c(k).v = whole_c<E, R>(a, k) OP whole_c<E, R>(b, k);                                             \
             return r;                                                                                              \
         } else {                                                                                                   \
             return make_lanes<R>([&](int l) { return lval(a, l) OP lval(b, l); });                                 \
@@ -422,6 +466,12 @@ SW_LV_BINOP(<=) SW_LV_BINOP(>=)
         } else if constexpr (whole_ok<R, A, B, 1>) {                                                               \
             vary<R> r(noinit);                                                                                     \
             r.v = whole<R>(a) OP whole<R>(b);                                                                      \
+            return r;                                                                                              \
+        } else if constexpr (comp_ok<R, A, B, 1>) {                                                                \
+            typedef metal::sw_elem_t<R> E;                                                                         \
+            vary<R> r(noinit);                                                                                     \
+            for (int k = 0; k < metal::sw_vec_size<R>; k++)                                                        \
+                r.c(k).v = whole_c<E, R>(a, k) OP whole_c<E, R>(b, k);                                             \
             return r;                                                                                              \
         } else {                                                                                                   \
             return make_lanes<R>([&](int l) { return lval(a, l) OP lval(b, l); });                                 \
@@ -456,8 +506,23 @@ template <class T, class... A> SW_LV_INLINE T ucast(const A &...a) {
         return T(a...);
     }
 }
+template <class T, class... A> constexpr bool cast_comp() {
+    if constexpr (!metal::sw_is_vector<T>) return false;
+    else if constexpr (metal::sw_vec_size<T> != (int)sizeof...(A)) return false;
+    else {
+        typedef metal::sw_elem_t<T> E;
+        return vec_elem<E> && ((is_vary<A> ? std::is_same_v<lane_t<A>, E> : std::is_same_v<metal::sw_bare_t<A>, E>) && ...);
+    }
+}
 template <class T, class... A> SW_LV_INLINE auto cast(const A &...a) {
-    if constexpr ((is_vary<A> || ...)) return make_lanes<T>([&](int l) { return ucast<T>(lval(a, l)...); });
+    if constexpr ((is_vary<A> || ...) && cast_comp<T, A...>()) {
+        // T(x, y...) of N scalars of T's element: component k is argument k
+        typedef metal::sw_elem_t<T> E;
+        vary<T> r(noinit);
+        int k = 0;
+        ((r.c(k++).v = vary<E>(a).v), ...);   // every lane: a fresh value
+        return r;
+    } else if constexpr ((is_vary<A> || ...)) return make_lanes<T>([&](int l) { return ucast<T>(lval(a, l)...); });
     else return ucast<T>(a...);
 }
 
@@ -992,10 +1057,25 @@ template <class X, class Op> SW_LV_INLINE auto fold_active(const X &x, uint32_t 
 }
 // Two overloads each: a vary argument (more specialised than sw_sync.h's template,
 // which must never be chosen here), and a uniform one for qualified calls.
-#define SW_LV_REDUCE(NAME, OP)                                                                                     \
+// COMP: a vector element's fold is its components' folds (+ and * are component-wise),
+// each over a register.
+#define SW_LV_REDUCE(NAME, OP, COMP)                                                                               \
     template <class T> SW_LV_INLINE T NAME(const vary<T> &x, int line = __builtin_LINE()) {                        \
         (void)line;                                                                                                \
-        return fold_active(x, S().mask, [](T a, T b) { return OP; });                                              \
+        if constexpr (COMP && metal::sw_is_vector<T>) {                                                            \
+            if constexpr (vary<T>::comp_vec) {                                                                     \
+                typedef metal::sw_elem_t<T> E;                                                                     \
+                const uint32_t m = S().mask;                                                                       \
+                T r;                                                                                               \
+                for (int k = 0; k < metal::sw_vec_size<T>; k++)                                                    \
+                    r[k] = fold_active(x.c(k), m, [](E a, E b) { return OP; });                                    \
+                return r;                                                                                          \
+            } else {                                                                                               \
+                return fold_active(x, S().mask, [](T a, T b) { return OP; });                                      \
+            }                                                                                                      \
+        } else {                                                                                                   \
+            return fold_active(x, S().mask, [](T a, T b) { return OP; });                                          \
+        }                                                                                                          \
     }                                                                                                              \
     template <class X, std::enable_if_t<!is_vary<X> && is_lane_value<X>, int> = 0>                                 \
     inline lane_t<X> NAME(const X &x, int line = __builtin_LINE()) {                                               \
@@ -1003,13 +1083,13 @@ template <class X, class Op> SW_LV_INLINE auto fold_active(const X &x, uint32_t 
         typedef lane_t<X> T;                                                                                       \
         return fold_active(x, S().mask, [](T a, T b) { return OP; });                                              \
     }
-SW_LV_REDUCE(simd_sum, a + b)
-SW_LV_REDUCE(simd_product, a * b)
-SW_LV_REDUCE(simd_max, ::metal::max(a, b))
-SW_LV_REDUCE(simd_min, ::metal::min(a, b))
-SW_LV_REDUCE(simd_and, ::metal::sw_bitwise(a, b, [](auto x, auto y) { return x & y; }))
-SW_LV_REDUCE(simd_or, ::metal::sw_bitwise(a, b, [](auto x, auto y) { return x | y; }))
-SW_LV_REDUCE(simd_xor, ::metal::sw_bitwise(a, b, [](auto x, auto y) { return x ^ y; }))
+SW_LV_REDUCE(simd_sum, a + b, 1)
+SW_LV_REDUCE(simd_product, a * b, 1)
+SW_LV_REDUCE(simd_max, ::metal::max(a, b), 0)
+SW_LV_REDUCE(simd_min, ::metal::min(a, b), 0)
+SW_LV_REDUCE(simd_and, ::metal::sw_bitwise(a, b, [](auto x, auto y) { return x & y; }), 0)
+SW_LV_REDUCE(simd_or, ::metal::sw_bitwise(a, b, [](auto x, auto y) { return x | y; }), 0)
+SW_LV_REDUCE(simd_xor, ::metal::sw_bitwise(a, b, [](auto x, auto y) { return x ^ y; }), 0)
 #undef SW_LV_REDUCE
 
 // Lane l: the fold of the active lanes below l (and l itself when inclusive), the
