@@ -440,6 +440,19 @@ static int parse_params(lanes *L, lv_fn *f) {
     return 0;
 }
 
+/* A body the rewrite leaves as it is (a struct's member functions, an operator, an
+ * out-of-line member): its simd calls would reach the fiber versions, some of which
+ * synchronise through the executor (simd_ballot, simd_is_first, ...), and the others
+ * would see a uniform value where the source had per-lane ones.  Refused. */
+static int reject_simd_in(lanes *L, int lo, int hi, const char *what) {
+    for (int k = lo; k < hi; k++)
+        if (is_ident(L, k) && tlen(L, k) > 5 && memcmp(ttext(L, k), "simd_", 5) == 0) {
+            reject(L, k, "%.*s in %s", tlen(L, k), ttext(L, k), what);
+            return -1;
+        }
+    return 0;
+}
+
 /* Functions defined at namespace scope: `... name ( params ) [const] { body }`. */
 static int find_functions(lanes *L) {
     int cap = 0;
@@ -460,11 +473,14 @@ static int find_functions(lanes *L) {
         int prev = i - 1;
         while (prev >= 0 && (is(L, prev, "const") || is(L, prev, "noexcept"))) prev--;
         if (prev < 0 || !is(L, prev, ")") || L->match[prev] < 1 || !is_ident(L, L->match[prev] - 1)) {
-            i = close; /* a struct, an initializer, ...: not a function body */
+            /* a struct, an initializer, ...: not a function body */
+            if (reject_simd_in(L, i, close, "a struct or other body the lanes rewrite does not reach") != 0) return -1;
+            i = close;
             continue;
         }
         int open = L->match[prev], name = open - 1;
         if (is(L, name, "operator") || is(L, name - 1, "::") || is(L, name - 1, "operator")) {
+            if (reject_simd_in(L, i, close, "an operator or out-of-line member function") != 0) return -1;
             i = close;
             continue;
         }
@@ -833,6 +849,15 @@ static int split_declarators(const lanes *L, int tyend, int hi, lv_decl *d, int 
 
 static int private_target(const lanes *L, const lv_fn *f, int base);
 
+/* The first comma at depth 0 in [lo, hi), or -1. */
+static int find_top_comma(const lanes *L, int lo, int hi) {
+    for (int i = lo; i < hi; i++) {
+        if (L->match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) i = L->match[i];
+        else if (is(L, i, ",")) return i;
+    }
+    return -1;
+}
+
 /* An argument [lo, hi) bound to a pointer/reference parameter that is stored
  * through: whatever private storage it names may change per lane.  Not only a
  * plain name: `&a[1]`, `a + 2`, `s.x` reach a or s too, so every local or
@@ -851,6 +876,17 @@ static void mark_arg_storage(lanes *L, lv_fn *f, int lo, int hi) {
  * and pointer/reference parameters flow back into the local passed. */
 static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
     for (int i = lo; i < hi; i++) {
+        if (is_ident(L, i) && (is(L, i - 1, ".") || is(L, i - 1, "->")) && is(L, i + 1, "(") && L->match[i + 1] > i) {
+            /* a member function call `s.f(...)`, `a[j].f(...)`: it may change the
+             * object, which then differs between lanes under varying control or
+             * with varying arguments (a struct local: vary<S> does not compile, and
+             * the library runs as fibers) */
+            int sub, deref, base = chain_base(L, lo, i, &sub, &deref);
+            if (base >= 0 && private_target(L, f, base) &&
+                (vctl || expr_varying(L, f, i + 2, L->match[i + 1])))
+                mark(L, f, base);
+            continue;
+        }
         if (!is_ident(L, i) || member_name(L, i)) continue;
         int open = i + 1;
         if (is(L, open, "<") && is_template_name(L, i)) {
@@ -859,6 +895,12 @@ static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
         }
         if (!is(L, open, "(") || L->match[open] < 0) continue;
         int close = L->match[open];
+        /* metal functions that store through a reference argument (the second):
+         * under varying control, or for varying lanes, its storage varies */
+        if (is(L, i, "sincos") || is(L, i, "modf") || is(L, i, "frexp")) {
+            int comma = find_top_comma(L, open + 1, close);
+            if (comma > 0 && (vctl || expr_varying(L, f, open + 1, close))) mark_arg_storage(L, f, comma + 1, close);
+        }
         for (int fi = 0; fi < L->nfns; fi++) {
             lv_fn *g = &L->fns[fi];
             if (!same_text(L, g->name, i)) continue;
@@ -1912,7 +1954,7 @@ char *msl_lanes_rewrite(const msl_unit *u, char **why) {
     collect_names(&L);
     if (scan_unsupported(&L) != 0) goto done;
     if (find_functions(&L) != 0) {
-        reject(&L, -1, "could not find the functions");
+        reject(&L, -1, "could not find the functions"); /* (unless it said why) */
         goto done;
     }
     for (int fi = 0; fi < L.nfns && !L.why[0]; fi++) {

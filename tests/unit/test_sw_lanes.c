@@ -387,3 +387,49 @@ TEST(sw_lanes_divergent_simd_calls_reconverge_as_on_a_gpu) {
     CHECK(!used); /* swmtl_set_lanes(0) keeps the kernel on fibers */
     CHECK_MSG(fibers == 16.0f, "fibers: %g (the documented difference changed: update msl_lanes.c)", (double)fibers);
 }
+
+/* Calls that change a uniform local without an assignment in sight, under a
+ * varying branch: a member function of a struct local (a.add(2) added 2 for every
+ * lane), and the metal functions with a reference out-argument (sincos, modf,
+ * frexp stored for every lane).  The local is varying now: vary<Acc> has no member
+ * add, and sincos(float, vary<float> &) matches nothing, so the C++ does not
+ * compile and the library runs on fibers, as it must. */
+TEST(sw_lanes_member_calls_and_out_argument_builtins_make_their_object_varying) {
+    const char *src = "#include <metal_stdlib>\nusing namespace metal;\n"
+                      "struct Acc { float s; void add(float x) { s += x; } };\n"
+                      "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
+                      "    Acc a;\n    a.s = 1.0f;\n    if (l < 3) a.add(2.0f);\n"
+                      "    float c = 0.0f, s = 0.0f, ip = 0.0f, fr = 0.0f, m = 0.0f;\n    int e = 0;\n"
+                      "    if (l < 3) s = sincos(0.5f, c);\n"
+                      "    if (l < 4) fr = modf(2.5f, ip);\n"
+                      "    if (l > 20) m = frexp(8.0f, e);\n"
+                      "    o[l] = a.s + c + s + ip + fr + m + float(e) + simd_sum(1.0f);\n}\n";
+    char *why;
+    char *out = rewrite(src, &why);
+    CHECK_MSG(out != NULL, "refused: %s", why ? why : "?");
+    if (out) {
+        CHECK_MSG(strstr(out, "::sw::lv::vary<Acc> a") != NULL, "a stayed uniform:\n%s", out);
+        CHECK_MSG(strstr(out, "::sw::lv::vary<int> e") != NULL, "e stayed uniform:\n%s", out);
+        CHECK_MSG(strstr(out, "::sw::lv::vary<float> c = 0.0f") != NULL, "c stayed uniform:\n%s", out);
+    }
+    free(out);
+    free(why);
+}
+
+/* Member functions (and operators) are left as they are, so a simd function in one
+ * reached the fiber version: simd_is_first/simd_ballot/simd_all synchronised
+ * through the executor, and the run failed with "simd-group synchronisation in a
+ * kernel run as 32-lane data".  Refused now. */
+TEST(sw_lanes_rewrite_refuses_simd_calls_in_member_functions) {
+    const char *src = "#include <metal_stdlib>\nusing namespace metal;\n"
+                      "struct V { bool first() const { return simd_is_first(); } };\n"
+                      "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
+                      "    V v;\n    float r = simd_sum(1.0f);\n"
+                      "    if (l > 4) r += float(v.first());\n    o[l] = r;\n}\n";
+    char *why;
+    char *out = rewrite(src, &why);
+    CHECK(out == NULL);
+    CHECK_MSG(why && strstr(why, "simd_is_first in a struct"), "why: %s", why ? why : "(none)");
+    free(out);
+    free(why);
+}
