@@ -254,7 +254,7 @@ static int is_type_name(const lanes *L, int i) {
 static int is_template_name(const lanes *L, int i) {
     if (!is_ident(L, i)) return 0;
     static const char *const known[] = {"as_type", "vec", "static_cast", "reinterpret_cast", "const_cast",
-                                        "numeric_limits", "is_same", "is_same_v", "sw_mk", "sw_convert", NULL};
+                                        "numeric_limits", "is_same", "is_same_v", "sw_mk", "sw_convert", "sw_static_cast", NULL};
     for (int k = 0; known[k]; k++)
         if (is(L, i, known[k])) return 1;
     for (int k = 0; k < L->ntmpl; k++)
@@ -1288,16 +1288,17 @@ static void emit_expr(lanes *L, int lo, int hi) {
     }
     /* binary operators and operands, left to right */
     for (int i = lo; i < hi;) {
-        /* the fiber front end's constructors (msl_front.c): ::metal::sw_mk<T>(...) */
+        /* the fiber front end's constructors and casts (msl_front.c): ::metal::sw_mk<T>(...) */
         if (is(L, i, "::") && is(L, i + 1, "metal") && is(L, i + 2, "::") &&
-            (is(L, i + 3, "sw_mk") || is(L, i + 3, "sw_convert"))) {
+            (is(L, i + 3, "sw_mk") || is(L, i + 3, "sw_convert") || is(L, i + 3, "sw_static_cast"))) {
             skip_tok(L, i);
             skip_tok(L, i + 1);
             skip_tok(L, i + 2);
             i += 3;
             continue;
         }
-        if (is(L, i, "metal") && is(L, i + 1, "::") && (is(L, i + 2, "sw_mk") || is(L, i + 2, "sw_convert"))) {
+        if (is(L, i, "metal") && is(L, i + 1, "::") &&
+            (is(L, i + 2, "sw_mk") || is(L, i + 2, "sw_convert") || is(L, i + 2, "sw_static_cast"))) {
             skip_tok(L, i);
             skip_tok(L, i + 1);
             i += 2;
@@ -1396,8 +1397,10 @@ static void emit_operand(lanes *L, int lo, int hi) {
         emit_expr(L, k + 1, L->match[k]);
         out_tok(L, L->match[k]);
         k = L->match[k] + 1;
-    } else if (is(L, lo, "sw_mk") || is(L, lo, "sw_convert")) {
-        /* vectors and conversions of varying values: the lanes' cast (same bits) */
+    } else if (is(L, lo, "sw_mk") || is(L, lo, "sw_convert") || is(L, lo, "sw_static_cast")) {
+        /* vectors and conversions of varying values: the lanes' cast (same bits;
+         * sw_static_cast<T> is static_cast<T> but for half/bfloat and vector T,
+         * which convert as sw_convert does, and so does cast) */
         skip_tok(L, lo);
         out_s(L, "::sw::lv::cast");
         emit_raw(L, lo + 1, p_end);

@@ -433,3 +433,25 @@ TEST(sw_lanes_rewrite_refuses_simd_calls_in_member_functions) {
     free(out);
     free(why);
 }
+
+/* static_cast<T> of a varying value (MLX's kernels write out[i] = static_cast<T>(x)):
+ * the front end makes it ::metal::sw_static_cast<T>, which took no vary, so such a
+ * library never got its lanes variant.  It is the lanes' cast now, bit for bit the
+ * fibers' conversion (bfloat and half included). */
+TEST(sw_lanes_static_cast_of_varying_values_runs_as_lanes) {
+    const char *src =
+        "#include <metal_stdlib>\nusing namespace metal;\n"
+        "template <typename T>\n"
+        "kernel void sc(device const float *in [[buffer(0)]], device T *out [[buffer(1)]],\n"
+        "               uint gid [[thread_position_in_grid]]) {\n"
+        "    float x = in[gid] * 1000.0f;\n"
+        "    bfloat b = static_cast<bfloat>(x);\n"
+        "    half h = static_cast<half>(b);\n"
+        "    int i = static_cast<int>(x);\n"
+        "    half4 h4 = static_cast<half4>(float4(x, 1.0f, -x, 3.5f));\n"
+        "    float y = static_cast<float>(b) + static_cast<float>(h) + float(h4.z) + float(i);\n"
+        "    out[gid] = static_cast<T>(y + simd_sum(y));\n"
+        "}\n"
+        "template [[host_name(\"sc_f\")]] [[kernel]] decltype(sc<float>) sc<float>;\n";
+    same_bytes_both_ways_src(src, "sc_f", 64 * 4, 64 * 4, 0, 2, 1, 64);
+}
