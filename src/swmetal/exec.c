@@ -713,15 +713,10 @@ static void reset_stacks_after_abandon(sw_worker *w) {
     for (uint32_t i = 0; i < w->nthreads; i++) sw_stack_reset(&w->stacks[i]);
 }
 
-/* A threadgroup of a sync-free kernel (no barrier, no simd or quad function anywhere
- * it can reach): no thread ever waits for another, so each runs to completion in
- * turn on the worker's own stack, in the order of the schedule's permutation (so
- * validate's schedule comparison still reorders them).  One thread record is
- * re-labelled for each thread instead of preparing n of them.  The checks keep
- * working: w->cur names the running thread for fault reports and the full-check
- * hooks, and the barrier epoch is the threadgroup's one interval.  A fault or an
- * abandoning report leaves through siglongjmp to worker_run_job. */
-static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+/* The worker's one thread record, set up for threadgroup `pos` of n threads run on
+ * the worker's own stack (a plain loop or lanes): the threadgroup's ids and the
+ * arguments; each thread or simdgroup is labelled in turn by label_loop_thread. */
+static sw_gpu_thread *prepare_loop_thread(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
     const sw_dispatch *d = job->d;
     sw_gpu_thread *t = &w->loop_thread;
     sw_ids *id = &t->ids;
@@ -739,6 +734,33 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     t->w = w;
     t->state = SW_T_RUNNABLE;
     t->out_bank = SW_BANK_NONE;
+    return t;
+}
+
+/* After such a threadgroup: the worker back to fibers, the group's one barrier
+ * interval closed.  Returns 0, or -1 when the dispatch is being abandoned. */
+static int end_loop_group(sw_worker *w, sw_job *job) {
+    set_current(w, NULL);
+    w->looping = 0;
+    w->ranging = 0;
+    w->lanes_running = 0;
+    w->live_total = 0;
+    sw_findings_close_interval(job, w, NULL);
+    return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
+}
+
+/* A threadgroup of a sync-free kernel (no barrier, no simd or quad function anywhere
+ * it can reach): no thread ever waits for another, so each runs to completion in
+ * turn on the worker's own stack, in the order of the schedule's permutation (so
+ * validate's schedule comparison still reorders them).  One thread record is
+ * re-labelled for each thread instead of preparing n of them.  The checks keep
+ * working: w->cur names the running thread for fault reports and the full-check
+ * hooks, and the barrier epoch is the threadgroup's one interval.  A fault or an
+ * abandoning report leaves through siglongjmp to worker_run_job. */
+static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+    const sw_dispatch *d = job->d;
+    sw_gpu_thread *t = prepare_loop_thread(w, job, pos, n);
+    sw_ids *id = &t->ids;
     w->looping = 1;
     if (d->range && !d->instrumented && job->fiber_order == SW_ORDER_INORDER) {
         /* the same threads in the same order, the loop compiled with the kernel */
@@ -755,12 +777,7 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
             d->entry(&t->args);
         }
     }
-    set_current(w, NULL);
-    w->looping = 0;
-    w->ranging = 0;
-    w->live_total = 0;
-    sw_findings_close_interval(job, w, NULL);
-    return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
+    return end_loop_group(w, job);
 }
 
 /* A threadgroup of a kernel with a lanes entry (msl_lanes.c): each simdgroup in
@@ -771,22 +788,7 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
  * fibers, which name the thread (and the line) exactly. */
 static int run_group_lanes(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
     const sw_dispatch *d = job->d;
-    sw_gpu_thread *t = &w->loop_thread;
-    sw_ids *id = &t->ids;
-    for (int k = 0; k < 3; k++) {
-        id->threadgroup_position_in_grid[k] = pos[k];
-        id->threads_per_threadgroup[k] = w->tg_actual[k];
-        id->threadgroups_per_grid[k] = d->groups[k];
-        id->threads_per_grid[k] = job->threads_per_grid[k];
-    }
-    id->simdgroups_per_threadgroup = (n + SW_SIMD_WIDTH - 1) / SW_SIMD_WIDTH;
-    id->threads_per_simdgroup = SW_SIMD_WIDTH;
-    t->args.buffers = job->buffers;
-    t->args.tg_params = w->tg_params;
-    t->args.ids = id;
-    t->w = w;
-    t->state = SW_T_RUNNABLE;
-    t->out_bank = SW_BANK_NONE;
+    sw_gpu_thread *t = prepare_loop_thread(w, job, pos, n);
     uint32_t base[3] = {pos[0] * d->tg_size[0], pos[1] * d->tg_size[1], pos[2] * d->tg_size[2]};
     w->looping = 1;
     w->lanes_running = 1;
@@ -796,12 +798,7 @@ static int run_group_lanes(sw_worker *w, sw_job *job, const uint32_t pos[3], uin
         set_current(w, t);
         d->lanes(&t->args, base, sg, lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
     }
-    set_current(w, NULL);
-    w->lanes_running = 0;
-    w->looping = 0;
-    w->live_total = 0;
-    sw_findings_close_interval(job, w, NULL);
-    return atomic_load_explicit(&job->abandoned, memory_order_relaxed) ? -1 : 0;
+    return end_loop_group(w, job);
 }
 
 static _Atomic uint64_t lanes_dispatches;
