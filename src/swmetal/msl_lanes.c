@@ -546,6 +546,16 @@ static int parse_paren(lanes *L, int i, int *lo, int *hi) {
     return L->match[i] + 1;
 }
 
+/* Statement s (for, while, switch) ends with its body, which starts at token k. */
+static int finish_with_body(lanes *L, int s, int k, int limit, int *next) {
+    int nk, b = parse_stmt(L, k, limit, &nk);
+    if (b < 0) return -1;
+    L->st[s].body = b;
+    L->st[s].hi = nk;
+    *next = nk;
+    return s;
+}
+
 static int parse_stmt(lanes *L, int i, int limit, int *next) {
     if (i >= limit) {
         reject(L, i, "statement expected");
@@ -613,22 +623,12 @@ static int parse_stmt(lanes *L, int i, int limit, int *next) {
         }
         lv_stmt *st = &L->st[s];
         st->a_lo = lo, st->a_hi = semi1, st->b_lo = semi1 + 1, st->b_hi = semi2, st->c_lo = semi2 + 1, st->c_hi = hi;
-        int nk, b = parse_stmt(L, k, limit, &nk);
-        if (b < 0) return -1;
-        L->st[s].body = b;
-        L->st[s].hi = nk;
-        *next = nk;
-        return s;
+        return finish_with_body(L, s, k, limit, next);
     }
     if (is(L, i, "while") || is(L, i, "switch")) {
         s = new_stmt(L, is(L, i, "while") ? ST_WHILE : ST_SWITCH, i);
         if (s < 0 || (k = parse_paren(L, i + 1, &L->st[s].a_lo, &L->st[s].a_hi)) < 0) return -1;
-        int nk, b = parse_stmt(L, k, limit, &nk);
-        if (b < 0) return -1;
-        L->st[s].body = b;
-        L->st[s].hi = nk;
-        *next = nk;
-        return s;
+        return finish_with_body(L, s, k, limit, next);
     }
     if (is(L, i, "do")) {
         s = new_stmt(L, ST_DO, i);
@@ -694,18 +694,17 @@ static int parse_stmt(lanes *L, int i, int limit, int *next) {
 
 /* ------------------------------------------------------------------ uniformity */
 
-static int fn_has_name(const lv_fn *f, const lanes *L, int tok, const int *set, int n) {
-    (void)f;
+static int has_name(const lanes *L, int tok, const int *set, int n) {
     for (int k = 0; k < n; k++)
         if (same_text(L, set[k], tok)) return 1;
     return 0;
 }
 
 static int is_varying_name(const lanes *L, const lv_fn *f, int tok) {
-    return fn_has_name(f, L, tok, f->vnames, f->nv);
+    return has_name(L, tok, f->vnames, f->nv);
 }
 
-static int is_mem_name(const lanes *L, const lv_fn *f, int tok) { return fn_has_name(f, L, tok, f->mem, f->nmem); }
+static int is_mem_name(const lanes *L, const lv_fn *f, int tok) { return has_name(L, tok, f->mem, f->nmem); }
 
 static void mark(lanes *L, lv_fn *f, int tok) {
     if (tok < 0 || is_varying_name(L, f, tok)) return;
@@ -943,7 +942,7 @@ static void note_mem_names(lanes *L, lv_fn *f) {
  * pointer/reference.  Device memory, and const parameters, are not. */
 static int private_target(const lanes *L, const lv_fn *f, int base) {
     if (is_mem_name(L, f, base)) return 0;
-    if (fn_has_name(f, L, base, f->locals, f->nloc)) return 1;
+    if (has_name(L, base, f->locals, f->nloc)) return 1;
     for (int p = 0; p < f->nparams; p++) {
         const lv_param *pr = &f->params[p];
         if (pr->name < 0 || !same_text(L, pr->name, base)) continue;
@@ -972,7 +971,7 @@ static void flow_simple(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
             if (d[k].name < 0) continue;
             if (space && d[k].ptr && !is_mem_name(L, f, d[k].name))
                 push_int(&f->mem, &f->nmem, &f->capmem, d[k].name);
-            if (!fn_has_name(f, L, d[k].name, f->locals, f->nloc))
+            if (!has_name(L, d[k].name, f->locals, f->nloc))
                 push_int(&f->locals, &f->nloc, &f->caploc, d[k].name);
             if (any) mark(L, f, d[k].name);
         }
@@ -1466,8 +1465,7 @@ static void emit_vary_type(lanes *L, int lo, int tyend) {
  * deduced into a temporary and the name declared as the vary of its lane type:
  *   const auto x = e;  ->  auto _sw_aN = e; const vary<lane_t<decltype(_sw_aN)>> x = _sw_aN;
  * (C++17: no lambda, which ?: && || bring, may appear inside decltype itself.) */
-static void emit_vary_auto(lanes *L, lv_fn *f, int lo, int tyend, const lv_decl *d, int nd, int hi) {
-    (void)f;
+static void emit_vary_auto(lanes *L, int lo, int tyend, const lv_decl *d, int nd, int hi) {
     if (nd != 1 || d->ptr || d->init_hi <= d->init_lo || !is(L, d->init_lo - 1, "=") ||
         (is(L, lo - 1, "(") && is(L, lo - 2, "for"))) {
         reject(L, lo, "varying auto declaration of this form");
@@ -1518,7 +1516,7 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
                 }
             for (int k = lo; k < tyend; k++)
                 if (is(L, k, "auto")) {
-                    emit_vary_auto(L, f, lo, tyend, d, nd, hi);
+                    emit_vary_auto(L, lo, tyend, d, nd, hi);
                     return;
                 }
             emit_vary_type(L, lo, tyend);
@@ -1670,8 +1668,7 @@ static int emit_body(lanes *L, lv_fn *f, int s, emit_ctx c) {
     return r;
 }
 
-static void emit_cond(lanes *L, lv_fn *f, int lo, int hi, int varying) {
-    (void)f;
+static void emit_cond(lanes *L, int lo, int hi, int varying) {
     if (varying) {
         emit_expr(L, lo, hi);
         return;
@@ -1734,7 +1731,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
         out_tok(L, st->lo); /* if, or the constexpr after it */
         out_tok(L, st->a_lo - 1);
         if (is(L, st->lo, "constexpr")) emit_expr(L, st->a_lo, st->a_hi);
-        else emit_cond(L, f, st->a_lo, st->a_hi, 0);
+        else emit_cond(L, st->a_lo, st->a_hi, 0);
         out_tok(L, st->a_hi);
         int r = emit_body(L, f, body, c);
         if (els >= 0) {
@@ -1760,7 +1757,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
                 int w = L->st[st->body].hi;
                 out_tok(L, w);
                 out_tok(L, w + 1);
-                emit_cond(L, f, st->a_lo, st->a_hi, 0);
+                emit_cond(L, st->a_lo, st->a_hi, 0);
                 emit_raw(L, st->a_hi, st->hi);
                 return r;
             }
@@ -1769,12 +1766,12 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
             if (st->kind == ST_FOR) {
                 if (st->a_hi > st->a_lo) emit_simple(L, f, st->a_lo, st->a_hi + 1);
                 else out_tok(L, st->a_hi);
-                if (st->b_hi > st->b_lo) emit_cond(L, f, st->b_lo, st->b_hi, 0);
+                if (st->b_hi > st->b_lo) emit_cond(L, st->b_lo, st->b_hi, 0);
                 out_tok(L, st->b_hi);
                 emit_expr(L, st->c_lo, st->c_hi);
                 out_tok(L, st->c_hi);
             } else {
-                emit_cond(L, f, st->a_lo, st->a_hi, 0);
+                emit_cond(L, st->a_lo, st->a_hi, 0);
                 out_tok(L, st->a_hi);
             }
             r = emit_body(L, f, st->body, d);
@@ -1829,7 +1826,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
         d.jump = JUMP_BREAK;
         out_tok(L, st->lo);
         out_tok(L, st->a_lo - 1);
-        emit_cond(L, f, st->a_lo, st->a_hi, 0);
+        emit_cond(L, st->a_lo, st->a_hi, 0);
         out_tok(L, st->a_hi);
         return emit_stmt(L, f, st->body, d);
     }

@@ -193,6 +193,16 @@ static char *rewrite(const char *src, char **why) {
     return out;
 }
 
+/* The rewrite refuses src, saying `reason`. */
+static void check_refused(const char *src, const char *reason) {
+    char *why;
+    char *out = rewrite(src, &why);
+    CHECK(out == NULL);
+    CHECK_MSG(why && strstr(why, reason), "why: %s", why ? why : "(none)");
+    free(out);
+    free(why);
+}
+
 TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_barriers) {
     char *why;
     char *out = rewrite(lanes_src, &why);
@@ -221,19 +231,11 @@ TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_barriers) {
     const char *barrier = "#include <metal_stdlib>\nusing namespace metal;\n"
                           "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
                           "    o[l] = simd_sum(1.0f);\n    threadgroup_barrier(mem_flags::mem_device);\n}\n";
-    out = rewrite(barrier, &why);
-    CHECK(out == NULL);
-    CHECK_MSG(why && strstr(why, "threadgroup_barrier"), "why: %s", why ? why : "(none)");
-    free(out);
-    free(why);
+    check_refused(barrier, "threadgroup_barrier");
     const char *vswitch = "#include <metal_stdlib>\nusing namespace metal;\n"
                           "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
                           "    switch (l) { case 0: o[0] = simd_sum(1.0f); break; default: break; }\n}\n";
-    out = rewrite(vswitch, &why);
-    CHECK(out == NULL);
-    CHECK_MSG(why && strstr(why, "switch on a varying value"), "why: %s", why ? why : "(none)");
-    free(out);
-    free(why);
+    check_refused(vswitch, "switch on a varying value");
 }
 
 /* Uniformity holes found by differential testing: each kernel compiled in lanes
@@ -333,12 +335,7 @@ TEST(sw_lanes_rewrite_refuses_a_varying_break_out_of_a_switch_in_a_masked_loop) 
                       "        acc += 0.5f;\n"
                       "    }\n"
                       "    o[l] = acc + simd_sum(acc);\n}\n";
-    char *why;
-    char *out = rewrite(src, &why);
-    CHECK(out == NULL);
-    CHECK_MSG(why && strstr(why, "break out of a switch under varying control"), "why: %s", why ? why : "(none)");
-    free(out);
-    free(why);
+    check_refused(src, "break out of a switch under varying control");
 }
 
 /* Simd functions in divergent code that meet again afterwards.  Lanes reconverge
@@ -426,12 +423,7 @@ TEST(sw_lanes_rewrite_refuses_simd_calls_in_member_functions) {
                       "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
                       "    V v;\n    float r = simd_sum(1.0f);\n"
                       "    if (l > 4) r += float(v.first());\n    o[l] = r;\n}\n";
-    char *why;
-    char *out = rewrite(src, &why);
-    CHECK(out == NULL);
-    CHECK_MSG(why && strstr(why, "simd_is_first in a struct"), "why: %s", why ? why : "(none)");
-    free(out);
-    free(why);
+    check_refused(src, "simd_is_first in a struct");
 }
 
 /* static_cast<T> of a varying value (MLX's kernels write out[i] = static_cast<T>(x)):
