@@ -522,7 +522,7 @@ static void lanes_debug(const sw_library *lib, const char *what, const char *why
 
 /* The lanes entry of kernel `name` for these constants, or NULL (not eligible, or
  * its C++ did not compile: the fibers run it).  Caller holds lib->mu. */
-static sw_lanes_fn lanes_entry(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs) {
+static const sw_lanes_info *lanes_entry(sw_library *lib, const char *name, const sw_fc_value *fcs, int nfcs) {
     if (!lib->lanes_text) return NULL;
     char *err = NULL;
     void *dl = load_variant(lib, fcs, nfcs, SW_INSTR_NONE, -1, BUILD_LANES, &err);
@@ -534,7 +534,7 @@ static sw_lanes_fn lanes_entry(sw_library *lib, const char *name, const sw_fc_va
         return NULL;
     }
     for (const sw_lanes_info *k = dlsym(dl, "sw_lanes_kernels"); k && k->name; k++)
-        if (strcmp(k->name, name) == 0) return k->fn;
+        if (strcmp(k->name, name) == 0) return k;
     return NULL;
 }
 
@@ -653,7 +653,7 @@ static int get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs,
     }
     pthread_mutex_lock(&lib->mu);
     void *dl = load_variant(lib, fcs, nfcs, instr, only, mode, err);
-    sw_lanes_fn lanes = dl && instr == SW_INSTR_NONE && mode == BUILD_RUN && only < 0
+    const sw_lanes_info *lanes = dl && instr == SW_INSTR_NONE && mode == BUILD_RUN && only < 0
                             ? lanes_entry(lib, name, fcs, nfcs) : NULL;
     pthread_mutex_unlock(&lib->mu);
     if (!dl) return -1;

@@ -534,7 +534,13 @@ static void thread_main(void *arg) {
     sw_gpu_thread *t = arg;
     sw_worker *w = t->w;
     sw_fiber_entered(&t->fiber, &w->sched);
-    w->job->d->entry(&t->args);
+    if (w->lanes_running) {
+        /* a simdgroup's fiber (init_lanes_fibers) */
+        uint32_t lanes = w->nlanes_threads - t->sg * SW_SIMD_WIDTH;
+        w->job->d->lanes->fn(&t->args, w->lanes_base, t->sg, lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
+    } else {
+        w->job->d->entry(&t->args);
+    }
     uint32_t sg = t->sg;
     t->state = SW_T_DONE;
     w->live[sg]--;
@@ -716,9 +722,8 @@ static void reset_stacks_after_abandon(sw_worker *w) {
 /* The worker's one thread record, set up for threadgroup `pos` of n threads run on
  * the worker's own stack (a plain loop or lanes): the threadgroup's ids and the
  * arguments; each thread or simdgroup is labelled in turn by label_loop_thread. */
-static sw_gpu_thread *prepare_loop_thread(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+static void prepare_record(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n, sw_gpu_thread *t) {
     const sw_dispatch *d = job->d;
-    sw_gpu_thread *t = &w->loop_thread;
     sw_ids *id = &t->ids;
     for (int k = 0; k < 3; k++) {
         id->threadgroup_position_in_grid[k] = pos[k];
@@ -734,7 +739,11 @@ static sw_gpu_thread *prepare_loop_thread(sw_worker *w, sw_job *job, const uint3
     t->w = w;
     t->state = SW_T_RUNNABLE;
     t->out_bank = SW_BANK_NONE;
-    return t;
+}
+
+static sw_gpu_thread *prepare_loop_thread(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+    prepare_record(w, job, pos, n, &w->loop_thread);
+    return &w->loop_thread;
 }
 
 /* After such a threadgroup: the worker back to fibers, the group's one barrier
@@ -796,14 +805,41 @@ static int run_group_lanes(sw_worker *w, sw_job *job, const uint32_t pos[3], uin
         uint32_t lanes = n - sg * SW_SIMD_WIDTH;
         label_loop_thread(w, t, sg * SW_SIMD_WIDTH);
         set_current(w, t);
-        d->lanes(&t->args, base, sg, lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
+        d->lanes->fn(&t->args, base, sg, lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
     }
     return end_loop_group(w, job);
+}
+
+/* A threadgroup of a lanes kernel with barriers: one fiber per simdgroup (records
+ * 0..nsimd-1, each labelled as its lane 0), each running the lanes entry; a
+ * barrier suspends the simdgroup's fiber, and the scheduler releases them all
+ * when every live one waits there, as it does threads.  The worker's thread
+ * counts then count simdgroups. */
+static void init_lanes_fibers(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
+    const sw_dispatch *d = job->d;
+    for (int k = 0; k < 3; k++) w->lanes_base[k] = pos[k] * d->tg_size[k];
+    w->nlanes_threads = n;
+    for (uint32_t sg = 0; sg < w->nsimd; sg++) {
+        sw_gpu_thread *t = &w->threads[sg];
+        prepare_record(w, job, pos, n, t);
+        label_loop_thread(w, t, sg * SW_SIMD_WIDTH);
+        t->read_bank = 0;
+        t->wait_line = 0;
+        t->wait_pc = NULL;
+        t->simd_result = 0;
+        w->live[sg] = 1;
+        sw_fiber_prepare(&t->fiber, &w->stacks[sg], thread_main, t);
+    }
+    w->nthreads = w->nsimd;
+    w->live_total = w->nsimd;
+    w->lanes_running = 1;
 }
 
 static _Atomic uint64_t lanes_dispatches;
 
 uint64_t sw_exec_lanes_dispatches(void) { return atomic_load_explicit(&lanes_dispatches, memory_order_relaxed); }
+
+static int run_fibers(sw_worker *w, sw_job *job);
 
 /* Runs threadgroup `linear` of the job.  Returns 0, or -1 when the dispatch is to be
  * abandoned. */
@@ -878,8 +914,20 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
         }
         return run_group_loop(w, job, pos, n);
     }
-    if (job->lanes && !w->lanes_off) return run_group_lanes(w, job, pos, n);
-    init_threads(w, job, pos);
+    if (job->lanes && !w->lanes_off) {
+        if (!d->lanes->barriers) return run_group_lanes(w, job, pos, n);
+        init_lanes_fibers(w, job, pos, n);
+    } else {
+        init_threads(w, job, pos);
+    }
+    int rc = run_fibers(w, job);
+    w->lanes_running = 0;
+    return rc;
+}
+
+/* The threadgroup's fibers (w->nthreads of them, prepared) until all are done. */
+static int run_fibers(sw_worker *w, sw_job *job) {
+    uint32_t n = w->nthreads;
     for (uint32_t i = 0; i < n; i++) w->next[i] = i;
     order_run_list(w, w->next, n);
     w->run_head = w->run_tail = 0;
@@ -1102,6 +1150,7 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
             /* which lane?  The same group again with fibers: they fault at the same
              * access, naming the thread (landing here again, with lanes_off). */
             w->lanes_running = 0;
+            if (!w->looping) reset_stacks_after_abandon(w); /* the simdgroups' fibers */
             w->looping = 0;
             w->lanes_off = 1;
             int rc = run_group(w, job, w->group_linear);
@@ -1350,7 +1399,7 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     int fibers_only, lanes_off;
     read_settings(&job.fiber_order, &job.fiber_seed, &group_order, &group_seed, &fibers_only, &lanes_off);
     job.loop = d->sync_free && !fibers_only;
-    job.lanes = d->lanes && !d->instrumented && !job.loop && !fibers_only && !lanes_off &&
+    job.lanes = d->lanes != NULL && !d->instrumented && !job.loop && !fibers_only && !lanes_off &&
                 job.fiber_order == SW_ORDER_INORDER;
     if (job.lanes) atomic_fetch_add_explicit(&lanes_dispatches, 1, memory_order_relaxed);
     if (prepare_job(d, &job, res) != 0) return -1;

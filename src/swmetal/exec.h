@@ -40,7 +40,7 @@ typedef struct sw_dispatch {
     sw_entry_fn entry;
     sw_range_fn range;           /* the same kernel's loop over a threadgroup's threads, or NULL
                                     (used for sync-free, uninstrumented, in-order threadgroups) */
-    sw_lanes_fn lanes;           /* the same kernel with a simdgroup's lanes as 32-wide data, or
+    const sw_lanes_info *lanes;  /* the same kernel with a simdgroup's lanes as 32-wide data, or
                                     NULL (used for uninstrumented, in-order threadgroups) */
     int instrumented;            /* entry is the full-check (-fsanitize=thread hooked) variant */
     int sync_free;               /* the kernel and all it can call use no barrier and no simd or

@@ -178,6 +178,8 @@ typedef struct sw_worker {
     int arena_poisoned;          /* the arena was poisoned for this threadgroup (done lazily) */
     int lanes_running;           /* inside d->lanes: a fault there is found again with fibers */
     int lanes_off;               /* run the group with fibers (the re-run of a lanes fault) */
+    uint32_t lanes_base[3];      /* lanes fibers: the group's first thread_position_in_grid */
+    uint32_t nlanes_threads;     /* lanes fibers: the group's threads (records are simdgroups) */
     uint64_t group_linear;       /* the group being run (for that re-run) */
 
     /* The threadgroup being run. */

@@ -119,12 +119,15 @@ char *msl_front_emit_lanes(const msl_unit *u, const char *text, const sw_fc_valu
         msl_buf_puts(&b, "); }\n");
     }
     msl_buf_puts(&b, "extern \"C\" const sw_lanes_info sw_lanes_kernels[] = {\n");
+    /* any barrier in the library (a mention is enough: the flag only costs a fiber per
+     * simdgroup where none was needed) */
+    int barriers = strstr(text, "threadgroup_barrier") != NULL;
     for (int k = 0; k < u->nkernels; k++) {
         msl_buf_puts(&b, "    {");
         put_c_string(&b, u->kernels[k].host_name);
-        msl_buf_printf(&b, ", sw_lanes_%d},\n", k);
+        msl_buf_printf(&b, ", sw_lanes_%d, %d},\n", k, barriers);
     }
-    msl_buf_puts(&b, "    {nullptr, nullptr}};\n");
+    msl_buf_puts(&b, "    {nullptr, nullptr, 0}};\n");
     msl_buf_puts(&b, "extern \"C\" const int sw_abi_version = SW_ABI_VERSION;\n");
     char *out = msl_buf_take(&b);
     if (!out) *err = strdup("out of memory while generating the kernel C++");

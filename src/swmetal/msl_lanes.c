@@ -119,6 +119,8 @@ typedef struct lanes {
     int pos;            /* output: end of the last source byte copied */
     int nlabels;
     int cur_fn;
+    int *decl;          /* per token: the declaring token of the local or parameter it
+                         * names (scopes resolved), -1 for anything else */
 } lanes;
 
 /* ------------------------------------------------------------------ tokens */
@@ -208,6 +210,12 @@ static int lex_lanes(lanes *L, char **err) {
         }
     }
     free(stack);
+    L->decl = malloc(sizeof *L->decl * (size_t)(n + 1));
+    if (!L->decl) {
+        *err = strdup("out of memory");
+        return -1;
+    }
+    for (int i = 0; i <= n; i++) L->decl[i] = -1;
     return 0;
 }
 
@@ -320,9 +328,13 @@ static void collect_names(lanes *L) {
 
 /* Identifiers the lanes code cannot run, anywhere in the text. */
 static int scan_unsupported(lanes *L) {
-    static const char *const words[] = {"threadgroup", "threadgroup_barrier", "simdgroup_barrier", "goto", "asm",
-                                        "__asm__", "sw_rt_tg_alloc", "sw_rt_tg_alloc_init", "thread_local",
-                                        "quad_sum", "quad_shuffle", "quad_shuffle_xor", "quad_broadcast", NULL};
+    static const char *const words[] = {"goto", "asm", "__asm__", "thread_local", "quad_sum", "quad_shuffle",
+                                        "quad_shuffle_xor", "quad_broadcast", NULL};
+    /* simdgroup_* names the lanes library provides (sw_lanes.h) */
+    static const char *const simdgroup_ok[] = {"simdgroup_matrix", "simdgroup_float8x8", "simdgroup_half8x8",
+                                               "simdgroup_bfloat8x8", "simdgroup_load", "simdgroup_store",
+                                               "simdgroup_multiply", "simdgroup_multiply_accumulate",
+                                               "simdgroup_barrier", NULL};
     for (int i = 0; i < L->n; i++) {
         if (!is_ident(L, i)) continue;
         const char *s = ttext(L, i);
@@ -332,8 +344,12 @@ static int scan_unsupported(lanes *L) {
                 reject(L, i, "uses %s", words[k]);
                 return -1;
             }
-        int has_atomic = 0;
+        int has_atomic = 0, allowed = 0;
         for (int k = 0; k + 6 <= n && !has_atomic; k++) has_atomic = memcmp(s + k, "atomic", 6) == 0;
+        for (int k = 0; simdgroup_ok[k]; k++) allowed |= is(L, i, simdgroup_ok[k]);
+        /* the front end's function-scope threadgroup declarations (emitted raw) */
+        allowed |= is(L, i, "sw_rt_tg_alloc") || is(L, i, "sw_rt_tg_alloc_init");
+        if (allowed) continue;
         if (has_atomic || (n >= 15 && memcmp(s, "simdgroup_", 10) == 0) ||
             (n > 8 && memcmp(s, "__metal_", 8) == 0) || (n > 5 && memcmp(s, "quad_", 5) == 0) ||
             (n > 6 && memcmp(s, "sw_rt_", 6) == 0)) {
@@ -694,9 +710,18 @@ static int parse_stmt(lanes *L, int i, int limit, int *next) {
 
 /* ------------------------------------------------------------------ uniformity */
 
+/* Tokens a and b name the same variable: the same declaration where either was
+ * resolved to one (resolve_function), else the same text (globals, and names the
+ * resolver did not see declared). */
+static int same_var(const lanes *L, int a, int b) {
+    int da = L->decl[a], db = L->decl[b];
+    if (da >= 0 || db >= 0) return da == db;
+    return same_text(L, a, b);
+}
+
 static int has_name(const lanes *L, int tok, const int *set, int n) {
     for (int k = 0; k < n; k++)
-        if (same_text(L, set[k], tok)) return 1;
+        if (same_var(L, set[k], tok)) return 1;
     return 0;
 }
 
@@ -732,8 +757,14 @@ static int fn_returns_varying(const lanes *L, int tok) {
 
 static int member_name(const lanes *L, int i) { return is(L, i - 1, ".") || is(L, i - 1, "->") || is(L, i + 1, "::"); }
 
+/* `m.thread_elements()`: a simdgroup matrix's elements as the lanes hold them */
+static int lanes_view(const lanes *L, int i) {
+    return is(L, i, "thread_elements") && (is(L, i - 1, ".") || is(L, i - 1, "->")) && is(L, i + 1, "(");
+}
+
 static int expr_varying(const lanes *L, const lv_fn *f, int lo, int hi) {
     for (int i = lo; i < hi; i++) {
+        if (lanes_view(L, i)) return 1;
         if (!is_ident(L, i) || member_name(L, i)) continue;
         if (is_varying_name(L, f, i)) return 1;
         if ((is(L, i + 1, "(") || is(L, i + 1, "<")) && (varying_builtin(L, i) || fn_returns_varying(L, i))) return 1;
@@ -771,8 +802,8 @@ static int is_assign_op(const lanes *L, int i) {
 
 /* A simple statement that declares: starts with a type (after qualifiers). */
 static int decl_type_end(const lanes *L, int lo, int hi) {
-    static const char *const quals[] = {"const", "constexpr", "static", "thread", "device", "constant", "volatile",
-                                        "typename", "register", NULL};
+    static const char *const quals[] = {"const", "constexpr", "static", "thread", "device", "constant", "threadgroup",
+                                        "volatile", "typename", "register", NULL};
     int i = lo, any_qual = 0;
     for (;;) {
         int q = 0;
@@ -945,7 +976,7 @@ static int private_target(const lanes *L, const lv_fn *f, int base) {
     if (has_name(L, base, f->locals, f->nloc)) return 1;
     for (int p = 0; p < f->nparams; p++) {
         const lv_param *pr = &f->params[p];
-        if (pr->name < 0 || !same_text(L, pr->name, base)) continue;
+        if (pr->name < 0 || !same_var(L, pr->name, base)) continue;
         return !pr->space && !(pr->ptr_or_ref && pr->is_const);
     }
     return 0;
@@ -953,7 +984,38 @@ static int private_target(const lanes *L, const lv_fn *f, int base) {
 
 static void flow_assigns(lanes *L, lv_fn *f, int start, int hi, int vctl, int is_decl);
 
+static int has_prefix(const lanes *L, int i, const char *p) {
+    int n = (int)strlen(p);
+    return is_ident(L, i) && tlen(L, i) > n && memcmp(ttext(L, i), p, (size_t)n) == 0;
+}
+
+/* One of the statements the front end writes for a function-scope threadgroup
+ * variable (msl_front.c, rewrite_threadgroup_decl): `using sw_tg_v_x = T[n];`,
+ * `using sw_tg_t_x = threadgroup sw_tg_v_x;`, `sw_tg_t_x &x = *(...)(sw_rt_tg_alloc..);`
+ * and `(void)::sw::tg_static<...>::reg;`.  They stay as they are: the variable is
+ * the simdgroup's reference into the threadgroup arena, uniform storage shared by
+ * every lane (and every simdgroup), like a device pointer.  Returns 1 (and the
+ * variable's token in *name, else -1), or 0 for any other statement. */
+static int tg_decl_stmt(const lanes *L, int lo, int hi, int *name) {
+    *name = -1;
+    if (is(L, lo, "using") && has_prefix(L, lo + 1, "sw_tg_")) return 1;
+    if (has_prefix(L, lo, "sw_tg_t_") && is(L, lo + 1, "&") && is_ident(L, lo + 2) && is(L, lo + 3, "=")) {
+        *name = lo + 2;
+        return 1;
+    }
+    if (is(L, lo, "(") && is(L, lo + 1, "void") && is(L, lo + 2, ")") && is(L, lo + 3, "::") && is(L, lo + 4, "sw") &&
+        is(L, lo + 5, "::") && is(L, lo + 6, "tg_static"))
+        return 1;
+    (void)hi;
+    return 0;
+}
+
 static void flow_simple(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
+    int tg_name;
+    if (tg_decl_stmt(L, lo, hi, &tg_name)) {
+        if (tg_name >= 0 && !is_mem_name(L, f, tg_name)) push_int(&f->mem, &f->nmem, &f->capmem, tg_name);
+        return;
+    }
     int tyend = decl_type_end(L, lo, hi);
     int start = lo;
     if (tyend > 0) {
@@ -966,7 +1028,7 @@ static void flow_simple(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
             if (d[k].init_hi > d[k].init_lo && expr_varying(L, f, d[k].init_lo, d[k].init_hi)) any = 1;
         }
         int space = 0;
-        for (int k = lo; k < tyend; k++) space |= is(L, k, "device") || is(L, k, "constant");
+        for (int k = lo; k < tyend; k++) space |= is(L, k, "device") || is(L, k, "constant") || is(L, k, "threadgroup");
         for (int k = 0; k < nd; k++) {
             if (d[k].name < 0) continue;
             if (space && d[k].ptr && !is_mem_name(L, f, d[k].name))
@@ -1003,6 +1065,100 @@ static void flow_assigns(lanes *L, lv_fn *f, int start, int hi, int vctl, int is
         if ((sub || deref) && !private_target(L, f, base)) continue;
         if ((rhs_varying && !incdec) || vctl) mark(L, f, base);
     }
+}
+
+/* ---- scopes ----
+ * Each use of a local names its declaration (L->decl), so that two locals of one
+ * name in different blocks (`for (uint i ...)` in two loops, one of them varying)
+ * are two variables to the analysis.  Declarations are recognised as flow_simple
+ * recognises them; a use of a name declared nowhere the resolver saw keeps
+ * comparing by text. */
+typedef struct scope_stack {
+    int *tok;
+    int n, cap;
+} scope_stack;
+
+static void declare(lanes *L, scope_stack *sc, int name) {
+    L->decl[name] = name;
+    push_int(&sc->tok, &sc->n, &sc->cap, name);
+}
+
+static void resolve_range(lanes *L, const scope_stack *sc, int lo, int hi) {
+    for (int i = lo; i < hi; i++) {
+        if (!is_ident(L, i) || member_name(L, i) || L->decl[i] >= 0) continue;
+        for (int k = sc->n - 1; k >= 0; k--)
+            if (same_text(L, sc->tok[k], i)) {
+                L->decl[i] = sc->tok[k];
+                break;
+            }
+    }
+}
+
+/* A simple statement [lo, hi) (its ; included): a declarator's name is in scope
+ * from the declarator on (its own initializer included, as in C++). */
+static void resolve_simple(lanes *L, scope_stack *sc, int lo, int hi) {
+    int tg_name;
+    if (tg_decl_stmt(L, lo, hi, &tg_name)) {
+        if (tg_name >= 0) declare(L, sc, tg_name);
+        resolve_range(L, sc, lo, hi);
+        return;
+    }
+    int tyend = decl_type_end(L, lo, hi);
+    if (tyend > 0) {
+        resolve_range(L, sc, lo, tyend);
+        lv_decl d[32];
+        int nd = split_declarators(L, tyend, hi - 1, d, 32);
+        for (int k = 0; k < nd; k++) {
+            if (d[k].name >= 0) declare(L, sc, d[k].name);
+            resolve_range(L, sc, d[k].lo, d[k].hi);
+        }
+    }
+    resolve_range(L, sc, lo, hi);
+}
+
+static void resolve_stmt(lanes *L, scope_stack *sc, int s) {
+    if (s < 0) return;
+    const lv_stmt *st = &L->st[s];
+    int outer = sc->n;
+    switch (st->kind) {
+    case ST_SIMPLE: resolve_simple(L, sc, st->lo, st->hi); return;
+    case ST_COMPOUND:
+        for (int k = st->first; k >= 0; k = L->st[k].next) resolve_stmt(L, sc, k);
+        break;
+    case ST_IF:
+        resolve_range(L, sc, st->a_lo, st->a_hi);
+        resolve_stmt(L, sc, st->body);
+        sc->n = outer;
+        resolve_stmt(L, sc, st->els);
+        break;
+    case ST_FOR:
+        if (st->a_hi > st->a_lo) resolve_simple(L, sc, st->a_lo, st->a_hi + 1);
+        resolve_range(L, sc, st->b_lo, st->b_hi);
+        resolve_range(L, sc, st->c_lo, st->c_hi);
+        resolve_stmt(L, sc, st->body);
+        break;
+    case ST_WHILE:
+    case ST_SWITCH:
+        resolve_range(L, sc, st->a_lo, st->a_hi);
+        resolve_stmt(L, sc, st->body);
+        break;
+    case ST_DO:
+        resolve_stmt(L, sc, st->body);
+        sc->n = outer;
+        resolve_range(L, sc, st->a_lo, st->a_hi);
+        break;
+    case ST_RETURN: resolve_range(L, sc, st->a_lo, st->a_hi); break;
+    default: resolve_range(L, sc, st->lo, st->hi); break;
+    }
+    sc->n = outer;
+}
+
+static void resolve_function(lanes *L, const lv_fn *f) {
+    scope_stack sc = {NULL, 0, 0};
+    for (int p = 0; p < f->nparams; p++)
+        if (f->params[p].name >= 0) declare(L, &sc, f->params[p].name);
+    resolve_stmt(L, &sc, f->body);
+    free(sc.tok);
 }
 
 typedef struct flow_ctx {
@@ -1184,13 +1340,34 @@ static int type_end(const lanes *L, int i, int hi) {
     return k;
 }
 
+/* End of the type of a C-style cast at i: a type_end type with address-space and
+ * cv qualifiers and pointer declarators (`device const bfloat4 *`), or -1. */
+static int cast_type_end(const lanes *L, int i, int hi) {
+    static const char *const quals[] = {"const", "volatile", "device", "constant", "threadgroup", "thread", NULL};
+    for (;;) {
+        int q = 0;
+        for (int k = 0; quals[k]; k++) q |= is(L, i, quals[k]);
+        if (!q) break;
+        i++;
+    }
+    int e = type_end(L, i, hi);
+    if (e < 0) return -1;
+    for (;;) {
+        int q = is(L, e, "*");
+        for (int k = 0; quals[k]; k++) q |= is(L, e, quals[k]);
+        if (!q) break;
+        e++;
+    }
+    return e;
+}
+
 /* End of the unary expression starting at i (the operand of a C-style cast). */
 static int unary_end(const lanes *L, int i, int hi) {
     while (i < hi && (is(L, i, "-") || is(L, i, "+") || is(L, i, "!") || is(L, i, "~") || is(L, i, "*") ||
                       is(L, i, "&") || is(L, i, "++") || is(L, i, "--")))
         i++;
     if (is(L, i, "(") && L->match[i] > i) {
-        int te = type_end(L, i + 1, hi);
+        int te = cast_type_end(L, i + 1, hi);
         if (te == L->match[i]) return unary_end(L, te + 1, hi); /* another cast */
         i = L->match[i] + 1;
     } else if (is_ident(L, i) || L->t[i].kind == MSL_TK_NUMBER || L->t[i].kind == MSL_TK_CHAR) {
@@ -1286,7 +1463,19 @@ static void emit_expr(lanes *L, int lo, int hi) {
         return;
     }
     /* binary operators and operands, left to right */
+    int operand_next = 1; /* at the start, or after an operator: a `*` here is a dereference */
     for (int i = lo; i < hi;) {
+        if (is(L, i, "*") && operand_next) {
+            /* *p -> ld(p, 0): p may be a varying pointer (`*(device float4 *)(x + i)`) */
+            int e = unary_end(L, i + 1, hi);
+            skip_tok(L, i);
+            out_s(L, "::sw::lv::ld(");
+            emit_expr(L, i + 1, e);
+            out_s(L, ", 0)");
+            i = e;
+            operand_next = 0;
+            continue;
+        }
         /* the fiber front end's constructors and casts (msl_front.c): ::metal::sw_mk<T>(...) */
         if (is(L, i, "::") && is(L, i + 1, "metal") && is(L, i + 2, "::") &&
             (is(L, i + 3, "sw_mk") || is(L, i + 3, "sw_convert") || is(L, i + 3, "sw_static_cast"))) {
@@ -1305,6 +1494,7 @@ static void emit_expr(lanes *L, int lo, int hi) {
         }
         if (L->t[i].kind == MSL_TK_PUNCT && !is(L, i, "(") && !is(L, i, "{") && !is(L, i, "::")) {
             out_tok(L, i++);
+            operand_next = 1;
             continue;
         }
         if (is(L, i, "{") && L->match[i] > i) {
@@ -1312,12 +1502,14 @@ static void emit_expr(lanes *L, int lo, int hi) {
             emit_list(L, i + 1, L->match[i]);
             out_tok(L, L->match[i]);
             i = L->match[i] + 1;
+            operand_next = 0;
             continue;
         }
         int e = unary_end(L, i, hi);
         if (e <= i) e = i + 1;
         emit_operand(L, i, e);
         i = e;
+        operand_next = 0;
     }
 }
 
@@ -1330,7 +1522,7 @@ static void emit_operand(lanes *L, int lo, int hi) {
     }
     /* C-style cast: (T) operand */
     if (is(L, i, "(") && L->match[i] > i) {
-        int te = type_end(L, i + 1, hi);
+        int te = cast_type_end(L, i + 1, hi);
         if (te > 0 && te == L->match[i] && te + 1 < hi) {
             skip_tok(L, i);
             out_s(L, "::sw::lv::cast<");
@@ -1407,8 +1599,8 @@ static void emit_operand(lanes *L, int lo, int hi) {
     } else {
         /* simd functions by their lanes name: the fiber versions of some are plain
          * functions that would synchronise through the executor */
-        if (p_end == lo + 1 && tlen(L, lo) > 5 && memcmp(ttext(L, lo), "simd_", 5) == 0 && is(L, lo + 1, "(") &&
-            !is(L, lo - 1, "::")) {
+        if (p_end == lo + 1 && ((tlen(L, lo) > 5 && memcmp(ttext(L, lo), "simd_", 5) == 0) || is(L, lo, "simdgroup_barrier")) &&
+            is(L, lo + 1, "(") && !is(L, lo - 1, "::")) {
             out_gap(L, L->t[lo].start);
             out_s(L, "::sw::lv::");
         }
@@ -1505,10 +1697,20 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
             if (d[k].name >= 0 && is_varying_name(L, f, d[k].name)) vary = 1;
         if (vary) {
             for (int k = lo; k < tyend; k++)
-                if (is(L, k, "constexpr") || is(L, k, "static") || is(L, k, "device") || is(L, k, "constant")) {
+                if (is(L, k, "constexpr") || is(L, k, "static") || is(L, k, "device") || is(L, k, "constant") ||
+                    is(L, k, "threadgroup")) {
                     reject(L, k, "varying %.*s declaration", tlen(L, k), ttext(L, k));
                     return;
                 }
+            /* `thread auto &e = m.thread_elements();`: a reference to the lanes'
+             * view of a simdgroup matrix, which is a vary already */
+            if (nd == 1 && d[0].ptr && d[0].init_hi > d[0].init_lo && lanes_view(L, d[0].init_hi - 3) &&
+                is(L, d[0].init_hi - 1, ")") && find_top(L, lo, tyend, "auto", 0) >= 0) {
+                emit_raw(L, lo, d[0].init_lo);
+                emit_expr(L, d[0].init_lo, d[0].init_hi);
+                emit_raw(L, d[0].init_hi, hi);
+                return;
+            }
             for (int k = 0; k < nd; k++)
                 if (d[k].ptr) {
                     reject(L, d[k].lo, "varying pointer or reference local");
@@ -1559,6 +1761,40 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
     if (op < 0 && (is(L, e - 1, "++") || is(L, e - 1, "--"))) incdec = e - 1;
     if (op < 0 && (is(L, lo, "++") || is(L, lo, "--"))) incdec = lo;
     int llo = incdec == lo ? lo + 1 : lo, lhi = op >= 0 ? op : incdec >= 0 ? (incdec == lo ? e : incdec) : -1;
+    if (lhi > llo + 1 && is(L, llo, "*") && unary_end(L, llo + 1, lhi) == lhi) {
+        /* *p = v -> st(p, 0, v); *p op= v -> st(p, 0, ld(p, 0) op (v)) */
+        for (int k = llo + 1; k < lhi; k++)
+            if (is(L, k, "++") || is(L, k, "--") || is_assign_op(L, k)) {
+                reject(L, k, "side effect in a stored-to pointer");
+                return;
+            }
+        if (incdec == lo) skip_tok(L, lo);
+        skip_tok(L, llo);
+        out_s(L, "::sw::lv::st(");
+        emit_expr(L, llo + 1, lhi);
+        out_s(L, ", 0, ");
+        int compound = op >= 0 && !is(L, op, "=");
+        if (op >= 0) skip_tok(L, op);
+        if (compound || incdec >= 0) {
+            out_s(L, "::sw::lv::ld(");
+            emit_expr(L, llo + 1, lhi);
+            out_s(L, ", 0) ");
+            if (incdec >= 0) {
+                out_s(L, is(L, incdec, "++") ? "+ 1" : "- 1");
+                if (incdec != lo) skip_tok(L, incdec);
+            } else {
+                msl_buf_put(&L->out, ttext(L, op), (size_t)tlen(L, op) - 1);
+                out_s(L, " (");
+                emit_expr(L, op + 1, e);
+                out_s(L, ")");
+            }
+        } else {
+            emit_expr(L, op + 1, e);
+        }
+        out_s(L, ")");
+        out_tok(L, e);
+        return;
+    }
     if (lhi > llo && is(L, lhi - 1, "]") && L->match[lhi - 1] > llo) {
         int ob = L->match[lhi - 1];
         int sub, deref;
@@ -1689,9 +1925,23 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
     case ST_LABEL:
         emit_raw(L, st->lo, st->hi);
         return 0;
-    case ST_SIMPLE:
+    case ST_SIMPLE: {
+        int tg_name;
+        if (tg_decl_stmt(L, st->lo, st->hi, &tg_name)) {
+            emit_raw(L, st->lo, st->hi);
+            return 0;
+        }
+        /* A barrier is the simdgroup's (one fiber per simdgroup, exec.c): every lane
+         * must be there, so never under varying control, nor in a function that
+         * could be called there. */
+        for (int k = st->lo; k < st->hi; k++)
+            if (is(L, k, "threadgroup_barrier") && (c.vctl || f->kernel < 0)) {
+                reject(L, k, "threadgroup_barrier %s", c.vctl ? "under varying control" : "outside the kernel function");
+                return 0;
+            }
         emit_simple(L, f, st->lo, st->hi);
         return 0;
+    }
     case ST_COMPOUND: {
         out_tok(L, st->lo);
         int any = 0;
@@ -1962,6 +2212,8 @@ char *msl_lanes_rewrite(const msl_unit *u, char **why) {
         int next;
         L.fns[fi].body = parse_stmt(&L, L.fns[fi].body_open, L.fns[fi].body_close + 1, &next);
         if (L.fns[fi].body < 0 && !L.why[0]) reject(&L, L.fns[fi].body_open, "could not parse the body");
+        if (L.why[0]) break;
+        resolve_function(&L, &L.fns[fi]);
         note_mem_names(&L, &L.fns[fi]);
     }
     if (L.why[0]) goto done;
@@ -2007,6 +2259,7 @@ done:
     free(L.st);
     free(L.t);
     free(L.match);
+    free(L.decl);
     free(L.types);
     free(L.tmpl);
     return result;

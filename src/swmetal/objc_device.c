@@ -272,7 +272,7 @@ sw_range_fn sw_mtl_pipeline_range(id pipeline) {
     return f->kernel.sync_free ? f->kernel.info->range : NULL;
 }
 
-sw_lanes_fn sw_mtl_pipeline_lanes(id pipeline) {
+const sw_lanes_info *sw_mtl_pipeline_lanes(id pipeline) {
     sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
     return f->kernel.lanes;
 }

@@ -74,7 +74,7 @@ int sw_mtl_pipeline_atomic_free(id pipeline);
 /* The kernel's plain variant's sw_range_fn when it is sync-free, else NULL. */
 sw_range_fn sw_mtl_pipeline_range(id pipeline);
 /* Its lanes entry (msl_lanes.c), NULL when it has none. */
-sw_lanes_fn sw_mtl_pipeline_lanes(id pipeline);
+const sw_lanes_info *sw_mtl_pipeline_lanes(id pipeline);
 
 /* objc_command.c */
 id sw_mtl_queue_new(id device);

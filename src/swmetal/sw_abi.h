@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 8
+#define SW_ABI_VERSION 9
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -69,6 +69,8 @@ typedef void (*sw_lanes_fn)(const sw_thread_args *args, const uint32_t base[3], 
 typedef struct sw_lanes_info {
     const char *name;        /* host name */
     sw_lanes_fn fn;
+    int barriers;            /* the library has threadgroup barriers: each simdgroup runs on a
+                              * fiber of its own, and a barrier switches between them */
 } sw_lanes_info;
 
 /* How one kernel parameter is bound. */

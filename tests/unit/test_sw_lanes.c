@@ -203,7 +203,7 @@ static void check_refused(const char *src, const char *reason) {
     free(why);
 }
 
-TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_barriers) {
+TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_divergent_barriers) {
     char *why;
     char *out = rewrite(lanes_src, &why);
     CHECK_MSG(out != NULL, "refused: %s", why ? why : "?");
@@ -228,10 +228,12 @@ TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_barriers) {
     }
     free(out);
     free(why);
+    /* a barrier is the simdgroup's: under varying control it would wait for some
+     * lanes only */
     const char *barrier = "#include <metal_stdlib>\nusing namespace metal;\n"
                           "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
-                          "    o[l] = simd_sum(1.0f);\n    threadgroup_barrier(mem_flags::mem_device);\n}\n";
-    check_refused(barrier, "threadgroup_barrier");
+                          "    o[l] = simd_sum(1.0f);\n    if (l < 3) threadgroup_barrier(mem_flags::mem_device);\n}\n";
+    check_refused(barrier, "threadgroup_barrier under varying control");
     const char *vswitch = "#include <metal_stdlib>\nusing namespace metal;\n"
                           "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
                           "    switch (l) { case 0: o[0] = simd_sum(1.0f); break; default: break; }\n}\n";
@@ -446,4 +448,115 @@ TEST(sw_lanes_static_cast_of_varying_values_runs_as_lanes) {
         "}\n"
         "template [[host_name(\"sc_f\")]] [[kernel]] decltype(sc<float>) sc<float>;\n";
     same_bytes_both_ways_src(src, "sc_f", 64 * 4, 64 * 4, 0, 2, 1, 64);
+}
+
+/* Barriers, threadgroup memory and simdgroup matrices (each simdgroup a fiber of
+ * its own, a matrix one uniform 8x8 value): 4 simdgroups stage rows through
+ * threadgroup memory with float4 loads and stores through varying pointers, each
+ * multiplies its rows by another simdgroup's (so the barrier must have let every
+ * simdgroup write first), scales the lanes' elements of a product through
+ * thread_elements(), and passes a simd_sum to another simdgroup.  `e` is a varying
+ * loop variable in two loops and a uniform one in a third, and `i` indexes the
+ * matrix array: names are scoped, or the array would be judged varying and the
+ * library would stay on fibers. */
+static const char *tg_src =
+    "#include <metal_stdlib>\n"                                                                   /* 1 */
+    "using namespace metal;\n"                                                                    /* 2 */
+    "typedef simdgroup_matrix<float, 8, 8> m8;\n"                                                 /* 3 */
+    "kernel void lanes_tg(device const float *in [[buffer(0)]],\n"                                /* 4 */
+    "                     device float *out [[buffer(1)]],\n"                                     /* 5 */
+    "                     constant uint &n [[buffer(2)]],\n"                                      /* 6 */
+    "                     uint tid [[thread_index_in_threadgroup]],\n"                            /* 7 */
+    "                     uint sg [[simdgroup_index_in_threadgroup]],\n"                          /* 8 */
+    "                     uint lane [[thread_index_in_simdgroup]],\n"                             /* 9 */
+    "                     uint3 tgp [[threadgroup_position_in_grid]]) {\n"                        /* 10 */
+    "    threadgroup float tile[64 * 8];\n"                                                       /* 11 */
+    "    threadgroup float sums[4];\n"                                                            /* 12 */
+    "    for (uint e = tid; e < 64 * 2; e += 128) {\n"                                            /* 13 */
+    "        uint row = e / 2, c4 = e % 2;\n"                                                     /* 14 */
+    "        float4 x = float4(0.0f);\n"                                                          /* 15 */
+    "        if (tgp.x * 64 + row < n) x = *(device const float4 *)(in + (tgp.x * 64 + row) * 8 + c4 * 4);\n" /* 16 */
+    "        *(threadgroup float4 *)(tile + row * 8 + c4 * 4) = x * 2.0f;\n"                      /* 17 */
+    "    }\n"                                                                                     /* 18 */
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"                                      /* 19 */
+    "    m8 a, b, c = make_filled_simdgroup_matrix<float, 8, 8>(0.5f);\n"                         /* 20 */
+    "    m8 acc[2];\n"                                                                            /* 21 */
+    "    for (uint e = 0; e < 2; e++) acc[e] = make_filled_simdgroup_matrix<float, 8, 8>(0.25f);\n" /* 22 */
+    "    for (uint i = 0; i < 2; i++) {\n"                                                        /* 23 */
+    "        simdgroup_load(a, tile + (16 * sg + 8 * i) * 8, 8);\n"                               /* 24 */
+    "        simdgroup_load(b, tile + 16 * ((sg + 1) % 4) * 8, 8, ulong2(0, 0), true);\n"         /* 25 */
+    "        simdgroup_multiply_accumulate(acc[i], a, b, acc[i]);\n"                              /* 26 */
+    "        simdgroup_multiply(c, acc[i], a);\n"                                                 /* 27 */
+    "    }\n"                                                                                     /* 28 */
+    "    thread auto &el = acc[1].thread_elements();\n"                                           /* 29 */
+    "    el[0] *= float(lane);\n"                                                                 /* 30 */
+    "    el[1] += 1.0f;\n"                                                                        /* 31 */
+    "    m8 d = acc[0] + acc[1];\n"                                                               /* 32 */
+    "    d = 2.0f * d;\n"                                                                         /* 33 */
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"                                      /* 34 */
+    "    simdgroup_store(d, tile + 16 * sg * 8, 8);\n"                                            /* 35 */
+    "    simdgroup_store(c, tile + (16 * sg + 8) * 8, 8);\n"                                      /* 36 */
+    "    float s = simd_sum(el[0]);\n"                                                            /* 37 */
+    "    if (lane == 0) sums[sg] = s;\n"                                                          /* 38 */
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"                                      /* 39 */
+    "    float t = sums[(sg + 1) % 4];\n"                                                         /* 40 */
+    "    for (uint e = tid; e < 64 * 8; e += 128) {\n"                                            /* 41 */
+    "        uint gi = tgp.x * 64 * 8 + e;\n"                                                     /* 42 */
+    "        if (gi < n * 8) out[gi] = tile[e] + t;\n"                                            /* 43 */
+    "    }\n"                                                                                     /* 44 */
+    "}\n"                                                                                         /* 45 */
+    "kernel void lanes_tg_oob(device float *out [[buffer(0)]],\n"                                 /* 46 */
+    "                         uint gid [[thread_position_in_grid]],\n"                            /* 47 */
+    "                         uint sg [[simdgroup_index_in_threadgroup]],\n"                      /* 48 */
+    "                         uint lane [[thread_index_in_simdgroup]]) {\n"                       /* 49 */
+    "    threadgroup float v[128];\n"                                                             /* 50 */
+    "    v[gid % 128] = float(gid);\n"                                                            /* 51 */
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"                                      /* 52 */
+    "    uint at = sg == 2 && lane == 5 ? 4096 : gid;\n"                                          /* 53 */
+    "    out[at] = v[127 - gid % 128];\n"                                                         /* 54 */
+    "}\n";
+
+/* 3 groups of 128 threads, n = 150 rows of 8 (the third group's rows past n stay
+ * zero in the tile) */
+TEST(sw_lanes_barriers_threadgroup_memory_and_matrices_match_fibers) {
+    same_bytes_both_ways_src(tg_src, "lanes_tg", 150 * 8 * 4, 150 * 8 * 4, 150, 3, 3, 128);
+}
+
+TEST(sw_lanes_fault_after_a_barrier_names_the_exact_thread) {
+    sw_test_env e;
+    sw_test_env_open(&e, "fast", tg_src, "lanes_tg.metal");
+    if (!e.lib) return;
+    id out = new_buffer(&e, 128 * 4);
+    uint64_t before = sw_exec_lanes_dispatches();
+    id cb = sw_test_run(&e, "lanes_tg_oob", &out, 1, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){1, 1, 1},
+                        (MTLSize){128, 1, 1});
+    CHECK(sw_exec_lanes_dispatches() > before);
+    CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 5);
+    const char *err = cb_error(cb);
+    CHECK_MSG(err && strstr(err, "kernel 'lanes_tg_oob'") && strstr(err, "at lanes_tg.metal:54") &&
+                  strstr(err, "thread_position_in_grid (69,0,0)"),
+              "error: %s", err ? err : "(none)");
+    MSG0(void, out, "release");
+    sw_test_env_close(&e);
+}
+
+/* What the rewrite makes of it: the matrix array, the uniform loop's `e` and the
+ * threadgroup arrays stay uniform; the staging loop's `e` is varying; the
+ * varying-pointer load and store become ld/st. */
+TEST(sw_lanes_rewrite_scopes_names_and_keeps_matrices_uniform) {
+    char *why;
+    char *out = rewrite(tg_src, &why);
+    CHECK_MSG(out != NULL, "refused: %s", why ? why : "?");
+    if (out) {
+        CHECK(strstr(out, "m8 acc[2];") != NULL);
+        CHECK(strstr(out, "for (uint e = 0; e < 2; e++)") != NULL || strstr(out, "for (::sw::lv::u(") != NULL ||
+              strstr(out, "uint e = 0;") != NULL);
+        CHECK(strstr(out, "::sw::lv::vary<uint> e = tid") != NULL);
+        CHECK(strstr(out, "::sw::lv::vary<") && !strstr(out, "::sw::lv::vary<m8>"));
+        CHECK(strstr(out, "::sw::lv::st(::sw::lv::cast<threadgroup float4 *>(") != NULL);
+        CHECK(strstr(out, "::sw::lv::ld(::sw::lv::cast<device const float4 *>(") != NULL);
+        CHECK(strstr(out, "thread auto &el =") != NULL);
+    }
+    free(out);
+    free(why);
 }

@@ -71,9 +71,12 @@ template <class T> constexpr bool is_vary = is_vary_t<metal::sw_bare_t<T>>::valu
 
 // A per-lane value that may sit next to a vary in an operation: scalars, half,
 // bfloat, ext vectors, enums.
+// Pointers too: `p + i` with a varying i is a varying pointer (vary<T *>), which
+// ld/st dereference lane by lane (`*(device float4 *)(p + i)`).
 template <class T>
 constexpr bool is_lane_value = std::is_arithmetic_v<metal::sw_bare_t<T>> || metal::sw_is_fp16<metal::sw_bare_t<T>> ||
-                               metal::sw_is_vector<T> || std::is_enum_v<metal::sw_bare_t<T>>;
+                               metal::sw_is_vector<T> || std::is_enum_v<metal::sw_bare_t<T>> ||
+                               std::is_pointer_v<metal::sw_bare_t<T>> || std::is_array_v<std::remove_reference_t<T>>;
 template <class T> constexpr bool is_operand = is_vary<T> || is_lane_value<T>;
 
 struct noinit_t {};
@@ -99,6 +102,7 @@ SW_LV_INLINE metal::bfloat f32_to_bf16(float f) {
 template <class T, class U> SW_LV_INLINE T conv(const U &u) {
     typedef metal::sw_bare_t<U> B;
     if constexpr (std::is_same_v<T, B>) return (T)u;
+    else if constexpr (std::is_pointer_v<T> || std::is_pointer_v<B>) return (T)u;
     else if constexpr (std::is_same_v<T, metal::bfloat> && std::is_same_v<B, float>) return f32_to_bf16((B)u);
     else if constexpr (metal::sw_is_vector<T> && metal::sw_is_vector<B>) return metal::sw_convert<T>((B)u);
     else if constexpr (metal::sw_is_vector<T>) return metal::sw_mk_splat<T>((B)u);
@@ -113,8 +117,16 @@ constexpr bool can_conv = (!metal::sw_is_vector<T> && !metal::sw_is_vector<U>) |
 
 // Lane l's value of an operand: a vary's element, or the uniform value itself.
 template <class X> SW_LV_INLINE auto lval(const X &x, int l) {
-    if constexpr (is_vary<X>) return x.get(l);
-    else return (metal::sw_bare_t<X>)x;
+    if constexpr (is_vary<X>) {
+        return x.get(l);
+    } else if constexpr (std::is_array_v<X>) {
+        // an array (threadgroup memory) as its first element's address, in its own
+        // address space and writable (the operand came by const reference)
+        typedef std::remove_const_t<std::remove_reference_t<decltype(x[0])>> E;
+        return const_cast<E *>(&x[0]);
+    } else {
+        return (metal::sw_bare_t<X>)x;
+    }
 }
 template <class X> using lane_t = decltype(lval(std::declval<const X &>(), 0));
 
@@ -848,6 +860,15 @@ template <class B, class I> SW_LV_INLINE decltype(auto) ld(B &&b, const I &i) {
             E *p = b;
             return gather<EB>(p, i);
         }
+    } else if constexpr (is_vary<Bd> && std::is_pointer_v<typename Bd::elem>) {
+        // a varying pointer: each active lane reads through its own
+        typedef metal::sw_bare_t<std::remove_pointer_t<typename Bd::elem>> T;
+        vary<T> r;
+        for (uint32_t mm = S().mask; mm; mm &= mm - 1) {
+            const int l = __builtin_ctz(mm);
+            r.set(l, (T)b.get(l)[lval(i, l)]);
+        }
+        return r;
     } else if constexpr (is_vary<Bd>) {
         typedef typename Bd::elem V;
         static_assert(metal::sw_is_vector<V>, "subscript of a varying scalar");
@@ -928,6 +949,12 @@ template <class B, class I, class V> SW_LV_INLINE void st(B &&b, const I &i, con
                 const int l = __builtin_ctz(mm);
                 p[i.get(l)] = lval(v, l);
             }
+        }
+    } else if constexpr (is_vary<Bd> && std::is_pointer_v<typename Bd::elem>) {
+        typedef metal::sw_bare_t<std::remove_pointer_t<typename Bd::elem>> T;
+        for (uint32_t mm = m; mm; mm &= mm - 1) {   // increasing lane order: the highest lane wins
+            const int l = __builtin_ctz(mm);
+            b.get(l)[lval(i, l)] = conv<T>(lval(v, l));
         }
     } else if constexpr (is_vary<Bd>) {
         typedef typename Bd::elem VT;
@@ -1439,6 +1466,180 @@ SW_LV_UNIFORM_SIMD_BITS(ulong)
 #undef SW_LV_UNIFORM_SIMD
 #undef SW_LV_UNIFORM_SIMD_BITS
 #undef SW_LV_UNIFORM_SIMD_V
+} // namespace metal
+
+// ---- simdgroup_matrix<T, 8, 8> ----
+// The simdgroup runs as one, so a matrix is one uniform 8x8 value (row-major), and
+// a product is the plain 8x8x8 loop the fiber build's deferred log ends in
+// (sw_mma_product, same order, same roundings: same bits), with no lane
+// bookkeeping.  thread_elements() hands out the lanes' view in Apple's layout
+// (sw_mat_row/sw_mat_col): a vary<vec<T, 2>> kept in the matrix, which from then
+// on is the value (the kernel may write through the reference at any time), so
+// every later operation converts between the two views.  Operations are
+// simdgroup-wide: called with some lanes inactive (divergent control flow,
+// undefined in MSL) they fault, and the group is run again on fibers.
+namespace metal {
+inline void sw_lv_matrix_uniform(int line) {
+    if (::sw::lv::S().mask != ::sw::lv::S().live)
+        sw_rt_fault("simdgroup matrix operation in divergent control flow (some lanes of the simdgroup inactive)",
+                    line);
+}
+template <class T, int Cols, int Rows> struct simdgroup_matrix {
+    static_assert(Cols == 8 && Rows == 8, "only 8x8 simdgroup matrices are supported");
+    mutable T sw_m[8][8];                     // the value, unless sw_pinned
+    ::sw::lv::vary<vec<T, 2>> sw_el;          // the lanes' view, once thread_elements() was called
+    bool sw_pinned = false;
+
+    simdgroup_matrix() = default;
+    explicit simdgroup_matrix(T diag) {
+        for (int r = 0; r < 8; r++)
+            for (int c = 0; c < 8; c++) sw_m[r][c] = r == c ? diag : T(0);
+    }
+    simdgroup_matrix(const simdgroup_matrix &o) : sw_pinned(false) { __builtin_memcpy(sw_m, o.sw_rows(), sizeof sw_m); }
+    simdgroup_matrix &operator=(const simdgroup_matrix &o) {
+        if (this != &o) {
+            __builtin_memcpy(sw_m, o.sw_rows(), sizeof sw_m);
+            sw_changed();
+        }
+        return *this;
+    }
+
+    // The value, row-major (from the lanes' view when that is the value).
+    const T (&sw_rows() const)[8][8] {
+        if (sw_pinned)
+            for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
+                T *x = &sw_m[0][0] + sw_mat_pos.of[l];
+                x[0] = sw_el.x.get((int)l);
+                x[1] = sw_el.y.get((int)l);
+            }
+        return sw_m;
+    }
+    // sw_m was written: the lanes' view follows.
+    void sw_changed() {
+        if (sw_pinned)
+            for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
+                const T *x = &sw_m[0][0] + sw_mat_pos.of[l];
+                sw_el.x.set((int)l, x[0]);
+                sw_el.y.set((int)l, x[1]);
+            }
+    }
+    ::sw::lv::vary<vec<T, 2>> &thread_elements(int line = __builtin_LINE()) {
+        (void)line;
+        if (!sw_pinned) {
+            sw_pinned = true;
+            sw_changed();
+        }
+        return sw_el;
+    }
+};
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
+
+template <class T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
+    simdgroup_matrix<T, C, R> m;
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 8; c++) m.sw_m[r][c] = value;
+    return m;
+}
+// origin is (column, row); with transpose element (r, c) comes from src[c * stride + r].
+template <class T, class S>
+inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
+                           ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
+    sw_lv_matrix_uniform(line);
+    for (ulong r = 0; r < 8; r++)
+        for (ulong c = 0; c < 8; c++) {
+            const S *p = transpose ? src + (origin.y + c) * elements_per_row + origin.x + r
+                                   : src + (origin.y + r) * elements_per_row + origin.x + c;
+            d.sw_m[r][c] = static_cast<T>(*p);
+        }
+    d.sw_changed();
+}
+template <class T, class S>
+inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong elements_per_row = 8,
+                            ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
+    sw_lv_matrix_uniform(line);
+    const T (&v)[8][8] = m.sw_rows();
+    for (ulong r = 0; r < 8; r++)
+        for (ulong c = 0; c < 8; c++) {
+            S *p = transpose ? dst + (origin.y + c) * elements_per_row + origin.x + r
+                             : dst + (origin.y + r) * elements_per_row + origin.x + c;
+            *p = static_cast<S>(v[r][c]);
+        }
+}
+// d = a b (+ c): the operands as floats, the product in float, rounded to d's type.
+template <class TD, class TA, class TB, class TC>
+inline void sw_lv_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+                      const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c, int line) {
+    sw_lv_matrix_uniform(line);
+    float fa[8][8], fb[8][8], fd[8][8];
+    const TA (&va)[8][8] = a.sw_rows();
+    const TB (&vb)[8][8] = b.sw_rows();
+    for (int r = 0; r < 8; r++)
+        for (int k = 0; k < 8; k++) {
+            fa[r][k] = (float)va[r][k];
+            fb[r][k] = (float)vb[r][k];
+        }
+    if (c) {
+        const TC (&vc)[8][8] = c->sw_rows();
+        for (int r = 0; r < 8; r++)
+            for (int k = 0; k < 8; k++) fd[r][k] = (float)vc[r][k];
+    } else {
+        for (int r = 0; r < 8; r++)
+            for (int k = 0; k < 8; k++) fd[r][k] = 0.0f;
+    }
+    sw_mma_product(fd, fa, fb);
+    for (int r = 0; r < 8; r++)
+        for (int k = 0; k < 8; k++) d.sw_m[r][k] = static_cast<TD>(fd[r][k]);
+    d.sw_changed();
+}
+template <class TD, class TA, class TB, class TC>
+inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+                                          const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> &c,
+                                          int line = __builtin_LINE()) {
+    sw_lv_mma(d, a, b, &c, line);
+}
+template <class TD, class TA, class TB>
+inline void simdgroup_multiply(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+                               const simdgroup_matrix<TB, 8, 8> &b, int line = __builtin_LINE()) {
+    sw_lv_mma(d, a, b, (const simdgroup_matrix<TD, 8, 8> *)nullptr, line);
+}
+template <class T>
+inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
+    simdgroup_matrix<T, 8, 8> d;
+    sw_lv_mma(d, a, b, (const simdgroup_matrix<T, 8, 8> *)nullptr, __LINE__);
+    return d;
+}
+// Element-wise: T arithmetic per element, as the fiber build's vec<T, 2> operations.
+template <class T, class F> inline simdgroup_matrix<T, 8, 8> sw_lv_elementwise(F f) {
+    sw_lv_matrix_uniform(__LINE__);
+    simdgroup_matrix<T, 8, 8> d;
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 8; c++) d.sw_m[r][c] = f(r, c);
+    return d;
+}
+template <class T>
+inline simdgroup_matrix<T, 8, 8> operator+(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
+    const T (&x)[8][8] = a.sw_rows();
+    const T (&y)[8][8] = b.sw_rows();
+    return sw_lv_elementwise<T>([&](int r, int c) -> T { return x[r][c] + y[r][c]; });
+}
+template <class T>
+inline simdgroup_matrix<T, 8, 8> operator-(const simdgroup_matrix<T, 8, 8> &a, const simdgroup_matrix<T, 8, 8> &b) {
+    const T (&x)[8][8] = a.sw_rows();
+    const T (&y)[8][8] = b.sw_rows();
+    return sw_lv_elementwise<T>([&](int r, int c) -> T { return x[r][c] - y[r][c]; });
+}
+template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
+inline simdgroup_matrix<T, 8, 8> operator*(S s, const simdgroup_matrix<T, 8, 8> &a) {
+    const T (&x)[8][8] = a.sw_rows();
+    const T k = sw_cvt<T>(s);
+    return sw_lv_elementwise<T>([&](int r, int c) -> T { return x[r][c] * k; });
+}
+template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
+inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, S s) {
+    return s * a;
+}
 } // namespace metal
 
 #undef SW_LV_MATH1

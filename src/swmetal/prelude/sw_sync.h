@@ -538,6 +538,18 @@ inline uint sw_mat_lane(uint row, uint col) {
     return ((row & 4u) << 2) | ((col & 4u) << 1) | ((row & 2u) << 1) | ((row & 1u) << 1) | ((col >> 1) & 1u);
 }
 
+// D += A B for 8x8 float matrices, j outermost: every element still sums j = 0..7 in
+// order (the MMA's order, and the bits of both the fiber and the lanes build), and
+// the loop over columns runs the 8 columns together (vector code, no reordering).
+inline void sw_mma_product(float (&d)[8][8], const float (&a)[8][8], const float (&b)[8][8]) {
+    for (uint j = 0; j < 8; j++)
+        for (uint r = 0; r < 8; r++) {
+            float x = a[r][j];
+            for (uint c = 0; c < 8; c++) d[r][c] += x * b[j][c];
+        }
+}
+
+#ifndef SW_LANES // the lanes build has its own simdgroup_matrix (sw_lanes.h)
 #define SW_MMA_ENTRIES 128
 // Rounds a product d (8x8) to the destination's element type into res (as float,
 // all 64 elements), and stores the elements of each lane in `lanes` into that lane's
@@ -611,15 +623,9 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
                 x[1] = v[1];
             }
         }
-        // D = C + A B with j outermost: every element still sums j = 0..7 in order,
-        // and the loop over columns runs the 8 columns together (vector code, no
-        // reordering).
+        // D = C + A B
         float (&d)[8][8] = m[2];
-        for (uint j = 0; j < 8; j++)
-            for (uint r = 0; r < 8; r++) {
-                float a = m[0][r][j];
-                for (uint c = 0; c < 8; c++) d[r][c] += a * m[1][j][c];
-            }
+        sw_mma_product(d, m[0], m[1]);
         // A destination is the target of at most one entry (an overwritten one cleared
         // its dst), and later entries read res, never a matrix: storing now is safe.
         // Lanes of one well-formed kernel round to the same type: one call for all.
@@ -833,6 +839,7 @@ template <class T, class S, std::enable_if_t<is_arithmetic_v<S>, int> = 0>
 inline simdgroup_matrix<T, 8, 8> operator*(const simdgroup_matrix<T, 8, 8> &a, S s) {
     return s * a;
 }
+#endif // !SW_LANES
 
 } // namespace metal
 
