@@ -360,6 +360,22 @@ static int scan_unsupported(lanes *L) {
     return 0;
 }
 
+/* Lanes pay for themselves where a simdgroup's lanes meet: simd functions and
+ * simdgroup matrices are a fiber switch per lane on fibers and a plain computation
+ * here.  A library with barriers but no such call (threads that stage tiles and
+ * compute on their own) runs as fast on fibers, a switch per thread per barrier,
+ * and its per-lane loads through varying addresses (`*(float4 *)(tile + 4 * lane)`)
+ * cost more as 32-wide data than as each thread's own load: such a library keeps
+ * its fibers (wy: 1.15 s as lanes against 0.29 s on fibers). */
+static int needs_collectives(lanes *L) {
+    for (int i = 0; i < L->n; i++)
+        if (is_ident(L, i) && ((tlen(L, i) > 5 && memcmp(ttext(L, i), "simd_", 5) == 0) ||
+                               (tlen(L, i) > 10 && memcmp(ttext(L, i), "simdgroup_", 10) == 0)))
+            return 0;
+    reject(L, -1, "no simd function or simdgroup matrix: its threads gain nothing from running together");
+    return -1;
+}
+
 /* ------------------------------------------------------------------ functions */
 
 static int kernel_of(const lanes *L, int name) {
@@ -2202,7 +2218,7 @@ char *msl_lanes_rewrite(const msl_unit *u, char **why) {
         return NULL;
     }
     collect_names(&L);
-    if (scan_unsupported(&L) != 0) goto done;
+    if (scan_unsupported(&L) != 0 || needs_collectives(&L) != 0) goto done;
     if (find_functions(&L) != 0) {
         reject(&L, -1, "could not find the functions"); /* (unless it said why) */
         goto done;

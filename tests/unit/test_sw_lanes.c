@@ -234,6 +234,12 @@ TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_divergent_barriers) {
                           "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
                           "    o[l] = simd_sum(1.0f);\n    if (l < 3) threadgroup_barrier(mem_flags::mem_device);\n}\n";
     check_refused(barrier, "threadgroup_barrier under varying control");
+    /* barriers but no collective: the fibers are as fast */
+    const char *staging = "#include <metal_stdlib>\nusing namespace metal;\n"
+                          "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_threadgroup]]) {\n"
+                          "    threadgroup float t[64];\n    t[l] = o[l];\n"
+                          "    threadgroup_barrier(mem_flags::mem_threadgroup);\n    o[l] = t[63 - l];\n}\n";
+    check_refused(staging, "no simd function or simdgroup matrix");
     const char *vswitch = "#include <metal_stdlib>\nusing namespace metal;\n"
                           "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
                           "    switch (l) { case 0: o[0] = simd_sum(1.0f); break; default: break; }\n}\n";
