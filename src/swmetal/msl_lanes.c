@@ -91,6 +91,7 @@ typedef struct lv_fn {
     int needs_fn;       /* some return is under varying control */
     int is_void;
     int kernel;         /* index into the unit's kernels, -1 */
+    int vcalled;        /* called somewhere under varying control (or from such a function) */
     int *vnames;        /* varying names: token indices (compared by text) */
     int nv, capv;
     int *mem;           /* names that are device/constant/threadgroup pointers */
@@ -950,6 +951,10 @@ static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
         for (int fi = 0; fi < L->nfns; fi++) {
             lv_fn *g = &L->fns[fi];
             if (!same_text(L, g->name, i)) continue;
+            if ((vctl || f->vcalled) && !g->vcalled) {
+                g->vcalled = 1;
+                L->changed = 1;
+            }
             int arg = 0;
             for (int s = open + 1; s < close && arg < g->nparams; arg++) {
                 int e = s;
@@ -1948,11 +1953,12 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
             return 0;
         }
         /* A barrier is the simdgroup's (one fiber per simdgroup, exec.c): every lane
-         * must be there, so never under varying control, nor in a function that
-         * could be called there. */
+         * must be there, so never under varying control, nor in a function called
+         * there. */
         for (int k = st->lo; k < st->hi; k++)
-            if (is(L, k, "threadgroup_barrier") && (c.vctl || f->kernel < 0)) {
-                reject(L, k, "threadgroup_barrier %s", c.vctl ? "under varying control" : "outside the kernel function");
+            if (is(L, k, "threadgroup_barrier") && (c.vctl || f->vcalled)) {
+                reject(L, k, "threadgroup_barrier %s",
+                       c.vctl ? "under varying control" : "in a function called under varying control");
                 return 0;
             }
         emit_simple(L, f, st->lo, st->hi);

@@ -240,6 +240,12 @@ TEST(sw_lanes_rewrite_takes_simd_kernels_and_refuses_divergent_barriers) {
                           "    threadgroup float t[64];\n    t[l] = o[l];\n"
                           "    threadgroup_barrier(mem_flags::mem_threadgroup);\n    o[l] = t[63 - l];\n}\n";
     check_refused(staging, "no simd function or simdgroup matrix");
+    /* a helper with a barrier, called by some lanes only */
+    const char *helper = "#include <metal_stdlib>\nusing namespace metal;\n"
+                         "static void sync() { threadgroup_barrier(mem_flags::mem_threadgroup); }\n"
+                         "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
+                         "    o[l] = simd_sum(1.0f);\n    if (l < 3) sync();\n}\n";
+    check_refused(helper, "threadgroup_barrier in a function called under varying control");
     const char *vswitch = "#include <metal_stdlib>\nusing namespace metal;\n"
                           "kernel void k(device float *o [[buffer(0)]], uint l [[thread_index_in_simdgroup]]) {\n"
                           "    switch (l) { case 0: o[0] = simd_sum(1.0f); break; default: break; }\n}\n";
@@ -456,8 +462,8 @@ TEST(sw_lanes_static_cast_of_varying_values_runs_as_lanes) {
     same_bytes_both_ways_src(src, "sc_f", 64 * 4, 64 * 4, 0, 2, 1, 64);
 }
 
-/* Barriers, threadgroup memory and simdgroup matrices (each simdgroup a fiber of
- * its own, a matrix one uniform 8x8 value): 4 simdgroups stage rows through
+/* Barriers (one of them in a helper), threadgroup memory and simdgroup matrices
+ * (each simdgroup a fiber of its own, a matrix one uniform 8x8 value): 4 simdgroups stage rows through
  * threadgroup memory with float4 loads and stores through varying pointers, each
  * multiplies its rows by another simdgroup's (so the barrier must have let every
  * simdgroup write first), scales the lanes' elements of a product through
@@ -468,7 +474,7 @@ TEST(sw_lanes_static_cast_of_varying_values_runs_as_lanes) {
 static const char *tg_src =
     "#include <metal_stdlib>\n"                                                                   /* 1 */
     "using namespace metal;\n"                                                                    /* 2 */
-    "typedef simdgroup_matrix<float, 8, 8> m8;\n"                                                 /* 3 */
+    "typedef simdgroup_matrix<float, 8, 8> m8; static void sync() { threadgroup_barrier(mem_flags::mem_threadgroup); }\n" /* 3 */
     "kernel void lanes_tg(device const float *in [[buffer(0)]],\n"                                /* 4 */
     "                     device float *out [[buffer(1)]],\n"                                     /* 5 */
     "                     constant uint &n [[buffer(2)]],\n"                                      /* 6 */
@@ -499,7 +505,7 @@ static const char *tg_src =
     "    el[1] += 1.0f;\n"                                                                        /* 31 */
     "    m8 d = acc[0] + acc[1];\n"                                                               /* 32 */
     "    d = 2.0f * d;\n"                                                                         /* 33 */
-    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"                                      /* 34 */
+    "    sync();\n"                                                                               /* 34 */
     "    simdgroup_store(d, tile + 16 * sg * 8, 8);\n"                                            /* 35 */
     "    simdgroup_store(c, tile + (16 * sg + 8) * 8, 8);\n"                                      /* 36 */
     "    float s = simd_sum(el[0]);\n"                                                            /* 37 */
