@@ -13,8 +13,9 @@
  *      (thread_index_in_simdgroup, thread_position_in_grid, ...) and spreads through
  *      assignments, calls (argument -> parameter, and back for pointer/reference
  *      parameters), returns, and assignments under control flow whose condition is
- *      varying.  Names are tracked per function, flow-insensitively (a fixpoint
- *      over the whole library), so the result errs only toward "varying".
+ *      varying.  Each use of a local is resolved to its declaration (scopes), and
+ *      variables are tracked flow-insensitively (a fixpoint over the whole
+ *      library), so the result errs only toward "varying".
  *   2. Rewrite.  Varying declarations become ::sw::lv::vary<T>; every subscript
  *      becomes ::sw::lv::ld/st (gather, masked scatter); casts become
  *      ::sw::lv::cast; ?:, && and || take lambdas so that each side runs only for
@@ -25,9 +26,18 @@
  *   3. Safety.  Wherever the analysis is wrong about a value, the C++ does not
  *      compile (a vary<T> cannot become a T, nor a condition); the device then runs
  *      the library's fibers as before (compile.c).  Anything this pre-pass does not
- *      understand (barriers, threadgroup memory, atomics, simdgroup matrices,
- *      lambdas, goto, a varying switch, ...) makes the library ineligible up front,
- *      with the reason kept for GDNBENCH_SW_DEBUG.
+ *      understand (atomics, quad functions, lambdas, goto, a varying switch, a
+ *      barrier under varying control, ...) makes the library ineligible up front,
+ *      with the reason kept for GDNBENCH_SW_DEBUG; so does a library with no simd
+ *      function or simdgroup matrix (needs_collectives).
+ *
+ *   Threadgroup memory (the front end's function-scope declarations and
+ *   [[threadgroup(n)]] pointers) is uniform storage, like device memory.  A
+ *   threadgroup_barrier is the simdgroup's: exec.c runs each simdgroup of such a
+ *   library on a fiber of its own, and the barrier must be reached under uniform
+ *   control (in the kernel, or in a helper no varying control calls).  A
+ *   simdgroup_matrix is uniform (sw_lanes.h keeps one 8x8 value); its
+ *   thread_elements() is varying.
  *
  *   4. One difference from fibers, by design: simd functions called in divergent
  *      code whose lanes meet again at a later simd call.  Lanes reconverge at the

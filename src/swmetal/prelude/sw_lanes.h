@@ -25,8 +25,10 @@
 //   u(c)                   a condition judged uniform: static_assert if it is varying
 //   branch / loop / fn     varying if, loops, returns; brk() cnt() any()
 //   invoke + bind<K, I>()  the entry, one simdgroup per call
-// Nothing here synchronises or calls the executor: no barriers, no threadgroup
-// allocation, no sw_rt_simd_* (there is no other lane to wait for).
+// Nothing here synchronises through the executor's simd exchange (there is no other
+// lane to wait for).  Threadgroup barriers and threadgroup allocations are the
+// prelude's own, called once per simdgroup: such a library runs each simdgroup on a
+// fiber of its own (exec.c), and a barrier switches between them.
 #ifndef GDN_SW_LANES_H
 #define GDN_SW_LANES_H
 
