@@ -334,7 +334,16 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300];
+    char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300], failed[4300];
+    /* A lanes variant that did not compile is remembered (the key hashes its C++ and
+     * the compiler): the device runs the library's fibers instead, and every later
+     * process would otherwise pay for the same failed compile. */
+    pathf(failed, sizeof failed, "%s/%s.lanes-failed", cache, key);
+    if (mode == BUILD_LANES && access(failed, F_OK) == 0) {
+        char *msg = sw_read_file(failed, NULL);
+        *err = msg ? msg : strdup("its C++ did not compile (an earlier run)");
+        return -1;
+    }
     if (prelude_dir(cache, pdir, sizeof pdir, err)) return -1;
     pathf(cpp_path, sizeof cpp_path, "%s/%s.cpp", cache, key);
     pathf(tmp_so, sizeof tmp_so, "%s.tmp-%d-%lx", so_path, (int)getpid(), (unsigned long)pthread_self());
@@ -364,6 +373,7 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
                       : compiler_message(errp, "compiling the kernel");
         unlink(errp);
         unlink(tmp_so);
+        if (mode == BUILD_LANES && rc > 0 && *err) (void)sw_write_file_atomic(failed, *err, strlen(*err));
         return -1;
     }
     unlink(errp);
@@ -436,9 +446,12 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
                                     : msl_front_emit(&lib->unit, fcs, nfcs, only, err);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, mode, key);
-    if (mode != BUILD_CHECK) keep_cpp(cpp, key);
+    /* a lanes variant is kept once it compiled (below): one that does not runs
+     * nowhere, so there is nothing to check for another target */
+    if (mode != BUILD_CHECK && mode != BUILD_LANES) keep_cpp(cpp, key);
     for (int i = 0; loaded && i < lib->nvariants; i++) {
         if (strcmp(lib->variants[i].key, key) == 0) {
+            if (mode == BUILD_LANES) keep_cpp(cpp, key);
             free(cpp);
             __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
             *loaded = lib->variants[i].dl;
@@ -447,6 +460,7 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
     }
     char cache[4096];
     int rc = sw_cache_dir(cache, sizeof cache, err) || build_variant(cc, cache, cpp, instr, mode, key, so_path, n, err);
+    if (rc == 0 && mode == BUILD_LANES) keep_cpp(cpp, key);
     free(cpp);
     return rc ? -1 : 0;
 }

@@ -264,7 +264,9 @@ static int is_type_name(const lanes *L, int i) {
             (n == m || (n == m + 1 && s[m] >= '2' && s[m] <= '4')))
             return 1;
     }
-    if (is(L, i, "vec")) return 1;
+    if (is(L, i, "vec") || is(L, i, "simdgroup_matrix") || is(L, i, "simdgroup_float8x8") ||
+        is(L, i, "simdgroup_half8x8") || is(L, i, "simdgroup_bfloat8x8"))
+        return 1;
     for (int k = 0; k < L->ntypes; k++)
         if (same_text(L, L->types[k], i)) return 1;
     return 0;
@@ -272,7 +274,7 @@ static int is_type_name(const lanes *L, int i) {
 
 static int is_template_name(const lanes *L, int i) {
     if (!is_ident(L, i)) return 0;
-    static const char *const known[] = {"as_type", "vec", "static_cast", "reinterpret_cast", "const_cast",
+    static const char *const known[] = {"as_type", "vec", "simdgroup_matrix", "static_cast", "reinterpret_cast", "const_cast",
                                         "numeric_limits", "is_same", "is_same_v", "sw_mk", "sw_convert", "sw_static_cast", NULL};
     for (int k = 0; known[k]; k++)
         if (is(L, i, known[k])) return 1;

@@ -18,6 +18,7 @@
 #include "metal/objc_call.h"
 #include "swmetal/exec.h"
 #include "swmetal/msl_front.h"
+#include "swmetal/sw_compile.h"
 #include "swmetal/swmtl.h"
 #include "sw_test_env.h"
 #include "test.h"
@@ -571,4 +572,46 @@ TEST(sw_lanes_rewrite_scopes_names_and_keeps_matrices_uniform) {
     }
     free(out);
     free(why);
+}
+
+/* A lanes build that does not compile (here: start() returns a varying value
+ * because one call passes a varying argument, so the matrix fill is judged varying
+ * too) leaves the library on fibers, and the failure is remembered in the cache:
+ * a second library from the same source runs without calling the compiler. */
+static const char *nocompile_src =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "static float start(uint i) { return float(i % 7u); }\n"
+    "kernel void lanes_nocompile(device float *out [[buffer(0)]], uint gid [[thread_position_in_grid]],\n"
+    "                            uint sg [[simdgroup_index_in_threadgroup]]) {\n"
+    "    simdgroup_matrix<float, 8, 8> m = make_filled_simdgroup_matrix<float, 8, 8>(start(sg));\n"
+    "    simdgroup_store(m, out + sg * 64, 8);\n"
+    "    out[128 + gid] = start(gid);\n"
+    "}\n";
+
+static void run_nocompile(uint64_t *lanes_runs) {
+    sw_test_env e;
+    sw_test_env_open(&e, "fast", nocompile_src, "lanes_nocompile.metal");
+    if (!e.lib) return;
+    id out = new_buffer(&e, 192 * 4);
+    uint64_t before = sw_exec_lanes_dispatches();
+    id cb = sw_test_run(&e, "lanes_nocompile", &out, 1, "dispatchThreadgroups:threadsPerThreadgroup:",
+                        (MTLSize){1, 1, 1}, (MTLSize){64, 1, 1});
+    *lanes_runs = sw_exec_lanes_dispatches() - before;
+    CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 4);
+    const float *o = MSG0(void *, out, "contents");
+    CHECK(o[64] == 1.0f && o[128 + 9] == 2.0f);
+    MSG0(void, out, "release");
+    sw_test_env_close(&e);
+}
+
+TEST(sw_lanes_failed_compile_falls_back_and_is_remembered) {
+    uint64_t lanes_runs = 0;
+    run_nocompile(&lanes_runs);
+    CHECK_EQ_INT((int)lanes_runs, 0);
+    uint64_t compiles = sw_compile_invocations();
+    run_nocompile(&lanes_runs);
+    CHECK_EQ_INT((int)lanes_runs, 0);
+    CHECK_MSG(sw_compile_invocations() == compiles, "the compiler ran %d more time(s) for the same library",
+              (int)(sw_compile_invocations() - compiles));
 }
