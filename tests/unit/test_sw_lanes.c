@@ -615,3 +615,19 @@ TEST(sw_lanes_failed_compile_falls_back_and_is_remembered) {
     CHECK_MSG(sw_compile_invocations() == compiles, "the compiler ran %d more time(s) for the same library",
               (int)(sw_compile_invocations() - compiles));
 }
+
+/* A partial threadgroup (48 threads) with a barrier: each simdgroup is a fiber of its
+ * own on one worker thread, and the lane state (execution mask, live lanes) was the
+ * worker's: the partial second simdgroup set 16 live lanes, and the first came back
+ * from the barrier with lanes 16..31 off (their stores lost).  The state is kept
+ * across the barrier now. */
+TEST(sw_lanes_partial_threadgroup_keeps_its_lanes_across_a_barrier) {
+    const char *src = "#include <metal_stdlib>\nusing namespace metal;\n"
+                      "kernel void k(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+                      "              uint tid [[thread_index_in_threadgroup]], uint3 tgp [[threadgroup_position_in_grid]]) {\n"
+                      "    threadgroup float st[48];\n"
+                      "    st[tid] = simd_prefix_exclusive_sum(in[tgp.x * 48 + tid]);\n"
+                      "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+                      "    out[tgp.x * 48 + tid] = st[47 - tid] + 1.0f;\n}\n";
+    same_bytes_both_ways_src(src, "k", 3 * 48 * 4, 3 * 48 * 4, 0, 2, 3, 48);
+}

@@ -28,7 +28,8 @@
 // Nothing here synchronises through the executor's simd exchange (there is no other
 // lane to wait for).  Threadgroup barriers and threadgroup allocations are the
 // prelude's own, called once per simdgroup: such a library runs each simdgroup on a
-// fiber of its own (exec.c), and a barrier switches between them.
+// fiber of its own (exec.c), a barrier switches between them, and the worker's lane
+// state is kept across the switch.
 #ifndef GDN_SW_LANES_H
 #define GDN_SW_LANES_H
 
@@ -1289,6 +1290,23 @@ inline vary<bool> simd_is_first(int line = __builtin_LINE()) {
 }
 // Nothing to wait for: the simdgroup runs as one.
 inline void simdgroup_barrier(metal::mem_flags, int line = __builtin_LINE()) { (void)line; }
+} // namespace lv
+} // namespace sw
+
+// A threadgroup barrier suspends this simdgroup's fiber (exec.c init_lanes_fibers)
+// while the others run on the same worker thread, and each of them sets the
+// worker's one lane state (invoke: a partial last simdgroup's live mask; lanes
+// retired by returns).  The state is the simdgroup's: kept here across the switch.
+namespace metal {
+inline void sw_lv_threadgroup_barrier(unsigned flags, int line) {
+    const ::sw::lv::lane_state saved = ::sw::lv::S();
+    sw_rt_threadgroup_barrier(flags, line);
+    ::sw::lv::S() = saved;
+}
+} // namespace metal
+
+namespace sw {
+namespace lv {
 
 // ---- the entry ----
 template <int KIND, int INDEX> struct binder {};

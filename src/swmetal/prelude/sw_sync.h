@@ -36,9 +36,18 @@ inline void sw_device_fence(mem_flags flags) {
     (void)flags;
 #endif
 }
+#ifdef SW_LANES
+// The lanes build's barrier (sw_lanes.h): it keeps the simdgroup's lane state across
+// the switch to the other simdgroups' fibers.
+inline void sw_lv_threadgroup_barrier(unsigned flags, int line);
+#endif
 inline void threadgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
     sw_device_fence(flags);
+#ifdef SW_LANES
+    sw_lv_threadgroup_barrier((unsigned)flags, line);
+#else
     sw_rt_threadgroup_barrier((unsigned)flags, line);
+#endif
 }
 inline void simdgroup_barrier(mem_flags flags, int line = __builtin_LINE()) {
     sw_device_fence(flags);
