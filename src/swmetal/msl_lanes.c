@@ -264,9 +264,13 @@ static int is_type_name(const lanes *L, int i) {
             (n == m || (n == m + 1 && s[m] >= '2' && s[m] <= '4')))
             return 1;
     }
-    if (is(L, i, "vec") || is(L, i, "simdgroup_matrix") || is(L, i, "simdgroup_float8x8") ||
-        is(L, i, "simdgroup_half8x8") || is(L, i, "simdgroup_bfloat8x8"))
-        return 1;
+    if (is(L, i, "vec")) return 1;
+    /* the lanes library's matrix types (sw_lanes.h): `simdgroup_float8x8 m[4];` is a
+     * declaration, not the subscript of an unknown name */
+    static const char *const matrix_types[] = {"simdgroup_matrix", "simdgroup_float8x8", "simdgroup_half8x8",
+                                               "simdgroup_bfloat8x8", NULL};
+    for (int k = 0; matrix_types[k]; k++)
+        if (is(L, i, matrix_types[k])) return 1;
     for (int k = 0; k < L->ntypes; k++)
         if (same_text(L, L->types[k], i)) return 1;
     return 0;

@@ -631,3 +631,30 @@ TEST(sw_lanes_partial_threadgroup_keeps_its_lanes_across_a_barrier) {
                       "    out[tgp.x * 48 + tid] = st[47 - tid] + 1.0f;\n}\n";
     same_bytes_both_ways_src(src, "k", 3 * 48 * 4, 3 * 48 * 4, 0, 2, 3, 48);
 }
+
+/* simdgroup_float8x8 (and simdgroup_matrix<...>, _half8x8, _bfloat8x8) were not type
+ * names to the rewrite: `simdgroup_float8x8 m[4];` was read as the subscript of an
+ * unknown name and became ld(m, 4), so the library's lanes C++ did not compile and
+ * it ran on fibers.  A matrix array indexed by loop variables, with products whose
+ * destination is an operand (d == a, d == b, d == c) and the operators. */
+TEST(sw_lanes_matrix_arrays_of_the_library_typedefs_run_as_lanes) {
+    const char *src =
+        "#include <metal_stdlib>\nusing namespace metal;\n"
+        "kernel void k(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+        "              uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]],\n"
+        "              uint3 tgp [[threadgroup_position_in_grid]]) {\n"
+        "    device const float *base = in + tgp.x * 512 + sg * 128;\n"
+        "    simdgroup_float8x8 m[4];\n"
+        "    for (int i = 0; i < 4; i++) simdgroup_load(m[i], base + i * 16, 8);\n"
+        "    for (int i = 0; i < 3; i++) simdgroup_multiply(m[i + 1], m[i], m[i + 1]);\n"
+        "    simdgroup_multiply_accumulate(m[0], m[0], m[1], m[0]);\n"
+        "    simdgroup_matrix<float, 8, 8> s = m[0] + m[1];\n"
+        "    s = 0.5f * (s - m[2] * m[3]);\n"
+        "    simdgroup_half8x8 h = make_filled_simdgroup_matrix<half, 8, 8>(half(0.75f));\n"
+        "    h = half(3.0f) * (h * h);\n"
+        "    device float *o = out + tgp.x * 512 + sg * 256;\n"
+        "    simdgroup_store(s, o, 8);\n"
+        "    simdgroup_store(h, o + 64, 8);\n"
+        "    o[128 + lane] = simd_sum(float(lane));\n}\n";
+    same_bytes_both_ways_src(src, "k", 3 * 512 * 4, 3 * 512 * 4, 0, 2, 3, 64);
+}
