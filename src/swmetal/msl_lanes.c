@@ -795,6 +795,14 @@ static int lanes_view(const lanes *L, int i) {
     return is(L, i, "thread_elements") && (is(L, i - 1, ".") || is(L, i - 1, "->")) && is(L, i + 1, "(");
 }
 
+/* A `.thread_elements()` in [lo, hi): a store or member call there reaches the lanes'
+ * view, per-lane storage inside the (uniform) matrix, not the matrix's value. */
+static int has_lanes_view(const lanes *L, int lo, int hi) {
+    for (int i = lo; i < hi; i++)
+        if (lanes_view(L, i)) return 1;
+    return 0;
+}
+
 static int expr_varying(const lanes *L, const lv_fn *f, int lo, int hi) {
     for (int i = lo; i < hi; i++) {
         if (lanes_view(L, i)) return 1;
@@ -945,7 +953,7 @@ static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
              * with varying arguments (a struct local: vary<S> does not compile, and
              * the library runs as fibers) */
             int sub, deref, base = chain_base(L, lo, i, &sub, &deref);
-            if (base >= 0 && private_target(L, f, base) &&
+            if (base >= 0 && private_target(L, f, base) && !has_lanes_view(L, base, i + 1) &&
                 (vctl || expr_varying(L, f, i + 2, L->match[i + 1])))
                 mark(L, f, base);
             continue;
@@ -1100,6 +1108,7 @@ static void flow_assigns(lanes *L, lv_fn *f, int start, int hi, int vctl, int is
         }
         if (base < 0) continue;
         if ((sub || deref) && !private_target(L, f, base)) continue;
+        if (has_lanes_view(L, base, i)) continue; /* m.thread_elements()[0] = x: a masked store */
         if ((rhs_varying && !incdec) || vctl) mark(L, f, base);
     }
 }

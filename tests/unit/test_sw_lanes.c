@@ -658,3 +658,28 @@ TEST(sw_lanes_matrix_arrays_of_the_library_typedefs_run_as_lanes) {
         "    o[128 + lane] = simd_sum(float(lane));\n}\n";
     same_bytes_both_ways_src(src, "k", 3 * 512 * 4, 3 * 512 * 4, 0, 2, 3, 64);
 }
+
+/* A store into m.thread_elements() straight (no reference kept) made m itself
+ * varying to the analysis (a compound store reads the varying view, and a member
+ * call under varying control may change its object): vary<simdgroup_matrix> does
+ * not compile, and the library ran on fibers.  The view is the lanes' storage
+ * inside the uniform matrix; the store is a masked st into it. */
+TEST(sw_lanes_stores_into_thread_elements_run_as_lanes) {
+    const char *src =
+        "#include <metal_stdlib>\nusing namespace metal;\n"
+        "kernel void k(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+        "              uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]],\n"
+        "              uint3 tgp [[threadgroup_position_in_grid]]) {\n"
+        "    device const float *base = in + tgp.x * 256 + sg * 64;\n"
+        "    simdgroup_float8x8 a, c;\n"
+        "    simdgroup_load(a, base, 8);\n"
+        "    simdgroup_multiply(c, a, a);\n"
+        "    simdgroup_float8x8 d = c;\n"
+        "    d.thread_elements()[0] += 1.0f;\n"
+        "    if (lane % 3 == 0) d.thread_elements()[1] = float(lane);\n"
+        "    simdgroup_multiply(a, d, c);\n"
+        "    device float *o = out + tgp.x * 256 + sg * 128;\n"
+        "    simdgroup_store(a, o, 8);\n"
+        "    o[64 + lane] = simd_sum(d.thread_elements()[0]);\n}\n";
+    same_bytes_both_ways_src(src, "k", 3 * 256 * 4, 3 * 256 * 4, 0, 2, 3, 64);
+}
