@@ -683,3 +683,20 @@ TEST(sw_lanes_stores_into_thread_elements_run_as_lanes) {
         "    o[64 + lane] = simd_sum(d.thread_elements()[0]);\n}\n";
     same_bytes_both_ways_src(src, "k", 3 * 256 * 4, 3 * 256 * 4, 0, 2, 3, 64);
 }
+
+/* simdgroup_load/store in a partial simdgroup (48 threads: the second has 16
+ * lanes): on fibers each lane that exists moves its own two elements, and the
+ * lanes build moved all 64 (the missing lanes' elements stored, their addresses
+ * read, possibly out of bounds).  It moves the existing lanes' elements now. */
+TEST(sw_lanes_matrix_load_and_store_in_a_partial_simdgroup_match_fibers) {
+    const char *src =
+        "#include <metal_stdlib>\nusing namespace metal;\n"
+        "kernel void k(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+        "              uint sg [[simdgroup_index_in_threadgroup]], uint lane [[thread_index_in_simdgroup]],\n"
+        "              uint3 tgp [[threadgroup_position_in_grid]]) {\n"
+        "    simdgroup_float8x8 a;\n"
+        "    simdgroup_load(a, in + tgp.x * 128 + sg * 64, 8, ulong2(0, 0), sg == 1);\n"
+        "    simdgroup_store(a, out + tgp.x * 160 + sg * 64, 8);\n"
+        "    out[tgp.x * 160 + 128 + lane] = simd_sum(float(a.thread_elements()[1]));\n}\n";
+    same_bytes_both_ways_src(src, "k", 3 * 128 * 4, 3 * 160 * 4, 0, 2, 3, 48);
+}

@@ -1563,16 +1563,36 @@ template <class T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_si
     return m;
 }
 // origin is (column, row); with transpose element (r, c) comes from src[c * stride + r].
+// The elements a load or store moves: all 64, or in a partial simdgroup (a
+// threadgroup size not a multiple of 32) those of the lanes that exist, as on fibers,
+// where each lane moves its own two (the others' addresses may be out of bounds).
+// A product there reads elements no lane holds (zeros here, whatever the product
+// log held on fibers): not matched, a partial simdgroup's product is undefined.
+template <class F> inline void sw_lv_matrix_each(F f) {
+    const uint32_t live = ::sw::lv::S().live;
+    if (live == ~0u) {
+        for (uint r = 0; r < 8; r++)
+            for (uint c = 0; c < 8; c++) f(r, c);
+        return;
+    }
+    for (uint32_t m = live; m; m &= m - 1) {
+        const uint pos = sw_mat_pos.of[__builtin_ctz(m)];
+        f(pos / 8, pos % 8);
+        f(pos / 8, pos % 8 + 1);
+    }
+}
 template <class T, class S>
 inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
                            ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
     sw_lv_matrix_uniform(line);
-    for (ulong r = 0; r < 8; r++)
-        for (ulong c = 0; c < 8; c++) {
-            const S *p = transpose ? src + (origin.y + c) * elements_per_row + origin.x + r
-                                   : src + (origin.y + r) * elements_per_row + origin.x + c;
-            d.sw_m[r][c] = static_cast<T>(*p);
-        }
+    if (::sw::lv::S().live != ~0u)
+        for (int r = 0; r < 8; r++)
+            for (int c = 0; c < 8; c++) d.sw_m[r][c] = T(0);   // elements no lane holds
+    sw_lv_matrix_each([&](ulong r, ulong c) {
+        const S *p = transpose ? src + (origin.y + c) * elements_per_row + origin.x + r
+                               : src + (origin.y + r) * elements_per_row + origin.x + c;
+        d.sw_m[r][c] = static_cast<T>(*p);
+    });
     d.sw_changed();
 }
 template <class T, class S>
@@ -1580,12 +1600,11 @@ inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong el
                             ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
     sw_lv_matrix_uniform(line);
     const T (&v)[8][8] = m.sw_rows();
-    for (ulong r = 0; r < 8; r++)
-        for (ulong c = 0; c < 8; c++) {
-            S *p = transpose ? dst + (origin.y + c) * elements_per_row + origin.x + r
-                             : dst + (origin.y + r) * elements_per_row + origin.x + c;
-            *p = static_cast<S>(v[r][c]);
-        }
+    sw_lv_matrix_each([&](ulong r, ulong c) {
+        S *p = transpose ? dst + (origin.y + c) * elements_per_row + origin.x + r
+                         : dst + (origin.y + r) * elements_per_row + origin.x + c;
+        *p = static_cast<S>(v[r][c]);
+    });
 }
 // d = a b (+ c): the operands as floats, the product in float, rounded to d's type.
 template <class TD, class TA, class TB, class TC>
