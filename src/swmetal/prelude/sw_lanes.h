@@ -1582,9 +1582,18 @@ template <class F> inline void sw_lv_matrix_each(F f) {
     }
 }
 template <class T, class S>
-inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
+SW_LV_INLINE void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
                            ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
     sw_lv_matrix_uniform(line);
+    if (::sw::lv::S().live == ~0u) {
+        // the whole simdgroup: rows (or columns) of 8 in a loop the compiler vectorises
+        const S *base = src + origin.y * elements_per_row + origin.x;
+        for (ulong r = 0; r < 8; r++)
+            for (ulong c = 0; c < 8; c++)
+                d.sw_m[r][c] = static_cast<T>(transpose ? base[c * elements_per_row + r] : base[r * elements_per_row + c]);
+        d.sw_changed();
+        return;
+    }
     if (::sw::lv::S().live != ~0u)
         for (int r = 0; r < 8; r++)
             for (int c = 0; c < 8; c++) d.sw_m[r][c] = T(0);   // elements no lane holds
@@ -1607,18 +1616,25 @@ inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong el
     });
 }
 // d = a b (+ c): the operands as floats, the product in float, rounded to d's type.
+// An operand as floats: float matrices as they are, others converted into tmp.
+template <class T> SW_LV_INLINE const float (&sw_lv_floats(const T (&v)[8][8], float (&tmp)[8][8]))[8][8] {
+    if constexpr (std::is_same_v<T, float>) {
+        (void)tmp;
+        return v;
+    } else {
+        for (int r = 0; r < 8; r++)
+            for (int k = 0; k < 8; k++) tmp[r][k] = (float)v[r][k];
+        return tmp;
+    }
+}
 template <class TD, class TA, class TB, class TC>
-inline void sw_lv_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+SW_LV_INLINE void sw_lv_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
                       const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c, int line) {
     sw_lv_matrix_uniform(line);
-    float fa[8][8], fb[8][8], fd[8][8];
-    const TA (&va)[8][8] = a.sw_rows();
-    const TB (&vb)[8][8] = b.sw_rows();
-    for (int r = 0; r < 8; r++)
-        for (int k = 0; k < 8; k++) {
-            fa[r][k] = (float)va[r][k];
-            fb[r][k] = (float)vb[r][k];
-        }
+    float ta[8][8], tb[8][8], fd[8][8];
+    // fd is written before d: a and b may be d itself, and are read from their own storage
+    const float (&fa)[8][8] = sw_lv_floats(a.sw_rows(), ta);
+    const float (&fb)[8][8] = sw_lv_floats(b.sw_rows(), tb);
     if (c) {
         const TC (&vc)[8][8] = c->sw_rows();
         for (int r = 0; r < 8; r++)
