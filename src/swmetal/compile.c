@@ -373,7 +373,9 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
                       : compiler_message(errp, "compiling the kernel");
         unlink(errp);
         unlink(tmp_so);
-        if (mode == BUILD_LANES && rc > 0 && *err) (void)sw_write_file_atomic(failed, *err, strlen(*err));
+        /* only the compiler's verdict on the C++ (not a kill, a full disk) is final */
+        if (mode == BUILD_LANES && rc > 0 && rc < 128 && *err && strstr(*err, "error:"))
+            (void)sw_write_file_atomic(failed, *err, strlen(*err));
         return -1;
     }
     unlink(errp);

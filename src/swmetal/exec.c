@@ -488,7 +488,8 @@ void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
 }
 
 static inline uint32_t simd_sync(sw_worker *w, sw_gpu_thread *t, int line) {
-    if (w->looping) loop_reached_sync(w, "simd-group synchronisation", line);
+    /* lanes fibers are simdgroups: a simd sync there is a rewrite bug, not a wait */
+    if (w->looping || w->lanes_running) loop_reached_sync(w, "simd-group synchronisation", line);
     uint32_t sg = t->sg;
     t->state = SW_T_WAIT_SIMD;
     t->wait_line = line;
@@ -530,14 +531,19 @@ const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32
 
 /* ---- one threadgroup ---- */
 
+/* Lanes of simdgroup sg in a threadgroup of n threads. */
+static inline uint32_t simd_lanes(uint32_t n, uint32_t sg) {
+    uint32_t lanes = n - sg * SW_SIMD_WIDTH;
+    return lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes;
+}
+
 static void thread_main(void *arg) {
     sw_gpu_thread *t = arg;
     sw_worker *w = t->w;
     sw_fiber_entered(&t->fiber, &w->sched);
     if (w->lanes_running) {
         /* a simdgroup's fiber (init_lanes_fibers) */
-        uint32_t lanes = w->nlanes_threads - t->sg * SW_SIMD_WIDTH;
-        w->job->d->lanes->fn(&t->args, w->lanes_base, t->sg, lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
+        w->job->d->lanes->fn(&t->args, w->lanes_base, t->sg, simd_lanes(w->nlanes_threads, t->sg));
     } else {
         w->job->d->entry(&t->args);
     }
@@ -719,9 +725,9 @@ static void reset_stacks_after_abandon(sw_worker *w) {
     for (uint32_t i = 0; i < w->nthreads; i++) sw_stack_reset(&w->stacks[i]);
 }
 
-/* The worker's one thread record, set up for threadgroup `pos` of n threads run on
- * the worker's own stack (a plain loop or lanes): the threadgroup's ids and the
- * arguments; each thread or simdgroup is labelled in turn by label_loop_thread. */
+/* A thread record t set up for threadgroup `pos` of n threads: the threadgroup's ids
+ * and the arguments.  The worker's one record of a plain loop or lanes run (each
+ * thread or simdgroup labelled in turn by label_loop_thread), or a lanes fiber's. */
 static void prepare_record(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n, sw_gpu_thread *t) {
     const sw_dispatch *d = job->d;
     sw_ids *id = &t->ids;
@@ -802,10 +808,9 @@ static int run_group_lanes(sw_worker *w, sw_job *job, const uint32_t pos[3], uin
     w->looping = 1;
     w->lanes_running = 1;
     for (uint32_t sg = 0; sg * SW_SIMD_WIDTH < n; sg++) {
-        uint32_t lanes = n - sg * SW_SIMD_WIDTH;
         label_loop_thread(w, t, sg * SW_SIMD_WIDTH);
         set_current(w, t);
-        d->lanes->fn(&t->args, base, sg, lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
+        d->lanes->fn(&t->args, base, sg, simd_lanes(n, sg));
     }
     return end_loop_group(w, job);
 }
@@ -869,8 +874,7 @@ static int run_group(sw_worker *w, sw_job *job, uint64_t linear) {
     w->live_total = n;
     w->wait_barrier = 0;
     for (uint32_t sg = 0; sg < w->nsimd; sg++) {
-        uint32_t lanes = n - sg * SW_SIMD_WIDTH;
-        w->live[sg] = (uint16_t)(lanes > SW_SIMD_WIDTH ? SW_SIMD_WIDTH : lanes);
+        w->live[sg] = (uint16_t)simd_lanes(n, sg);
         w->wait_simd[sg] = 0;
         w->arr_count[sg] = 0;
         w->arr_mask[sg] = 0;

@@ -102,7 +102,7 @@ typedef struct lv_fn {
     int is_void;
     int kernel;         /* index into the unit's kernels, -1 */
     int vcalled;        /* called somewhere under varying control (or from such a function) */
-    int *vnames;        /* varying names: token indices (compared by text) */
+    int *vnames;        /* varying variables: token indices (compared by same_var) */
     int nv, capv;
     int *mem;           /* names that are device/constant/threadgroup pointers */
     int nmem, capmem;
@@ -244,6 +244,23 @@ static int push_int(int **a, int *n, int *cap, int v) {
 
 /* ------------------------------------------------------------------ names */
 
+/* The lanes library's simdgroup-matrix types and functions (sw_lanes.h). */
+static const char *const matrix_types[] = {"simdgroup_matrix", "simdgroup_float8x8", "simdgroup_half8x8",
+                                           "simdgroup_bfloat8x8", NULL};
+static const char *const matrix_functions[] = {"simdgroup_load", "simdgroup_store", "simdgroup_multiply",
+                                               "simdgroup_multiply_accumulate", NULL};
+
+static int has_prefix(const lanes *L, int i, const char *p) {
+    int n = (int)strlen(p);
+    return is_ident(L, i) && tlen(L, i) > n && memcmp(ttext(L, i), p, (size_t)n) == 0;
+}
+
+static int is_one_of(const lanes *L, int i, const char *const *names) {
+    for (int k = 0; names[k]; k++)
+        if (is(L, i, names[k])) return 1;
+    return 0;
+}
+
 static const char *const scalar_types[] = {"bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                            "half", "bfloat", "float", "size_t", "int8_t", "uint8_t", "int16_t",
                                            "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "unsigned",
@@ -265,12 +282,8 @@ static int is_type_name(const lanes *L, int i) {
             return 1;
     }
     if (is(L, i, "vec")) return 1;
-    /* the lanes library's matrix types (sw_lanes.h): `simdgroup_float8x8 m[4];` is a
-     * declaration, not the subscript of an unknown name */
-    static const char *const matrix_types[] = {"simdgroup_matrix", "simdgroup_float8x8", "simdgroup_half8x8",
-                                               "simdgroup_bfloat8x8", NULL};
-    for (int k = 0; matrix_types[k]; k++)
-        if (is(L, i, matrix_types[k])) return 1;
+    /* `simdgroup_float8x8 m[4];` is a declaration, not the subscript of an unknown name */
+    if (is_one_of(L, i, matrix_types)) return 1;
     for (int k = 0; k < L->ntypes; k++)
         if (same_text(L, L->types[k], i)) return 1;
     return 0;
@@ -278,8 +291,9 @@ static int is_type_name(const lanes *L, int i) {
 
 static int is_template_name(const lanes *L, int i) {
     if (!is_ident(L, i)) return 0;
-    static const char *const known[] = {"as_type", "vec", "simdgroup_matrix", "static_cast", "reinterpret_cast", "const_cast",
-                                        "numeric_limits", "is_same", "is_same_v", "sw_mk", "sw_convert", "sw_static_cast", NULL};
+    static const char *const known[] = {"as_type", "vec", "simdgroup_matrix", "static_cast", "reinterpret_cast",
+                                        "const_cast", "numeric_limits", "is_same", "is_same_v", "sw_mk",
+                                        "sw_convert", "sw_static_cast", NULL};
     for (int k = 0; known[k]; k++)
         if (is(L, i, known[k])) return 1;
     for (int k = 0; k < L->ntmpl; k++)
@@ -347,11 +361,6 @@ static void collect_names(lanes *L) {
 static int scan_unsupported(lanes *L) {
     static const char *const words[] = {"goto", "asm", "__asm__", "thread_local", "quad_sum", "quad_shuffle",
                                         "quad_shuffle_xor", "quad_broadcast", NULL};
-    /* simdgroup_* names the lanes library provides (sw_lanes.h) */
-    static const char *const simdgroup_ok[] = {"simdgroup_matrix", "simdgroup_float8x8", "simdgroup_half8x8",
-                                               "simdgroup_bfloat8x8", "simdgroup_load", "simdgroup_store",
-                                               "simdgroup_multiply", "simdgroup_multiply_accumulate",
-                                               "simdgroup_barrier", NULL};
     for (int i = 0; i < L->n; i++) {
         if (!is_ident(L, i)) continue;
         const char *s = ttext(L, i);
@@ -363,7 +372,9 @@ static int scan_unsupported(lanes *L) {
             }
         int has_atomic = 0, allowed = 0;
         for (int k = 0; k + 6 <= n && !has_atomic; k++) has_atomic = memcmp(s + k, "atomic", 6) == 0;
-        for (int k = 0; simdgroup_ok[k]; k++) allowed |= is(L, i, simdgroup_ok[k]);
+        /* simdgroup_* names the lanes library provides */
+        allowed |= is_one_of(L, i, matrix_types) || is_one_of(L, i, matrix_functions) ||
+                   is(L, i, "simdgroup_barrier");
         /* the front end's function-scope threadgroup declarations (emitted raw) */
         allowed |= is(L, i, "sw_rt_tg_alloc") || is(L, i, "sw_rt_tg_alloc_init");
         if (allowed) continue;
@@ -385,9 +396,10 @@ static int scan_unsupported(lanes *L) {
  * cost more as 32-wide data than as each thread's own load: such a library keeps
  * its fibers (wy: 1.15 s as lanes against 0.29 s on fibers). */
 static int needs_collectives(lanes *L) {
+    /* calls, not names: MLX-style kernels call their parameters simd_lane_id */
     for (int i = 0; i < L->n; i++)
-        if (is_ident(L, i) && ((tlen(L, i) > 5 && memcmp(ttext(L, i), "simd_", 5) == 0) ||
-                               (tlen(L, i) > 10 && memcmp(ttext(L, i), "simdgroup_", 10) == 0)))
+        if ((is(L, i + 1, "(") && (has_prefix(L, i, "simd_") || is(L, i, "simdgroup_barrier"))) ||
+            is_one_of(L, i, matrix_types) || is_one_of(L, i, matrix_functions))
             return 0;
     reject(L, -1, "no simd function or simdgroup matrix: its threads gain nothing from running together");
     return -1;
@@ -495,7 +507,7 @@ static int parse_params(lanes *L, lv_fn *f) {
  * would see a uniform value where the source had per-lane ones.  Refused. */
 static int reject_simd_in(lanes *L, int lo, int hi, const char *what) {
     for (int k = lo; k < hi; k++)
-        if (is_ident(L, k) && tlen(L, k) > 5 && memcmp(ttext(L, k), "simd_", 5) == 0) {
+        if (has_prefix(L, k, "simd_")) {
             reject(L, k, "%.*s in %s", tlen(L, k), ttext(L, k), what);
             return -1;
         }
@@ -795,11 +807,14 @@ static int lanes_view(const lanes *L, int i) {
     return is(L, i, "thread_elements") && (is(L, i - 1, ".") || is(L, i - 1, "->")) && is(L, i + 1, "(");
 }
 
-/* A `.thread_elements()` in [lo, hi): a store or member call there reaches the lanes'
- * view, per-lane storage inside the (uniform) matrix, not the matrix's value. */
+/* A `.thread_elements()` in the chain [lo, hi) (outside its indices and arguments,
+ * which are only read): a store or member call there reaches the lanes' view,
+ * per-lane storage inside the (uniform) matrix, not the matrix's value. */
 static int has_lanes_view(const lanes *L, int lo, int hi) {
-    for (int i = lo; i < hi; i++)
+    for (int i = lo; i < hi; i++) {
         if (lanes_view(L, i)) return 1;
+        if ((is(L, i, "[") || is(L, i, "(")) && L->match[i] > i) i = L->match[i];
+    }
     return 0;
 }
 
@@ -1029,11 +1044,6 @@ static int private_target(const lanes *L, const lv_fn *f, int base) {
 
 static void flow_assigns(lanes *L, lv_fn *f, int start, int hi, int vctl, int is_decl);
 
-static int has_prefix(const lanes *L, int i, const char *p) {
-    int n = (int)strlen(p);
-    return is_ident(L, i) && tlen(L, i) > n && memcmp(ttext(L, i), p, (size_t)n) == 0;
-}
-
 /* One of the statements the front end writes for a function-scope threadgroup
  * variable (msl_front.c, rewrite_threadgroup_decl): `using sw_tg_v_x = T[n];`,
  * `using sw_tg_t_x = threadgroup sw_tg_v_x;`, `sw_tg_t_x &x = *(...)(sw_rt_tg_alloc..);`
@@ -1041,7 +1051,7 @@ static int has_prefix(const lanes *L, int i, const char *p) {
  * the simdgroup's reference into the threadgroup arena, uniform storage shared by
  * every lane (and every simdgroup), like a device pointer.  Returns 1 (and the
  * variable's token in *name, else -1), or 0 for any other statement. */
-static int tg_decl_stmt(const lanes *L, int lo, int hi, int *name) {
+static int tg_decl_stmt(const lanes *L, int lo, int *name) {
     *name = -1;
     if (is(L, lo, "using") && has_prefix(L, lo + 1, "sw_tg_")) return 1;
     if (has_prefix(L, lo, "sw_tg_t_") && is(L, lo + 1, "&") && is_ident(L, lo + 2) && is(L, lo + 3, "=")) {
@@ -1051,13 +1061,12 @@ static int tg_decl_stmt(const lanes *L, int lo, int hi, int *name) {
     if (is(L, lo, "(") && is(L, lo + 1, "void") && is(L, lo + 2, ")") && is(L, lo + 3, "::") && is(L, lo + 4, "sw") &&
         is(L, lo + 5, "::") && is(L, lo + 6, "tg_static"))
         return 1;
-    (void)hi;
     return 0;
 }
 
 static void flow_simple(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
     int tg_name;
-    if (tg_decl_stmt(L, lo, hi, &tg_name)) {
+    if (tg_decl_stmt(L, lo, &tg_name)) {
         if (tg_name >= 0 && !is_mem_name(L, f, tg_name)) push_int(&f->mem, &f->nmem, &f->capmem, tg_name);
         return;
     }
@@ -1126,7 +1135,8 @@ typedef struct scope_stack {
 
 static void declare(lanes *L, scope_stack *sc, int name) {
     L->decl[name] = name;
-    push_int(&sc->tok, &sc->n, &sc->cap, name);
+    /* unresolved uses would be other variables to the analysis: refuse instead */
+    if (push_int(&sc->tok, &sc->n, &sc->cap, name) != 0) reject(L, name, "out of memory");
 }
 
 static void resolve_range(lanes *L, const scope_stack *sc, int lo, int hi) {
@@ -1144,7 +1154,7 @@ static void resolve_range(lanes *L, const scope_stack *sc, int lo, int hi) {
  * from the declarator on (its own initializer included, as in C++). */
 static void resolve_simple(lanes *L, scope_stack *sc, int lo, int hi) {
     int tg_name;
-    if (tg_decl_stmt(L, lo, hi, &tg_name)) {
+    if (tg_decl_stmt(L, lo, &tg_name)) {
         if (tg_name >= 0) declare(L, sc, tg_name);
         resolve_range(L, sc, lo, hi);
         return;
@@ -1643,14 +1653,20 @@ static void emit_operand(lanes *L, int lo, int hi) {
         emit_raw(L, lo + 1, p_end);
         k = p_end;
     } else {
-        /* simd functions by their lanes name: the fiber versions of some are plain
-         * functions that would synchronise through the executor */
-        if (p_end == lo + 1 && ((tlen(L, lo) > 5 && memcmp(ttext(L, lo), "simd_", 5) == 0) || is(L, lo, "simdgroup_barrier")) &&
-            is(L, lo + 1, "(") && !is(L, lo - 1, "::")) {
-            out_gap(L, L->t[lo].start);
+        /* simd functions by their lanes name, `metal::simd_sum` too: the fiber
+         * versions of some are plain functions that would synchronise through the
+         * executor */
+        int name = lo;
+        if (p_end == lo + 3 && is(L, lo, "metal") && is(L, lo + 1, "::") && !is(L, lo - 1, "::")) name = lo + 2;
+        if (p_end == name + 1 && (has_prefix(L, name, "simd_") || is(L, name, "simdgroup_barrier")) &&
+            is(L, name + 1, "(") && (name > lo || !is(L, lo - 1, "::"))) {
+            for (int q = lo; q < name; q++) skip_tok(L, q);
+            out_gap(L, L->t[name].start);
             out_s(L, "::sw::lv::");
+            emit_raw(L, name, p_end);
+        } else {
+            emit_raw(L, lo, p_end);
         }
-        emit_raw(L, lo, p_end);
         k = p_end;
     }
     while (k < hi) {
@@ -1731,6 +1747,48 @@ static void emit_vary_auto(lanes *L, int lo, int tyend, const lv_decl *d, int nd
     out_s(L, " = ");
     out_s(L, tmp);
     out_s(L, ";");
+}
+
+/* A store statement ending at e (its ;): base[index] (index [ilo, ihi)) or *base
+ * (ilo < 0) with `=` or `op=` at op, or ++/-- at incdec (lo: prefix), becomes
+ *   st(base, index, v)  or  st(base, index, ld(base, index) op (v))
+ * (the target read again for a compound assignment).  The tokens before base (a
+ * prefix ++, the *) are already skipped; the output follows the source tokens in
+ * order the first time (the emitter copies the text between them). */
+static void emit_store(lanes *L, int op, int incdec, int lo, int e, int blo, int bhi, int ilo, int ihi) {
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: st(base, index, ...; pass 1: ld(base, index) for a compound store */
+        out_s(L, pass == 0 ? "::sw::lv::st(" : "::sw::lv::ld(");
+        if (ilo < 0) {
+            emit_expr(L, blo, bhi);
+            out_s(L, ", 0");
+        } else {
+            emit_operand(L, blo, bhi);
+            if (pass == 0) skip_tok(L, bhi); /* [ */
+            out_s(L, ", ");
+            emit_expr(L, ilo, ihi);
+            if (pass == 0) skip_tok(L, ihi); /* ] */
+        }
+        out_s(L, pass == 0 ? ", " : ") ");
+        if (pass == 0) {
+            int compound = op >= 0 && !is(L, op, "=");
+            if (op >= 0) skip_tok(L, op);
+            if (!compound && incdec < 0) break;
+        }
+    }
+    if (incdec >= 0) {
+        out_s(L, is(L, incdec, "++") ? "+ 1" : "- 1");
+        if (incdec != lo) skip_tok(L, incdec);
+    } else if (!is(L, op, "=")) {
+        msl_buf_put(&L->out, ttext(L, op), (size_t)tlen(L, op) - 1);
+        out_s(L, " (");
+        emit_expr(L, op + 1, e);
+        out_s(L, ")");
+    } else {
+        emit_expr(L, op + 1, e);
+    }
+    out_s(L, ")");
+    out_tok(L, e);
 }
 
 static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
@@ -1816,29 +1874,7 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
             }
         if (incdec == lo) skip_tok(L, lo);
         skip_tok(L, llo);
-        out_s(L, "::sw::lv::st(");
-        emit_expr(L, llo + 1, lhi);
-        out_s(L, ", 0, ");
-        int compound = op >= 0 && !is(L, op, "=");
-        if (op >= 0) skip_tok(L, op);
-        if (compound || incdec >= 0) {
-            out_s(L, "::sw::lv::ld(");
-            emit_expr(L, llo + 1, lhi);
-            out_s(L, ", 0) ");
-            if (incdec >= 0) {
-                out_s(L, is(L, incdec, "++") ? "+ 1" : "- 1");
-                if (incdec != lo) skip_tok(L, incdec);
-            } else {
-                msl_buf_put(&L->out, ttext(L, op), (size_t)tlen(L, op) - 1);
-                out_s(L, " (");
-                emit_expr(L, op + 1, e);
-                out_s(L, ")");
-            }
-        } else {
-            emit_expr(L, op + 1, e);
-        }
-        out_s(L, ")");
-        out_tok(L, e);
+        emit_store(L, op, incdec, lo, e, llo + 1, lhi, -1, -1);
         return;
     }
     if (lhi > llo && is(L, lhi - 1, "]") && L->match[lhi - 1] > llo) {
@@ -1855,36 +1891,7 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
                 return;
             }
         if (incdec == lo) skip_tok(L, lo);
-        out_s(L, "::sw::lv::st(");
-        emit_operand(L, llo, ob);
-        skip_tok(L, ob);
-        out_s(L, ", ");
-        emit_expr(L, ob + 1, lhi - 1);
-        skip_tok(L, lhi - 1);
-        out_s(L, ", ");
-        int compound = op >= 0 && !is(L, op, "=");
-        if (op >= 0) skip_tok(L, op);
-        if (compound || incdec >= 0) {
-            /* base[i] op= v  ->  st(base, i, ld(base, i) op (v)) */
-            out_s(L, "::sw::lv::ld(");
-            emit_operand(L, llo, ob);
-            out_s(L, ", ");
-            emit_expr(L, ob + 1, lhi - 1);
-            out_s(L, ") ");
-            if (incdec >= 0) {
-                out_s(L, is(L, incdec, "++") ? "+ 1" : "- 1");
-                if (incdec != lo) skip_tok(L, incdec);
-            } else {
-                msl_buf_put(&L->out, ttext(L, op), (size_t)tlen(L, op) - 1);
-                out_s(L, " (");
-                emit_expr(L, op + 1, e);
-                out_s(L, ")");
-            }
-        } else {
-            emit_expr(L, op + 1, e);
-        }
-        out_s(L, ")");
-        out_tok(L, e);
+        emit_store(L, op, incdec, lo, e, llo, ob, ob + 1, lhi - 1);
         return;
     }
     emit_expr(L, lo, e);
@@ -1973,7 +1980,7 @@ static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
         return 0;
     case ST_SIMPLE: {
         int tg_name;
-        if (tg_decl_stmt(L, st->lo, st->hi, &tg_name)) {
+        if (tg_decl_stmt(L, st->lo, &tg_name)) {
             emit_raw(L, st->lo, st->hi);
             return 0;
         }
@@ -2245,6 +2252,9 @@ char *msl_lanes_rewrite(const msl_unit *u, char **why) {
     char *result = NULL;
     *why = NULL;
     if (lex_lanes(&L, &err) != 0) {
+        free(L.t);
+        free(L.match);
+        free(L.decl);
         *why = err;
         return NULL;
     }

@@ -700,3 +700,58 @@ TEST(sw_lanes_matrix_load_and_store_in_a_partial_simdgroup_match_fibers) {
         "    out[tgp.x * 160 + 128 + lane] = simd_sum(float(a.thread_elements()[1]));\n}\n";
     same_bytes_both_ways_src(src, "k", 3 * 128 * 4, 3 * 160 * 4, 0, 2, 3, 48);
 }
+
+/* Holes a review found in this rewrite, each a kernel that compiled as lanes and
+ * gave other bytes (or, for qualified simd calls, reached the fiber runtime). */
+static const char *deref_store_src =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void store_through_deref(device const float *in [[buffer(0)]], device float4 *out [[buffer(1)]],\n"
+    "                                uint lane [[thread_index_in_simdgroup]], uint3 tgp [[threadgroup_position_in_grid]]) {\n"
+    "    device float4 *p = out + tgp.x;\n"
+    "    (*p)[1] = simd_sum(in[lane]);\n"
+    "    (*p)[2] = 3.0f;\n"
+    "}\n";
+static const char *view_index_src =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void view_in_an_index(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "                             uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {\n"
+    "    simdgroup_float8x8 m = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);\n"
+    "    m.thread_elements()[0] = float(lane % 2);\n"
+    "    float t[2] = {0.0f, 0.0f};\n"
+    "    t[m.thread_elements()[0] > 0.5f ? 1 : 0] = float(lane) + in[gid];\n"
+    "    out[gid] = t[1] * 2.0f + t[0] + simd_sum(1.0f);\n"
+    "}\n";
+static const char *qualified_src =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void qualified_simd(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "                           uint tid [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]]) {\n"
+    "    threadgroup float t[64];\n"
+    "    t[tid] = metal::simd_prefix_exclusive_sum(in[gid]);\n"
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "    out[gid] = t[63 - tid] + metal::simd_sum(in[gid]) + float(uint64_t(metal::simd_ballot(tid % 3 == 0)) % 7);\n"
+    "}\n";
+
+/* (*p)[1] = x read *p as a value and stored into that copy: now a compile error in
+ * lanes (a store into a temporary), so the library runs on fibers. */
+TEST(sw_lanes_store_through_a_dereference_is_not_lost) {
+    float a[8 * 4] = {0}, b[8 * 4] = {0};
+    int used = run_once(deref_store_src, 1, "store_through_deref", 32 * 4, sizeof a, 0, 2, 8, 32, a);
+    if (used < 0) return;
+    CHECK_EQ_INT(used, 0);
+    CHECK_EQ_INT(run_once(deref_store_src, 0, "store_through_deref", 32 * 4, sizeof b, 0, 2, 8, 32, b), 0);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK(a[4 * 3 + 2] == 3.0f && a[4 * 3 + 1] != 0.0f);
+}
+
+/* the index of a store reads the matrix's lanes view; the stored-to array is varying */
+TEST(sw_lanes_lanes_view_in_a_stored_index_keeps_the_target_varying) {
+    same_bytes_both_ways_src(view_index_src, "view_in_an_index", 64 * 4, 64 * 4, 0, 2, 2, 32);
+}
+
+/* metal::simd_sum and friends reach the lanes versions, not the fiber runtime */
+TEST(sw_lanes_qualified_simd_calls_run_as_lanes) {
+    same_bytes_both_ways_src(qualified_src, "qualified_simd", 128 * 4, 128 * 4, 0, 2, 2, 64);
+}

@@ -1,7 +1,8 @@
 // sw_lanes.h — the "lanes" (LV) execution library of the software device's prelude:
-// a simdgroup's 32 lanes run together as SIMD data, one simdgroup at a time on a
-// worker thread, without fibers.  Included at the end of metal_stdlib.h when the
-// translation unit defines SW_LANES (the LV rewriter's output does).
+// a simdgroup's 32 lanes run together as SIMD data: one simdgroup at a time on a
+// worker thread, or one fiber per simdgroup where the library has barriers.
+// Included at the end of metal_stdlib.h when the translation unit defines SW_LANES
+// (the LV rewriter's output does).
 //
 // Why: the fiber executor runs each GPU thread on its own fiber and every simd_*
 // call is a fiber switch per lane.  For simd-heavy kernels that cost dominates.  The
@@ -71,6 +72,8 @@ template <class T> struct vary;
 template <class T> struct is_vary_t : std::false_type {};
 template <class T> struct is_vary_t<vary<T>> : std::true_type {};
 template <class T> constexpr bool is_vary = is_vary_t<metal::sw_bare_t<T>>::value;
+template <class T> struct vary_of_pointer : std::false_type {};
+template <class P> struct vary_of_pointer<vary<P>> : std::bool_constant<std::is_pointer_v<P>> {};
 
 // A per-lane value that may sit next to a vary in an operation: scalars, half,
 // bfloat, ext vectors, enums.
@@ -105,7 +108,11 @@ SW_LV_INLINE metal::bfloat f32_to_bf16(float f) {
 template <class T, class U> SW_LV_INLINE T conv(const U &u) {
     typedef metal::sw_bare_t<U> B;
     if constexpr (std::is_same_v<T, B>) return (T)u;
-    else if constexpr (std::is_pointer_v<T> || std::is_pointer_v<B>) return (T)u;
+    else if constexpr (std::is_pointer_v<T> || std::is_pointer_v<B>) {
+        // (the address of a vary is 32 lanes' storage, not a lane's value)
+        static_assert(!std::is_pointer_v<B> || !is_vary<std::remove_pointer_t<B>>, "pointer to a varying value");
+        return (T)u;
+    }
     else if constexpr (std::is_same_v<T, metal::bfloat> && std::is_same_v<B, float>) return f32_to_bf16((B)u);
     else if constexpr (metal::sw_is_vector<T> && metal::sw_is_vector<B>) return metal::sw_convert<T>((B)u);
     else if constexpr (metal::sw_is_vector<T>) return metal::sw_mk_splat<T>((B)u);
@@ -509,7 +516,11 @@ template <class C> inline C u(C &&c) {
 }
 
 // ---- casts: T(args...), (T)x, static_cast<T>(x) ----
+template <class A> constexpr bool vary_pointer = std::is_pointer_v<metal::sw_bare_t<A>> &&
+                                                   is_vary<std::remove_pointer_t<metal::sw_bare_t<A>>>;
 template <class T, class... A> SW_LV_INLINE T ucast(const A &...a) {
+    // `*(thread uint *)&x` of a varying x would read lane 0's bits for every lane
+    static_assert(!(vary_pointer<A> || ...), "cast of a pointer to a varying value");
     if constexpr (sizeof...(A) == 0) {
         return T{};
     } else if constexpr (metal::sw_is_vector<T>) {
@@ -916,6 +927,9 @@ template <class B, class I> SW_LV_INLINE decltype(auto) ld(B &&b, const I &i) {
 // B[I] = v for the active lanes.
 template <class B, class I, class V> SW_LV_INLINE void st(B &&b, const I &i, const V &v) {
     typedef std::remove_cv_t<std::remove_reference_t<B>> Bd;
+    // a store into a temporary (`(*p)[1] = x`: *p read as a value) would be lost
+    static_assert(std::is_lvalue_reference_v<B> || std::is_pointer_v<Bd> || vary_of_pointer<Bd>::value,
+                  "store into a temporary");
     const uint32_t m = S().mask;
     if (!m) return;
     if constexpr (std::is_array_v<Bd> || std::is_pointer_v<Bd>) {
@@ -1497,7 +1511,7 @@ SW_LV_UNIFORM_SIMD_BITS(ulong)
 // on is the value (the kernel may write through the reference at any time), so
 // every later operation converts between the two views.  Operations are
 // simdgroup-wide: called with some lanes inactive (divergent control flow,
-// undefined in MSL) they fault, and the group is run again on fibers.
+// undefined in MSL) they are reported as a fault of the dispatch.
 namespace metal {
 inline void sw_lv_matrix_uniform(int line) {
     if (::sw::lv::S().mask != ::sw::lv::S().live)
@@ -1590,12 +1604,12 @@ SW_LV_INLINE void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulo
         const S *base = src + origin.y * elements_per_row + origin.x;
         for (ulong r = 0; r < 8; r++)
             for (ulong c = 0; c < 8; c++)
-                d.sw_m[r][c] = static_cast<T>(transpose ? base[c * elements_per_row + r] : base[r * elements_per_row + c]);
+                d.sw_m[r][c] = static_cast<T>(transpose ? base[c * elements_per_row + r]
+                                                        : base[r * elements_per_row + c]);
         d.sw_changed();
         return;
     }
-    if (::sw::lv::S().live != ~0u)
-        for (int r = 0; r < 8; r++)
+    for (int r = 0; r < 8; r++)
             for (int c = 0; c < 8; c++) d.sw_m[r][c] = T(0);   // elements no lane holds
     sw_lv_matrix_each([&](ulong r, ulong c) {
         const S *p = transpose ? src + (origin.y + c) * elements_per_row + origin.x + r
