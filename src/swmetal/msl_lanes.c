@@ -1878,13 +1878,9 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
         return;
     }
     if (lhi > llo && is(L, lhi - 1, "]") && L->match[lhi - 1] > llo) {
+        /* a[i][j] = v -> st(ld(a, i), j, v): ld of a uniform index hands out the row
+         * itself (a varying one does not compile: fibers) */
         int ob = L->match[lhi - 1];
-        int sub, deref;
-        chain_base(L, llo, ob, &sub, &deref);
-        if (sub) {
-            reject(L, ob, "store through a nested subscript");
-            return;
-        }
         for (int k = ob; k < lhi; k++)
             if (is(L, k, "++") || is(L, k, "--") || is_assign_op(L, k)) {
                 reject(L, k, "side effect in a stored-to index");

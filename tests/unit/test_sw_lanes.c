@@ -757,3 +757,24 @@ TEST(sw_lanes_lanes_view_in_a_stored_index_keeps_the_target_varying) {
 TEST(sw_lanes_qualified_simd_calls_run_as_lanes) {
     same_bytes_both_ways_src(qualified_src, "qualified_simd", 128 * 4, 128 * 4, 0, 2, 2, 64);
 }
+
+/* Stores through two subscripts: a threadgroup tile indexed [simdgroup][lane] and a
+ * private [4][4] array with a varying column (st of the row ld hands out). */
+static const char *tile2d_src =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void tile2d(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "                   uint gid [[thread_position_in_grid]], uint sg [[simdgroup_index_in_threadgroup]],\n"
+    "                   uint lane [[thread_index_in_simdgroup]]) {\n"
+    "    threadgroup float t2[4][33];\n"
+    "    t2[sg][lane] = in[gid];\n"
+    "    t2[sg][32] = simd_sum(in[gid]);\n"
+    "    float a[4][4] = {};\n"
+    "    for (uint r = 0; r < 4; r++) a[r][lane % 4] = float(r) + in[gid];\n"
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "    out[gid] = t2[(sg + 1) % 4][31 - lane] + t2[sg][32] + a[1][lane % 4] + a[2][(lane + 1) % 4];\n"
+    "}\n";
+
+TEST(sw_lanes_stores_through_two_subscripts_match_fibers) {
+    same_bytes_both_ways_src(tile2d_src, "tile2d", 256 * 4, 256 * 4, 0, 2, 2, 128);
+}

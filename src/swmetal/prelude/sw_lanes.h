@@ -849,7 +849,7 @@ template <class Bd> struct sub_elem {
     typedef std::conditional_t<std::is_array_v<Bd>, std::remove_extent_t<Bd>, std::remove_pointer_t<Bd>> type;
 };
 
-// B[I] as an rvalue (or, for an element that is itself a vary or a class, the lvalue).
+// B[I] as an rvalue (or, for an element that is itself a vary, a class or an array, the lvalue).
 template <class B, class I> SW_LV_INLINE decltype(auto) ld(B &&b, const I &i) {
     typedef std::remove_cv_t<std::remove_reference_t<B>> Bd;
     if constexpr (std::is_array_v<Bd> || std::is_pointer_v<Bd>) {
@@ -868,7 +868,7 @@ template <class B, class I> SW_LV_INLINE decltype(auto) ld(B &&b, const I &i) {
                 return r;
             }
         } else if constexpr (!is_vary<I>) {
-            if constexpr (std::is_class_v<EB>) return (b[i]);
+            if constexpr (std::is_class_v<EB> || std::is_array_v<EB>) return (b[i]);   // a row: itself
             else return (EB)b[i];
         } else {
             E *p = b;
