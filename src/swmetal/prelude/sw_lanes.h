@@ -443,40 +443,42 @@ template <class R, class X> SW_LV_INLINE typename vary<R>::store_t whole(const X
     if constexpr (is_vary<X>) return x.v;
     else return (typename vary<R>::store_t)(R)x;
 }
-#define SW_LV_BINOP(OP)                                                                                            \
+// a OP b for the lanes, op being the scalar (and ext-vector) operation: whole
+// vectors where whole_ok (MODE as above), component by component where comp_ok,
+// else lane by lane.
+template <class R, int MODE, class A, class B, class F> SW_LV_INLINE vary<R> lanes_op(const A &a, const B &b, F op) {
+    if constexpr (whole_ok<R, A, B, MODE>) {
+        vary<R> r(noinit);
+        r.v = op(whole<R>(a), whole<R>(b));
+        return r;
+    } else if constexpr (comp_ok<R, A, B, MODE>) {
+        typedef metal::sw_elem_t<R> E;
+        vary<R> r(noinit);
+        for (int k = 0; k < metal::sw_vec_size<R>; k++) r.c(k).v = op(whole_c<E, R>(a, k), whole_c<E, R>(b, k));
+        return r;
+    } else {
+        return make_lanes<R>([&](int l) { return op(lval(a, l), lval(b, l)); });
+    }
+}
+#define SW_LV_BINOP(OP, MODE)                                                                                      \
     template <class A, class B,                                                                                    \
               std::enable_if_t<(is_vary<A> || is_vary<B>) && is_operand<A> && is_operand<B>, int> = 0,             \
               class R = std::decay_t<decltype(std::declval<lane_t<A>>() OP std::declval<lane_t<B>>())>>            \
-    SW_LV_INLINE vary<R> operator OP(const A &a, const B &b) {                                                           \
-        if constexpr (whole_ok<R, A, B, FLOAT_ONLY>) {                                                             \
-            vary<R> r(noinit);                                                                                     \
-            r.v = whole<R>(a) OP whole<R>(b);                                                                      \
-            return r;                                                                                              \
-        } else if constexpr (comp_ok<R, A, B, FLOAT_ONLY>) {                                                       \
-            typedef metal::sw_elem_t<R> E;                                                                         \
-            vary<R> r(noinit);                                                                                     \
-            for (int k = 0; k < metal::sw_vec_size<R>; k++)                                                        \
-                r.c(k).v = whole_c<E, R>(a, k) OP whole_c<E, R>(b, k);                                             \
-            return r;                                                                                              \
-        } else {                                                                                                   \
-            return make_lanes<R>([&](int l) { return lval(a, l) OP lval(b, l); });                                 \
-        }                                                                                                          \
+    SW_LV_INLINE vary<R> operator OP(const A &a, const B &b) {                                                     \
+        return lanes_op<R, MODE>(a, b, [](const auto &x, const auto &y) { return x OP y; });                       \
     }
-#define FLOAT_ONLY 0
-SW_LV_BINOP(+) SW_LV_BINOP(-) SW_LV_BINOP(*) SW_LV_BINOP(&) SW_LV_BINOP(|) SW_LV_BINOP(^)
-#undef FLOAT_ONLY
-#define FLOAT_ONLY 2
-SW_LV_BINOP(<<) SW_LV_BINOP(>>) SW_LV_BINOP(==) SW_LV_BINOP(!=) SW_LV_BINOP(<) SW_LV_BINOP(>)
-SW_LV_BINOP(<=) SW_LV_BINOP(>=)
-#undef FLOAT_ONLY
+SW_LV_BINOP(+, 0) SW_LV_BINOP(-, 0) SW_LV_BINOP(*, 0) SW_LV_BINOP(&, 0) SW_LV_BINOP(|, 0) SW_LV_BINOP(^, 0)
+SW_LV_BINOP(<<, 2) SW_LV_BINOP(>>, 2) SW_LV_BINOP(==, 2) SW_LV_BINOP(!=, 2) SW_LV_BINOP(<, 2) SW_LV_BINOP(>, 2)
+SW_LV_BINOP(<=, 2) SW_LV_BINOP(>=, 2)
 #undef SW_LV_BINOP
 // Integer division traps on a zero divisor: lanes that are not active (whose values
-// may be anything) divide by 1 instead.
+// may be anything) divide by 1 instead.  Floating division: as the other operators
+// (mode 1: whole vectors for a floating result only).
 #define SW_LV_DIVOP(OP)                                                                                            \
     template <class A, class B,                                                                                    \
               std::enable_if_t<(is_vary<A> || is_vary<B>) && is_operand<A> && is_operand<B>, int> = 0,             \
               class R = std::decay_t<decltype(std::declval<lane_t<A>>() OP std::declval<lane_t<B>>())>>            \
-    SW_LV_INLINE vary<R> operator OP(const A &a, const B &b) {                                                           \
+    SW_LV_INLINE vary<R> operator OP(const A &a, const B &b) {                                                     \
         typedef lane_t<B> D;                                                                                       \
         if constexpr (metal::sw_is_int_type<D> || metal::sw_is_int_type<lane_t<A>>) {                              \
             const uint32_t m = S().mask;                                                                           \
@@ -485,18 +487,8 @@ SW_LV_BINOP(<=) SW_LV_BINOP(>=)
                 if (!(m >> l & 1u)) d = D(1);                                                                      \
                 return lval(a, l) OP d;                                                                            \
             });                                                                                                    \
-        } else if constexpr (whole_ok<R, A, B, 1>) {                                                               \
-            vary<R> r(noinit);                                                                                     \
-            r.v = whole<R>(a) OP whole<R>(b);                                                                      \
-            return r;                                                                                              \
-        } else if constexpr (comp_ok<R, A, B, 1>) {                                                                \
-            typedef metal::sw_elem_t<R> E;                                                                         \
-            vary<R> r(noinit);                                                                                     \
-            for (int k = 0; k < metal::sw_vec_size<R>; k++)                                                        \
-                r.c(k).v = whole_c<E, R>(a, k) OP whole_c<E, R>(b, k);                                             \
-            return r;                                                                                              \
         } else {                                                                                                   \
-            return make_lanes<R>([&](int l) { return lval(a, l) OP lval(b, l); });                                 \
+            return lanes_op<R, 1>(a, b, [](const auto &x, const auto &y) { return x OP y; });                      \
         }                                                                                                          \
     }
 SW_LV_DIVOP(/) SW_LV_DIVOP(%)
