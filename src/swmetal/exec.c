@@ -798,9 +798,9 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
 /* A threadgroup of a kernel with a lanes entry (msl_lanes.c): each simdgroup in
  * turn, its lanes together as 32-wide data on the worker's own stack.  The
  * library has no barrier, so simdgroups never wait for each other (one with
- * barriers runs on init_lanes_fibers' fibers).  The thread record names lane 0 of the running simdgroup; a fault
- * cannot say which lane made it, so worker_run_job runs the group again with
- * fibers, which name the thread (and the line) exactly. */
+ * barriers runs on init_lanes_fibers' fibers).  The thread record names lane 0 of
+ * the running simdgroup; a fault cannot say which lane made it, so worker_run_job
+ * runs the group again with fibers, which name the thread (and the line) exactly. */
 static int run_group_lanes(sw_worker *w, sw_job *job, const uint32_t pos[3], uint32_t n) {
     const sw_dispatch *d = job->d;
     sw_gpu_thread *t = prepare_loop_thread(w, job, pos, n);
