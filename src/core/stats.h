@@ -1,9 +1,9 @@
 /* stats.h — summary statistics of timing samples and the Mann-Whitney U test.
  *
- * stats_compute fills a rec_stats (runner/record.h) from its samples; the JSON
- * report writes those figures.  Quantiles use linear interpolation between order
- * statistics (Hyndman-Fan type 7, numpy's default): q at position q*(n-1) of the
- * sorted samples.  So median is the middle sample (mean of the two middle ones for
+ * stats_compute fills a rec_stats from its samples; a run record (runner/record.h)
+ * holds one per timing and the JSON report writes those figures.  Quantiles use
+ * linear interpolation between order statistics (Hyndman-Fan type 7, numpy's
+ * default): q at position q*(n-1) of the sorted samples.  So median is the middle sample (mean of the two middle ones for
  * even n) and p90 interpolates between neighbours.  stddev is the sample standard
  * deviation (divisor n-1; 0 for n < 2), cv = stddev/mean (0 when mean is 0).
  *
@@ -17,7 +17,12 @@
 #ifndef GDN_STATS_H
 #define GDN_STATS_H
 
-#include "runner/record.h"
+/* The summary of one series of timings (defined here so core needs nothing above it). */
+typedef struct rec_stats {
+    int n;                 /* samples */
+    double *samples;       /* us, in the order measured (warmup excluded), owned */
+    double min, median, mean, p90, max, stddev, cv;
+} rec_stats;
 
 /* From s->samples[0..s->n) (left in measured order); with n == 0 every figure is
  * 0.  If memory for the sorted copy runs out the figures are NaN (the JSON writer

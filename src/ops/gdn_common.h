@@ -5,8 +5,9 @@
 #ifndef GDN_OPS_GDN_COMMON_H
 #define GDN_OPS_GDN_COMMON_H
 
-#include "ops/op.h"
 #include "core/rng.h"
+#include "ops/op.h"
+#include "ref/gdn_ref.h"
 
 /* Entries of the GDN ops' dimension tables (defaults: a Qwen3.5-class layer at a 4K
  * prefill), shared so every op names, bounds and documents a dimension the same way. */
@@ -18,11 +19,7 @@
 #define GDN_DIM_V {"V", "Dv", 128, 1, 1024, "value head dim (64, 128, 256)"}
 #define GDN_DIM_BT {"BT", NULL, 64, 1, 1024, "chunk length (64 only)"}
 
-/* The GDN dimensions of a case; dims an op lacks are 0 (V for kkt, ...). */
-typedef struct gdn_shape {
-    int64_t B, T, Hg, H, K, V, BT, NT;
-} gdn_shape;
-
+/* The GDN dimensions of a case (the references' gdn_shape, ref/gdn_ref.h). */
 gdn_shape gdn_shape_of(const op_case *c);
 gdn_shape gdn_shape_from_dims(const op_desc *op, const int64_t *dim);
 

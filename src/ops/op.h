@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/tensor.h"
+#include "ref/ref_kind.h"
 
 #define OP_MAX_DIMS 12
 #define OP_MAX_BUFS 20
@@ -44,11 +45,6 @@ typedef enum buf_role {
     BUF_INOUT,   /* both (e.g. a state updated in place) — checked like BUF_OUT */
     BUF_SCRATCH  /* intermediate of a multi-stage op: written and read by kernels, not checked */
 } buf_role;
-
-typedef enum ref_kind {
-    REF_F64 = 0,   /* the ideal: everything in double, no rounding */
-    REF_PARITY = 1 /* f32 math rounded to bf16 exactly where FLA/mlx-native round */
-} ref_kind;
 
 /* allclose-style bound: |x - r| <= atol + rtol*|r| for every element, and
  * rel_l2(x, r) <= rel_l2 (0 = not checked). */

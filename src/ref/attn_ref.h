@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "ops/op.h"
+#include "ref/ref_kind.h"
 
 typedef struct attn_shape {
     int64_t B, Hq, Hkv, qL, kL, D;

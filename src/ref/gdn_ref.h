@@ -28,8 +28,14 @@
 #include <stdint.h>
 
 #include "core/tensor.h"
-#include "ops/gdn_common.h"
-#include "ops/op.h"
+#include "ref/ref_kind.h"
+
+/* The GDN dimensions the references work on; dims an op lacks are 0 (V for kkt, ...).
+ * NT = ceil(T / BT), the number of chunks.  The ops fill it from their case
+ * (gdn_shape_of, ops/gdn_common.h). */
+typedef struct gdn_shape {
+    int64_t B, T, Hg, H, K, V, BT, NT;
+} gdn_shape;
 
 /* A read-only array of some dtype, and a written one. */
 typedef struct gdn_view {

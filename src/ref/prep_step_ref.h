@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "ops/op.h"
+#include "ref/ref_kind.h"
 
 typedef struct prep_shape {
     int64_t B, Hk, Hv, Dk, Dv, N;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/finding.h"
+#include "core/stats.h"
 #include "ops/op.h"
 
 #define REC_MAX_SAMPLES 100000
@@ -16,12 +17,6 @@
 #define REC_MAX_STAGES OP_MAX_STAGES
 #define REC_MAX_CONSTANTS 16
 #define REC_MAX_WARNINGS 4
-
-typedef struct rec_stats {
-    int n;                 /* samples */
-    double *samples;       /* us, in the order measured (warmup excluded), owned */
-    double min, median, mean, p90, max, stddev, cv;
-} rec_stats;
 
 typedef struct rec_check {
     char output[48];       /* tensor name */

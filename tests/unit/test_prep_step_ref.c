@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "ops/op.h"
 #include "ref/prep_step_ref.h"
 #include "test.h"
 
