@@ -38,7 +38,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/stats.h"
-#include "io/report_load.h"
+#include "report/report_load.h"
 
 #define CMP_MIN_SAMPLES 5
 #define KEY_LEN 1024

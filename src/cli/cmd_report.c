@@ -31,8 +31,8 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/chips.h"
-#include "io/report_load.h"
-#include "io/svg.h"
+#include "report/report_load.h"
+#include "report/svg.h"
 
 enum { CLASS_GPU, CLASS_CPU, CLASS_EMULATED, NCLASSES };
 

@@ -18,7 +18,7 @@
 #include "cli/sampling_opts.h"
 #include "cli/stage_opts.h"
 #include "cli/table.h"
-#include "io/report_json.h"
+#include "report/report_json.h"
 #include "runner/machine.h"
 #include "runner/runner.h"
 

@@ -17,6 +17,7 @@
 #include "cli/kernel_opts.h"
 #include "cli/stage_opts.h"
 #include "cli/validate_table.h"
+#include "report/validate_json.h"
 #include "runner/validate_report.h"
 
 #define DEFAULT_ULP_P99_MAX 4

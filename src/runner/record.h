@@ -1,7 +1,7 @@
 /* record.h — the result of one run of one op at one shape: what the JSON report
  * (schema 1, ../shared/spec/report.md, results/schema-1.json) is written from.
  *
- * The runner fills it; src/io/report_json.c turns it into a cJSON object; compare and
+ * The runner fills it; src/report/report_json.c turns it into a cJSON object; compare and
  * report read the JSON back (never this struct), so the JSON is the stable interface. */
 #ifndef GDN_RECORD_H
 #define GDN_RECORD_H

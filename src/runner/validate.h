@@ -9,7 +9,7 @@
  *
  * The pieces are split so each stays small: the CLI (src/cli/cmd_validate.c) parses
  * flags, builds the sweep, runs every case, prints the table and writes the JSON
- * (validate_json.c). */
+ * (src/report/validate_json.c). */
 #ifndef GDN_VALIDATE_H
 #define GDN_VALIDATE_H
 

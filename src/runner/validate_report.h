@@ -1,5 +1,5 @@
 /* validate_report.h — the results of one `gdnbench validate` invocation, as the
- * table printer (src/cli/validate_table.c) and the JSON writer (validate_json.c)
+ * table printer (src/cli/validate_table.c) and the JSON writer (src/report/validate_json.c)
  * see them. */
 #ifndef GDN_VALIDATE_REPORT_H
 #define GDN_VALIDATE_REPORT_H
@@ -25,10 +25,5 @@ typedef struct validate_report {
     int max_findings;             /* device findings shown per case in the table */
     const char *status;           /* "pass" | "fail" | "error" */
 } validate_report;
-
-const char *validate_status_name(validate_status s);
-
-/* Writes the document to path ("-" = stdout).  0, or -1 with err set. */
-int validate_write_json(const char *path, const validate_report *vr, char *err, size_t errlen);
 
 #endif

@@ -4,7 +4,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "io/report_gbench.h"
+#include "report/report_gbench.h"
 #include "report_testdata.h"
 #include "test.h"
 

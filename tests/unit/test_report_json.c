@@ -6,8 +6,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "io/jsonschema.h"
-#include "io/report_json.h"
+#include "report/jsonschema.h"
+#include "report/report_json.h"
 #include "report_testdata.h"
 #include "test.h"
 

@@ -8,9 +8,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "io/jsonschema.h"
-#include "io/report_json.h"
 #include "metal/mtl.h"
+#include "report/jsonschema.h"
+#include "report/report_json.h"
 #include "report_testdata.h"
 #include "runner/runner.h"
 #include "swmetal/swmtl.h"

@@ -17,7 +17,7 @@
 
 #include "core/sha256.h"
 #include "core/version.h"
-#include "io/report_json.h"
+#include "report/report_json.h"
 #include "runner/machine.h"
 
 typedef struct builder {

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/jsonschema.h"
-#include "io/report_json.h"
-#include "io/report_load.h"
+#include "report/jsonschema.h"
+#include "report/report_json.h"
+#include "report/report_load.h"
 
 static int push_item(report_set *s, const cJSON *rec, const char *file) {
     if (s->n == s->cap) {

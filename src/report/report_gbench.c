@@ -9,7 +9,7 @@
 
 #include "core/sha256.h"
 #include "core/version.h"
-#include "io/report_gbench.h"
+#include "report/report_gbench.h"
 
 static int add_num(cJSON *o, const char *k, double v) {
     return cJSON_AddItemToObject(o, k, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull()) ? 0 : -1;

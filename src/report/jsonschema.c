@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/jsonschema.h"
+#include "report/jsonschema.h"
 
 #define PATH_MAX_LEN 512
 #define MAX_REF_DEPTH 64

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/svg.h"
+#include "report/svg.h"
 
 static void put(svg *s, const char *text, size_t n) {
     if (s->oom) return;

@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "io/report_json.h"
-#include "runner/validate_report.h"
+#include "report/report_json.h"
+#include "report/validate_json.h"
 
 static const char *status_name(validate_status s) {
     switch (s) {
