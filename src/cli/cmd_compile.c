@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/clock.h"
+#include "core/file.h"
 #include "swmetal/msl_include.h"
 #include "swmetal/sw_compile.h"
 
@@ -33,34 +34,6 @@ static void usage(FILE *f) {
             "Compiles FILE as a kernel library on the software Metal device (as `xcrun metal -c` would on\n"
             "a Mac) and lists each kernel with its bindings.\n"
             "Exit 0 compiled, 1 did not compile (first error on stderr), 2 bad input.\n");
-}
-
-static char *read_whole(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (len + 1 < cap) break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[len] = 0;
-    return buf;
 }
 
 /* ---- binding descriptions ------------------------------------------------- */
@@ -388,7 +361,9 @@ int cmd_compile(int argc, char **argv) {
         usage(stderr);
         return EXIT_BAD_INPUT;
     }
-    char *source = read_whole(path);
+    file_text ft;
+    file_read_all(path, FILE_NO_LIMIT, 0, &ft, NULL, 0);
+    char *source = ft.data;
     if (!source) {
         snprintf(err, sizeof err, "compile: cannot read %s: give the path of a .metal file", path);
         goto bad;

@@ -1,6 +1,7 @@
 /* io_util.c — byte sources, tensor sets, messages and buffers for the fixture I/O. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "io/io_util.h"
 
 int io_src_open_file(io_src *s, const char *path, char *err, size_t errlen) {
@@ -190,25 +192,20 @@ void io_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
 }
 
 int io_read_small_file(const char *path, size_t max, char **buf, size_t *len, char *err, size_t errlen) {
-    io_src s;
-    if (io_src_open_file(&s, path, err, errlen) != 0) return -1;
-    if (s.size > max) {
+    file_text ft;
+    char msg[PATH_MAX + 256];
+    file_status s = file_read_all(path, max, FILE_REGULAR_ONLY, &ft, msg, sizeof msg);
+    if (s == FILE_TOO_LARGE && ft.size) {
         io_err(err, errlen, "%s: %llu bytes is too large for a metadata file (limit %zu): is this the right file?",
-               path, (unsigned long long)s.size, max);
-        io_src_close(&s);
+               path, (unsigned long long)ft.size, max);
         return -1;
     }
-    char *b = malloc((size_t)s.size + 1);
-    if (!b || io_src_read(&s, 0, b, (size_t)s.size) != 0) {
-        io_err(err, errlen, "%s: cannot read: %s", path, b ? "read error" : "out of memory");
-        free(b);
-        io_src_close(&s);
+    if (s != FILE_OK) {
+        io_err(err, errlen, "%s", msg); /* io_err keeps a path with a newline on one line */
         return -1;
     }
-    b[s.size] = 0;
-    *buf = b;
-    *len = (size_t)s.size;
-    io_src_close(&s);
+    *buf = ft.data;
+    *len = ft.len;
     return 0;
 }
 

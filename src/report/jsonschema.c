@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/file.h"
 #include "report/jsonschema.h"
 
 #define PATH_MAX_LEN 512
@@ -393,38 +394,15 @@ int json_schema_validate(const cJSON *schema, const cJSON *instance, char *err, 
 }
 
 cJSON *json_read_file(const char *path, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+    file_text ft;
+    switch (file_read_all(path, FILE_NO_LIMIT, 0, &ft, err, errlen)) {
+    case FILE_OK: break;
+    case FILE_OUT_OF_MEMORY: snprintf(err, errlen, "%s: out of memory reading the file", path); return NULL;
+    case FILE_READ_ERROR: snprintf(err, errlen, "%s: read error", path); return NULL;
+    default: return NULL; /* cannot open: file_read_all said so */
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (len + 1 < cap) break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (!buf) {
-        snprintf(err, errlen, "%s: out of memory reading the file", path);
-        return NULL;
-    }
-    if (read_error) {
-        free(buf);
-        snprintf(err, errlen, "%s: read error", path);
-        return NULL;
-    }
-    buf[len] = 0;
+    char *buf = ft.data;
+    size_t len = ft.len;
     if (strlen(buf) != len) {
         free(buf);
         snprintf(err, errlen, "%s: not a JSON file (contains NUL bytes)", path);

@@ -7,38 +7,23 @@
 #include <unistd.h>
 
 #include "core/embedded.h"
+#include "core/file.h"
 #include "core/sha256.h"
 #include "runner/host.h"
 #include "runner/shader_source.h"
 
+/* 0, or -1 with errno saying why (the message names it): the open's own errno, EIO
+ * for a failed read, ENOMEM. */
 static int read_file(const char *path, shader_source *out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (len + 1 < cap) break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
+    file_text ft;
+    switch (file_read_all(path, FILE_NO_LIMIT, 0, &ft, NULL, 0)) {
+    case FILE_OK: break;
+    case FILE_CANNOT_OPEN: errno = ft.sys_errno; return -1;
+    case FILE_OUT_OF_MEMORY: errno = ENOMEM; return -1;
+    default: errno = EIO; return -1;
     }
-    int rd_err = ferror(f);
-    fclose(f);
-    if (!buf || rd_err) {
-        free(buf);
-        errno = rd_err ? EIO : ENOMEM;
-        return -1;
-    }
-    buf[len] = 0;
-    out->text = buf;
-    out->len = len;
+    out->text = ft.data;
+    out->len = ft.len;
     snprintf(out->display_path, sizeof out->display_path, "%s", path);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "swmetal/msl_front.h"
 #include "swmetal/sw_files.h"
 
@@ -33,16 +34,10 @@ int sw_run_process(char *const argv[], const char *out_path, const char *err_pat
 }
 
 char *sw_read_file(const char *path, size_t *len_out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    msl_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) msl_buf_put(&b, chunk, n);
-    fclose(f);
-    msl_buf_put(&b, "", 0);
-    if (len_out) *len_out = b.len;
-    return msl_buf_take(&b);
+    file_text ft;
+    file_read_all(path, FILE_NO_LIMIT, 0, &ft, NULL, 0);
+    if (ft.data && len_out) *len_out = ft.len;
+    return ft.data;
 }
 
 int sw_write_file_atomic(const char *path, const char *data, size_t len) {

@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/embedded.h"
+#include "core/file.h"
 
 extern char **environ;
 
@@ -70,29 +71,11 @@ static int run_to_file(char *const argv[], const char *out_path) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The whole file, or NULL when it cannot be read. */
 static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 14, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 4096 + 1 > cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t k = fread(buf + len, 1, cap - len - 1, f);
-        len += k;
-        if (k == 0) break;
-    }
-    fclose(f);
-    if (buf) buf[len] = 0;
-    return buf;
+    file_text ft;
+    file_read_all(path, FILE_NO_LIMIT, 0, &ft, NULL, 0);
+    return ft.data;
 }
 
 static int tool_runs(const char *name) {

@@ -18,7 +18,7 @@ fi
 out=$root/build-fuzz
 mkdir -p "$out"
 src="$root/src/io/io_util.c $root/src/io/safetensors.c $root/src/io/npy.c $root/src/io/mlxfix.c
-     $root/src/core/tensor.c $root/src/core/dtype.c"
+     $root/src/core/tensor.c $root/src/core/dtype.c $root/src/core/file.c"
 cjson_libs=$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 flags="-std=c11 -D_GNU_SOURCE -ffp-contract=off -g -O1 -I$root/src $(pkg-config --cflags libcjson 2>/dev/null)"
 # shellcheck disable=SC2086
