@@ -11,13 +11,11 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#ifdef __APPLE__
-#include <sys/sysctl.h>
-#endif
 
 #include "core/sha256.h"
 #include "core/version.h"
 #include "report/report_json.h"
+#include "runner/host.h"
 #include "runner/machine.h"
 
 typedef struct builder {
@@ -76,59 +74,6 @@ static void add_u32x3(builder *b, cJSON *obj, const char *key, const uint32_t v[
 
 /* ---- host ---------------------------------------------------------------- */
 
-#ifndef __APPLE__
-/* Strips surrounding blanks from a /proc/cpuinfo key or value in place. */
-static void trim(char *s) {
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
-    size_t lead = strspn(s, " \t");
-    if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
-}
-#endif
-
-/* CPU model: "model name" on x86 Linux, "Model"/"Hardware" on some Arm boards,
- * machdep.cpu.brand_string on macOS; the machine name (uname -m) otherwise. */
-static void host_cpu_model(char *out, size_t outlen, const char *machine) {
-    snprintf(out, outlen, "%s", machine);
-#ifdef __APPLE__
-    size_t len = outlen;
-    if (sysctlbyname("machdep.cpu.brand_string", out, &len, NULL, 0) == 0 && out[0]) return;
-    snprintf(out, outlen, "%s", machine);
-#else
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    const char *keys[] = {"model name", "Model", "Hardware", "cpu model"};
-    char found[4][256] = {{0}};
-    while (fgets(line, sizeof line, f)) {
-        char *colon = strchr(line, ':');
-        if (!colon) continue;
-        *colon = 0;
-        trim(line);
-        char *value = colon + 1;
-        trim(value);
-        for (int k = 0; k < 4; k++) {
-            if (!found[k][0] && strcmp(line, keys[k]) == 0) {
-                size_t len = strlen(value);
-                if (len >= sizeof found[k]) len = sizeof found[k] - 1;
-                memcpy(found[k], value, len);
-                found[k][len] = 0;
-            }
-        }
-    }
-    fclose(f);
-    for (int k = 0; k < 4; k++) {
-        if (found[k][0]) {
-            size_t len = strlen(found[k]);
-            if (len >= outlen) len = outlen - 1;
-            memcpy(out, found[k], len);
-            out[len] = 0;
-            return;
-        }
-    }
-#endif
-}
-
 static void add_host(builder *b, cJSON *root) {
     cJSON *host = add_obj(b, root, "host");
     if (!host) return;
@@ -138,7 +83,7 @@ static void add_host(builder *b, cJSON *root) {
     add_str_or_null(b, host, "kernel", u.release);
     add_str_or_null(b, host, "arch", u.machine);
     char cpu[256];
-    host_cpu_model(cpu, sizeof cpu, u.machine[0] ? u.machine : "unknown");
+    if (host_cpu_name(cpu, sizeof cpu) != 0) snprintf(cpu, sizeof cpu, "%s", u.machine[0] ? u.machine : "unknown");
     add_str(b, host, "cpu", cpu);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     add_num_or_null(b, host, "cores", (double)cores, cores > 0);

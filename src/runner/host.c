@@ -14,28 +14,55 @@
 
 #include "runner/host.h"
 
-void host_cpu_name(char *buf, size_t n) {
-    snprintf(buf, n, "unknown CPU");
-#ifdef __APPLE__
-    size_t len = n;
-    if (sysctlbyname("machdep.cpu.brand_string", buf, &len, NULL, 0) != 0) snprintf(buf, n, "unknown CPU");
-#else
+#ifndef __APPLE__
+/* Strips surrounding blanks from a /proc/cpuinfo key or value in place. */
+static void trim(char *s) {
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
+    size_t lead = strspn(s, " \t");
+    if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
+}
+
+/* The first of these keys that /proc/cpuinfo has, in this order of preference:
+ * x86 says "model name"; Arm boards say "Model" (the board), "Hardware" (the SoC),
+ * or nothing at all; MIPS says "cpu model". */
+static int cpuinfo_model(char *buf, size_t n) {
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
+    if (!f) return -1;
+    static const char *const keys[] = {"model name", "Model", "Hardware", "cpu model"};
+    enum { NKEYS = sizeof keys / sizeof keys[0] };
+    char found[NKEYS][256] = {{0}};
     char line[512];
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0) {
-            char *colon = strchr(line, ':');
-            if (!colon) continue;
-            colon++;
-            while (*colon == ' ' || *colon == '\t') colon++;
-            colon[strcspn(colon, "\n")] = 0;
-            snprintf(buf, n, "%s", colon);
-            break;
-        }
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        *colon = 0;
+        trim(line);
+        char *value = colon + 1;
+        trim(value);
+        for (int k = 0; k < NKEYS; k++)
+            if (!found[k][0] && strcmp(line, keys[k]) == 0) snprintf(found[k], sizeof found[k], "%s", value);
     }
     fclose(f);
+    for (int k = 0; k < NKEYS; k++) {
+        if (found[k][0]) {
+            snprintf(buf, n, "%s", found[k]);
+            return 0;
+        }
+    }
+    return -1;
+}
 #endif
+
+int host_cpu_name(char *buf, size_t n) {
+#ifdef __APPLE__
+    size_t len = n;
+    if (sysctlbyname("machdep.cpu.brand_string", buf, &len, NULL, 0) == 0 && buf[0]) return 0;
+#else
+    if (cpuinfo_model(buf, n) == 0) return 0;
+#endif
+    snprintf(buf, n, "unknown CPU");
+    return -1;
 }
 
 int host_cores(void) {

@@ -1,10 +1,14 @@
-/* host.h — facts about the machine we run on (for `info` and the report). */
+/* host.h — facts about the machine we run on, for `info`, the cpu backend's device
+ * name and the JSON report's "host" (one probe each, so they always agree). */
 #ifndef GDN_HOST_H
 #define GDN_HOST_H
 
 #include <stddef.h>
 
-void host_cpu_name(char *buf, size_t n);   /* "AMD EPYC 7B13" / "Apple M4 Max" */
+/* The CPU model: "AMD EPYC 7B13", "Apple M4 Max" (machdep.cpu.brand_string on
+ * macOS; /proc/cpuinfo's "model name", else "Model", "Hardware" or "cpu model" on
+ * Linux).  0, or -1 with "unknown CPU" in buf when the system does not say. */
+int host_cpu_name(char *buf, size_t n);
 int host_cores(void);
 void host_os(char *buf, size_t n);         /* "Linux" / "Darwin" */
 void host_kernel(char *buf, size_t n);     /* uname release */
