@@ -61,10 +61,10 @@ int cmd_info(int argc, char **argv) {
     for (int i = 0; i < 3; i++) {
         backend *b = backend_open(names[i], NULL, err, sizeof err);
         if (b) {
-            printf("  %-6s available: %s%s\n", names[i], b->device_name, b->emulated ? " (emulated)" : "");
-            if (!b->emulated && chip_is_paravirtual(b->device_name))
+            printf("  %-6s available: %s%s\n", names[i], b->device_name, backend_has(b, BACKEND_EMULATED) ? " (emulated)" : "");
+            if (!backend_has(b, BACKEND_EMULATED) && chip_is_paravirtual(b->device_name))
                 printf("         WARNING %s\n", chip_paravirtual_warning());
-            if (strcmp(names[i], "metal") == 0) {
+            if (backend_has(b, BACKEND_GPU)) {
                 const chip_info *chip = chip_find(b->device_name, b->gpu_cores);
                 const char *derived = !chip                                               ? ""
                                       : !chip->bandwidth_verified && !chip->flops_verified ? "bandwidth and FLOP/s"

@@ -39,6 +39,7 @@
 #include "cli/commands.h"
 #include "core/stats.h"
 #include "io/report_load.h"
+#include "runner/record.h"
 
 #define CMP_MIN_SAMPLES 5
 #define KEY_LEN 1024
@@ -165,7 +166,7 @@ static int judge(cmp_pair *p, double threshold, double alpha, cmp_result *res) {
     free(sb);
     free(sn);
 
-    int old_pass = strcmp(status_of(b), "pass") == 0, new_pass = strcmp(status_of(nw), "pass") == 0;
+    int old_pass = run_status_parse(status_of(b)) == RUN_PASS, new_pass = run_status_parse(status_of(nw)) == RUN_PASS;
     const char *kc = p->changed;
     if (old_pass && !new_pass) {
         p->verdict = "regression";
@@ -299,7 +300,7 @@ static int pair_records(const report_set *base, const report_set *nw, cmp_result
         u->it = &nw->items[j];
         u->side = "NEW";
         unpaired_reason(u, u->it, &kn[j], base, kb, "BASE");
-        if (strcmp(status_of(u->it->rec), "pass") != 0) {
+        if (run_status_parse(status_of(u->it->rec)) != RUN_PASS) {
             size_t len = strlen(u->reason);
             snprintf(u->reason + len, sizeof u->reason - len, "; status %s", status_of(u->it->rec));
             res->new_failures++;

@@ -33,6 +33,7 @@
 #include "core/chips.h"
 #include "io/report_load.h"
 #include "io/svg.h"
+#include "runner/backend.h"
 
 enum { CLASS_GPU, CLASS_CPU, CLASS_EMULATED, NCLASSES };
 
@@ -79,8 +80,9 @@ static void strlist_free(strlist *l) {
 static int class_of(const cJSON *rec) {
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(rec, "device");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "emulated"))) return CLASS_EMULATED;
-    if (strcmp(rj_str(rec, "device", "backend", ""), "sw") == 0) return CLASS_EMULATED;
-    if (strcmp(rj_str(rec, "device", "backend", ""), "cpu") == 0) return CLASS_CPU;
+    const backend_desc *d = backend_desc_find(rj_str(rec, "device", "backend", ""));
+    if (d && (d->caps & BACKEND_EMULATED)) return CLASS_EMULATED;
+    if (d && d->kind == BACKEND_CPU) return CLASS_CPU;
     return CLASS_GPU;
 }
 
@@ -153,7 +155,7 @@ static void cell_text(const cJSON *rec, int count, char *out, size_t n) {
         if (isfinite(pct) && len > 0 && (size_t)len < n)
             len += snprintf(out + len, n - (size_t)len, pct < 10 ? " · %.1f%%%s" : " · %.0f%%%s", pct,
                             bandwidth_peak_derived(rec) ? derived_mark : "");
-        if (strcmp(status, "pass") != 0 && len > 0 && (size_t)len < n)
+        if (run_status_parse(status) != RUN_PASS && len > 0 && (size_t)len < n)
             len += snprintf(out + len, n - (size_t)len, " (%s)", status);
     }
     if (count > 1 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " (best of %d)", count);

@@ -196,7 +196,8 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
     }
     if (cli_finish_sampling(o, &given, err, errlen)) return -1;
     if (cli_check_kernel_options(o, err, errlen)) return -1;
-    if (rc->capture_dir && strcmp(o->backend, "metal") != 0) {
+    const backend_desc *kind = backend_desc_find(o->backend); /* NULL: backend_open says so */
+    if (rc->capture_dir && !(kind && (kind->caps & BACKEND_CAPTURE))) {
         snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
                               "uses --backend %s", o->backend);
         return -1;
@@ -206,7 +207,7 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
                  rc->maps[0].to);
         return -1;
     }
-    if (cli_has_kernel_choice(o) && strcmp(o->backend, "cpu") == 0) {
+    if (cli_has_kernel_choice(o) && kind && !(kind->caps & BACKEND_KERNELS)) {
         snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu", o->shader ? "shader" : "stage");
         return -1;
     }
@@ -383,7 +384,7 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
         if (k == 0 && !rc->opts.quiet) {
             char runs[256];
             cli_sampling_desc(&rc->opts, runs, sizeof runs);
-            table_print_header(stdout, op, b->name, b->device_name, b->emulated, runs, (unsigned long long)rc->opts.seed);
+            table_print_header(stdout, op, b, runs, (unsigned long long)rc->opts.seed);
             rec_machine now;
             machine_sample(&now, b);
             table_print_machine(stdout, &now);
@@ -395,9 +396,9 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
             memset(r, 0, sizeof *r);
             r->op = op;
             memcpy(r->dim, shapes[k], sizeof r->dim);
-            snprintf(r->status, sizeof r->status, "error");
+            r->status = RUN_ERROR;
             snprintf(r->error, sizeof r->error, "%s", err);
-            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->name);
+            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->desc->name);
             any_error = 1;
         } else {
             char trace[4096];
@@ -407,16 +408,16 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
             }
             if (runner_run_case(b, c, &rc->opts, r) != 0) any_error = 1;
             rc->opts.capture_path = NULL;
-            if (rc->capture_dir && strcmp(r->status, "error") != 0 && !rc->opts.quiet)
+            if (rc->capture_dir && r->status != RUN_ERROR && !rc->opts.quiet)
                 printf("GPU capture of the first timed iteration: %s (open it in Xcode; that iteration's time "
                        "includes the capture)\n", trace);
             if (fx) r->fixture = *notes;
-            if (fx && strcmp(r->status, "error") != 0 &&
+            if (fx && r->status != RUN_ERROR &&
                 !fixture_check_outputs(fx, plan, c, rc->opts.has_atol, rc->opts.atol, rc->opts.has_rtol, rc->opts.rtol,
                                        r))
-                snprintf(r->status, sizeof r->status, "fail");
+                r->status = RUN_FAIL;
             if (b->release_case) b->release_case(b);
-            if (rc->dump_dir && strcmp(r->status, "error") != 0) {
+            if (rc->dump_dir && r->status != RUN_ERROR) {
                 char path[4096];
                 if (dump_case(rc->dump_dir, c, path, sizeof path, err, sizeof err) != 0) {
                     op_case_free(c);
@@ -426,12 +427,12 @@ int cmd_run(const op_desc *op, int argc, char **argv) {
             }
             op_case_free(c);
         }
-        if (strcmp(r->status, "fail") == 0) any_fail = 1;
+        if (r->status == RUN_FAIL) any_fail = 1;
         if (!rc->opts.quiet) {
             table_print_record(stdout, r);
             table_print_findings(stdout, r, run_max_findings(&rc->opts));
         }
-        if (strcmp(r->status, "error") == 0) fprintf(stderr, "gdnbench: %s: %s\n", op->name, r->error);
+        if (r->status == RUN_ERROR) fprintf(stderr, "gdnbench: %s: %s\n", op->name, r->error);
         fflush(stdout);
     }
     if (rc->json_path) {

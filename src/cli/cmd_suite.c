@@ -253,7 +253,8 @@ int cmd_suite(int argc, char **argv) {
         snprintf(err, sizeof err, "--json %s: cannot create or write the directory", json_dir);
         goto out;
     }
-    if (cli_has_kernel_choice(&o) && strcmp(o.backend, "cpu") == 0) {
+    const backend_desc *kind = backend_desc_find(o.backend); /* NULL: backend_open says so */
+    if (cli_has_kernel_choice(&o) && kind && !(kind->caps & BACKEND_KERNELS)) {
         snprintf(err, sizeof err, "--%s needs a Metal backend (--backend sw or metal), not cpu", o.shader ? "shader" : "stage");
         goto out;
     }
@@ -261,11 +262,11 @@ int cmd_suite(int argc, char **argv) {
     if (!b) goto out;
     /* Sizes depend on the device: the software device gets the cases' sw_dims. */
     for (int k = 0; k < ncases; k++) {
-        if (b->emulated && s->cases[k].gpu_only) {
+        if (backend_has(b, BACKEND_EMULATED) && s->cases[k].gpu_only) {
             skipped++;
             continue;
         }
-        if (case_dims(op_find(s->cases[k].op), &s->cases[k], b->emulated, dims[n], err, sizeof err)) goto out;
+        if (case_dims(op_find(s->cases[k].op), &s->cases[k], backend_has(b, BACKEND_EMULATED), dims[n], err, sizeof err)) goto out;
         run_cases[n++] = &s->cases[k];
     }
     if (cli_has_kernel_choice(&o)) {
@@ -301,16 +302,16 @@ int cmd_suite(int argc, char **argv) {
         if (!c) {
             r->op = op;
             memcpy(r->dim, dims[k], sizeof r->dim);
-            snprintf(r->status, sizeof r->status, "error");
+            r->status = RUN_ERROR;
             snprintf(r->error, sizeof r->error, "%s", err);
-            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->name);
+            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->desc->name);
         } else {
             runner_run_case(b, c, &o, r);
             if (b->release_case) b->release_case(b);
             op_case_free(c);
         }
-        any_fail |= strcmp(r->status, "fail") == 0;
-        if (strcmp(r->status, "error") == 0) {
+        any_fail |= r->status == RUN_FAIL;
+        if (r->status == RUN_ERROR) {
             any_error = 1;
             fprintf(stderr, "gdnbench: suite %s case %d/%d (%s %s): %s\n", s->name, k + 1, n, op->name, shape, r->error);
         }
@@ -325,14 +326,14 @@ int cmd_suite(int argc, char **argv) {
     if (progress) fprintf(stderr, "\r\033[K");
     if (json_dir) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/suite-%s-v%d-%s.json", json_dir, s->name, s->version, b->name);
+        snprintf(path, sizeof path, "%s/suite-%s-v%d-%s.json", json_dir, s->name, s->version, b->desc->name);
         if (report_write(path, ptrs, nrec, err, sizeof err) != 0) goto out;
         if (!o.quiet) printf("\nwrote %s\n", path);
     }
     if (!o.quiet) {
         printf("\nsuite %s v%d: %d cases, %s\n", s->name, s->version, n,
                any_error ? "some could not run" : any_fail ? "some checks FAILED" : "all passed");
-        if (b->emulated)
+        if (backend_has(b, BACKEND_EMULATED))
             printf("emulated device: small sizes, timings of the software device (not of a GPU); %d GPU-only "
                    "case%s left out\n", skipped, skipped == 1 ? "" : "s");
     }

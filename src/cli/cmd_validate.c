@@ -197,7 +197,8 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
             }
             vc->ulp_p99_max = (int)v64;
         } else if (strcmp(name, "backend") == 0) {
-            if (strcmp(val, "sw") && strcmp(val, "cpu")) {
+            const backend_desc *d = backend_desc_find(val);
+            if (!d || (d->kind != BACKEND_SW && d->kind != BACKEND_CPU)) {
                 snprintf(err, errlen, "--backend '%s': validate runs on sw (the software device, with its checks) or "
                                       "cpu (the references against each other)", val);
                 return -1;
@@ -212,7 +213,7 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
         }
     }
     if (cli_check_kernel_options(o, err, errlen)) return -1;
-    if (cli_has_kernel_choice(o) && strcmp(o->backend, "cpu") == 0) {
+    if (cli_has_kernel_choice(o) && !(backend_desc_find(o->backend)->caps & BACKEND_KERNELS)) {
         snprintf(err, errlen, "--%s needs the software device (--backend sw), not cpu", o->shader ? "shader" : "stage");
         return -1;
     }
@@ -248,7 +249,7 @@ int cmd_validate(int argc, char **argv) {
         goto done;
     }
     if (p < 0) goto bad;
-    if (!op->launch && strcmp(vc->ro.backend, "sw") == 0) {
+    if (!op->launch && (backend_desc_find(vc->ro.backend)->caps & BACKEND_KERNELS)) {
         snprintf(err, sizeof err, "%s has no Metal kernel to validate", op->name);
         goto bad;
     }
@@ -263,20 +264,21 @@ int cmd_validate(int argc, char **argv) {
     if (!b) goto bad;
     if (check_kernel_choice(op, b, specs, nspecs, &vc->ro, err, sizeof err) != 0) goto bad;
     validate_ctx ctx = {op, b, vc->ro, vc->seed, vc->ulp_p99_max};
-    if (strcmp(b->name, "cpu") == 0) ctx.ro.sw_checks = NULL;
-    int on_sw = strcmp(b->name, "sw") == 0;
+    int checks = backend_has(b, BACKEND_CHECKS), schedules = backend_has(b, BACKEND_SCHEDULES);
+    if (!checks) ctx.ro.sw_checks = NULL;
     validate_report vr = {.op = op,
-                          .backend = b->name,
+                          .backend = b->desc->name,
+                          .self_references = b->self_references,
                           .device = b->device_name,
-                          .checks = on_sw ? "full" : "none",
+                          .checks = checks ? "full" : "none",
                           .seed = vc->seed,
                           .ulp_p99_max = vc->ulp_p99_max,
-                          .nruns = on_sw ? VALIDATE_NRUNS : 1,
+                          .nruns = schedules ? VALIDATE_NRUNS : 1,
                           .specs = specs,
                           .nspecs = nspecs,
                           .results = results,
                           .max_findings = run_max_findings(&vc->ro),
-                          .status = "pass"};
+                          .status = RUN_PASS};
     validate_run_configs(vc->seed, vr.runs);
     if (!vc->quiet) validate_table_header(stdout, &vr, &vc->ro);
     int any_fail = 0, any_error = 0, any_pass = 0;
@@ -295,7 +297,7 @@ int cmd_validate(int argc, char **argv) {
             break;
         }
     }
-    vr.status = any_error ? "error" : (any_fail || !any_pass) ? "fail" : "pass";
+    vr.status = any_error ? RUN_ERROR : (any_fail || !any_pass) ? RUN_FAIL : RUN_PASS;
     if (!vc->quiet) validate_table_summary(stdout, &vr);
     if (!any_pass && !any_fail && !any_error)
         fprintf(stderr, "gdnbench: validate %s: every case is unsupported by the kernel: nothing was validated\n",

@@ -20,12 +20,12 @@ void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", i ? " " : "", op->dims[i].name, (long long)dim[i]);
 }
 
-void table_print_header(FILE *f, const op_desc *op, const char *backend, const char *device, int emulated,
-                        const char *runs, unsigned long long seed) {
+void table_print_header(FILE *f, const op_desc *op, const backend *b, const char *runs, unsigned long long seed) {
     fprintf(f, "gdnbench %s — %s\n", op->name, op->summary);
-    fprintf(f, "backend %s on %s%s; %s, seed %llu\n", backend, device,
-            emulated ? " (EMULATED: timings are of the software device, not of a GPU)"
-                     : (strcmp(backend, "cpu") == 0 ? " (timing the bf16-parity CPU reference, not a kernel)" : ""),
+    fprintf(f, "backend %s on %s%s; %s, seed %llu\n", b->desc->name, b->device_name,
+            backend_has(b, BACKEND_EMULATED) ? " (EMULATED: timings are of the software device, not of a GPU)"
+            : !backend_has(b, BACKEND_KERNELS) ? " (timing the bf16-parity CPU reference, not a kernel)"
+                                               : "",
             runs, seed);
 }
 
@@ -84,7 +84,7 @@ void table_print_record(FILE *f, const run_record *r) {
     for (int i = 0; i < r->nwarnings && i < REC_MAX_WARNINGS; i++) fprintf(f, "  WARNING %s\n", r->warnings[i]);
     if (r->kernel.fast_math_known && r->kernel.fast_math)
         fprintf(f, "  kernel compiled with fast math (--fast-math): Metal may reassociate and use fast:: functions\n");
-    if (strcmp(r->status, "error") == 0 && r->timing.n == 0) {
+    if (r->status == RUN_ERROR && r->timing.n == 0) {
         fprintf(f, "  ERROR %s\n", r->error);
         return;
     }
@@ -172,5 +172,5 @@ void table_print_record(FILE *f, const run_record *r) {
     }
     if (r->determinism_runs > 1 && !r->bitwise_identical)
         fprintf(f, "  NONDETERMINISTIC: outputs differ across %d runs with the same inputs\n", r->determinism_runs);
-    if (strcmp(r->status, "error") == 0) fprintf(f, "  ERROR %s\n", r->error);
+    if (r->status == RUN_ERROR) fprintf(f, "  ERROR %s\n", r->error);
 }

@@ -72,7 +72,7 @@ static sampling_rule rule_of(const run_opts *o) {
 }
 
 static void fail(run_record *rec, const char *msg) {
-    snprintf(rec->status, sizeof rec->status, "error");
+    rec->status = RUN_ERROR;
     snprintf(rec->error, sizeof rec->error, "%s", msg);
 }
 
@@ -166,17 +166,17 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     memcpy(rec->dim, c->dim, sizeof rec->dim);
     rec->seed = c->seed;
     rec->noise = -1;
-    snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->name);
+    snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->desc->name);
     snprintf(rec->device.name, sizeof rec->device.name, "%s", b->device_name);
-    rec->device.emulated = b->emulated;
-    rec->device.paravirtual = !b->emulated && chip_is_paravirtual(b->device_name);
+    rec->device.emulated = backend_has(b, BACKEND_EMULATED);
+    rec->device.paravirtual = !rec->device.emulated && chip_is_paravirtual(b->device_name);
     if (rec->device.paravirtual) run_record_warn(rec, chip_paravirtual_warning());
     rec->device.gpu_cores = b->gpu_cores;
     rec->device_checks = b->take_findings != NULL;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
     rec->device.bandwidth_verified = rec->device.flops_verified = -1;
     /* Peaks only for real chips: an emulated device or the host CPU has none. */
-    const chip_info *chip = b->emulated ? NULL : chip_find(b->device_name, b->gpu_cores);
+    const chip_info *chip = rec->device.emulated ? NULL : chip_find(b->device_name, b->gpu_cores);
     if (chip) {
         rec->device.gpu_cores = chip->gpu_cores;
         rec->device.bandwidth_gbps = chip->bandwidth_gbps;
@@ -194,7 +194,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     }
     if (b->fill_kernel) b->fill_kernel(b, rec);
     int nst = c->op->nstages ? c->op->nstages(c) : 1;
-    if (strcmp(b->name, "cpu") == 0) nst = 1;
+    if (!backend_has(b, BACKEND_KERNELS)) nst = 1; /* the reference computes the whole op at once */
     rec->nstages = nst;
     for (int s = 0; s < nst && s < REC_MAX_STAGES; s++) {
         op_launch l;
@@ -323,7 +323,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     /* Ops whose kernels add with float atomics (op->nondeterministic) differ run to run
      * by design: still reported (bitwise_identical), not a failure. */
     if (!identical && !c->op->nondeterministic) pass = 0;
-    snprintf(rec->status, sizeof rec->status, "%s", pass ? "pass" : "fail");
+    rec->status = pass ? RUN_PASS : RUN_FAIL;
     if (!identical && !c->op->nondeterministic)
         snprintf(rec->error, sizeof rec->error, "outputs differ between runs of the same inputs");
     rc = 0;

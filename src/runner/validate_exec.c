@@ -236,9 +236,9 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
         str_copy(res->reason, sizeof res->reason, err);
         goto out;
     }
-    int is_sw = strcmp(ctx->b->name, "sw") == 0;
+    int schedules = backend_has(ctx->b, BACKEND_SCHEDULES);
     tensor *snap[OP_MAX_BUFS] = {0};
-    if (is_sw && apply_run_cfg(&res->runs[0]) != 0) {
+    if (schedules && apply_run_cfg(&res->runs[0]) != 0) {
         res->status = VAL_ERROR;
         snprintf(res->reason, sizeof res->reason, "the software device refused the schedule %s",
                  res->runs[0].schedule);
@@ -249,7 +249,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
         str_copy(res->reason, sizeof res->reason, err);
         goto free_case;
     }
-    res->uses_atomics = is_sw && sources_use_atomics(ctx, c);
+    res->uses_atomics = schedules && sources_use_atomics(ctx, c);
     res->have_rec = 1;
     res->nruns = 1;
     res->identical = 1;
@@ -266,7 +266,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
         goto release;
     }
     validate_judge(ctx, c, res);
-    if (is_sw) {
+    if (schedules) {
         if (snapshot_outputs(c, snap) != 0) {
             res->status = VAL_ERROR;
             snprintf(res->reason, sizeof res->reason, "out of memory for a copy of the outputs");
@@ -288,7 +288,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
         res->rec.bitwise_identical = res->identical;
     }
     set_status_from_findings(res);
-    snprintf(res->rec.status, sizeof res->rec.status, "%s", res->status == VAL_PASS ? "pass" : "fail");
+    res->rec.status = res->status == VAL_PASS ? RUN_PASS : RUN_FAIL;
     if (res->status == VAL_FAIL && !res->rec.error[0])
         for (int i = 0; i < res->nfindings; i++)
             if (!res->findings[i].is_note) {
@@ -297,12 +297,12 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
             }
 release:
     /* The embedded record says what validate concluded: a fault is a failed case. */
-    if (res->status == VAL_FAIL) snprintf(res->rec.status, sizeof res->rec.status, "fail");
+    if (res->status == VAL_FAIL) res->rec.status = RUN_FAIL;
     if (ctx->b->release_case) ctx->b->release_case(ctx->b);
 free_case:
     for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(snap[i]);
     op_case_free(c);
-    if (is_sw) apply_run_cfg(&res->runs[0]);
+    if (schedules) apply_run_cfg(&res->runs[0]);
 out:
     res->seconds = (clock_now_us() * 1e-6) - t0;
 }
