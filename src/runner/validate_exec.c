@@ -38,23 +38,6 @@ void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {
     cfg[3] = cfg[0];
 }
 
-validate_finding *validate_add_finding(validate_result *res, const char *kind, int is_note) {
-    if (res->nfindings >= VALIDATE_MAX_FINDINGS) return NULL;
-    validate_finding *f = &res->findings[res->nfindings++];
-    memset(f, 0, sizeof *f);
-    snprintf(f->kind, sizeof f->kind, "%s", kind);
-    f->is_note = is_note;
-    return f;
-}
-
-void validate_result_free(validate_result *res) {
-    if (res->have_rec) run_record_free(&res->rec);
-    res->have_rec = 0;
-    free(res->dev_findings);
-    res->dev_findings = NULL;
-    res->ndev_findings = 0;
-}
-
 /* Limits of the device or the pipeline that a launch exceeds: the kernel cannot run
  * this shape on an Apple GPU either, so the shape is unsupported, not failed. */
 static int is_limit_refusal(const char *msg) {
