@@ -102,6 +102,95 @@ static int parse_check(const char *s, int *out) {
     return 0;
 }
 
+/* One option of a run that is neither a kernel nor a sampling option: a dimension of
+ * op, where the inputs come from, what is written, the backend and its checks.
+ * Returns 0, or -1 with err set (an unknown option included). */
+static int parse_run_option(const op_desc *op, const char *name, const char *val, run_cli *rc, char *err,
+                            size_t errlen) {
+    run_opts *o = &rc->opts;
+    int di = op_dim_index(op, name);
+    uint64_t u64;
+    if (di >= 0) {
+        if (args_parse_int_list(name, val, &rc->dims[di], err, errlen)) return -1;
+        rc->dim_given[di] = 1;
+    } else if (strcmp(name, "seed") == 0) {
+        if (args_parse_u64(name, val, &u64, err, errlen)) return -1;
+        o->seed = u64;
+    } else if (strcmp(name, "json") == 0) {
+        rc->json_path = val;
+    } else if (strcmp(name, "fixture") == 0) {
+        rc->fixture_path = val;
+    } else if (strcmp(name, "map") == 0) {
+        if (rc->nmaps >= FIXTURE_MAX_MAPS) {
+            snprintf(err, errlen, "--map given more than %d times: one per buffer", FIXTURE_MAX_MAPS);
+            return -1;
+        }
+        if (fixture_map_parse(val, &rc->maps[rc->nmaps], err, errlen)) return -1;
+        rc->nmaps++;
+    } else if (strcmp(name, "dump") == 0) {
+        rc->dump_dir = val;
+    } else if (strcmp(name, "capture") == 0) {
+        rc->capture_dir = val;
+    } else if (strcmp(name, "format") == 0) {
+        if (strcmp(val, "json") && strcmp(val, "gbench")) {
+            snprintf(err, errlen, "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
+            return -1;
+        }
+        rc->format = val;
+    } else if (strcmp(name, "backend") == 0) {
+        o->backend = val;
+    } else if (strcmp(name, "check") == 0) {
+        if (parse_check(val, &o->check)) {
+            snprintf(err, errlen, "--check '%s' is unknown: use f64, parity, both or none", val);
+            return -1;
+        }
+    } else if (strcmp(name, "sw-checks") == 0) {
+        if (strcmp(val, "none") && strcmp(val, "fast") && strcmp(val, "full")) {
+            snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", val);
+            return -1;
+        }
+        o->sw_checks = val;
+    } else if (strcmp(name, "sw-schedule") == 0) {
+        if (strcmp(val, "inorder") && strcmp(val, "reverse") && strncmp(val, "random:", 7)) {
+            snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", val);
+            return -1;
+        }
+        o->sw_schedule = val;
+    } else if (strcmp(name, "dtype") == 0) {
+        if (strcmp(val, "bf16") != 0) {
+            snprintf(err, errlen, "--dtype '%s' is not supported by %s: its kernels take bf16 (--dtype bf16)", val,
+                     op->name);
+            return -1;
+        }
+    } else {
+        snprintf(err, errlen, "unknown option --%s for %s (see gdnbench %s --help)", name, op->name, op->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The options that only make sense together, once all are parsed. */
+static int check_run_args(const run_cli *rc, char *err, size_t errlen) {
+    const run_opts *o = &rc->opts;
+    if (cli_check_kernel_options(o, err, errlen)) return -1;
+    const backend_desc *kind = backend_desc_find(o->backend); /* NULL: backend_open says so */
+    if (rc->capture_dir && !(kind && (kind->caps & BACKEND_CAPTURE))) {
+        snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
+                              "uses --backend %s", o->backend);
+        return -1;
+    }
+    if (rc->nmaps && !rc->fixture_path) {
+        snprintf(err, errlen, "--map %s=%s renames a fixture's tensor: give the file with --fixture PATH", rc->maps[0].from,
+                 rc->maps[0].to);
+        return -1;
+    }
+    if (cli_has_kernel_choice(o) && kind && !(kind->caps & BACKEND_KERNELS)) {
+        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu", o->shader ? "shader" : "stage");
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses argv[2..] for op; returns 0, 1 for --help (printed), or -1 with err set. */
 static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc, char *err, size_t errlen) {
     run_opts *o = &rc->opts;
@@ -136,83 +225,10 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         int sopt = cli_parse_sampling_option(name, val, o, &given, err, errlen);
         if (sopt < 0) return -1;
         if (sopt > 0) continue;
-        int di = op_dim_index(op, name);
-        uint64_t u64;
-        if (di >= 0) {
-            if (args_parse_int_list(name, val, &rc->dims[di], err, errlen)) return -1;
-            rc->dim_given[di] = 1;
-        } else if (strcmp(name, "seed") == 0) {
-            if (args_parse_u64(name, val, &u64, err, errlen)) return -1;
-            o->seed = u64;
-        } else if (strcmp(name, "json") == 0) {
-            rc->json_path = val;
-        } else if (strcmp(name, "fixture") == 0) {
-            rc->fixture_path = val;
-        } else if (strcmp(name, "map") == 0) {
-            if (rc->nmaps >= FIXTURE_MAX_MAPS) {
-                snprintf(err, errlen, "--map given more than %d times: one per buffer", FIXTURE_MAX_MAPS);
-                return -1;
-            }
-            if (fixture_map_parse(val, &rc->maps[rc->nmaps], err, errlen)) return -1;
-            rc->nmaps++;
-        } else if (strcmp(name, "dump") == 0) {
-            rc->dump_dir = val;
-        } else if (strcmp(name, "capture") == 0) {
-            rc->capture_dir = val;
-        } else if (strcmp(name, "format") == 0) {
-            if (strcmp(val, "json") && strcmp(val, "gbench")) {
-                snprintf(err, errlen, "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
-                return -1;
-            }
-            rc->format = val;
-        } else if (strcmp(name, "backend") == 0) {
-            o->backend = val;
-        } else if (strcmp(name, "check") == 0) {
-            if (parse_check(val, &o->check)) {
-                snprintf(err, errlen, "--check '%s' is unknown: use f64, parity, both or none", val);
-                return -1;
-            }
-        } else if (strcmp(name, "sw-checks") == 0) {
-            if (strcmp(val, "none") && strcmp(val, "fast") && strcmp(val, "full")) {
-                snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", val);
-                return -1;
-            }
-            o->sw_checks = val;
-        } else if (strcmp(name, "sw-schedule") == 0) {
-            if (strcmp(val, "inorder") && strcmp(val, "reverse") && strncmp(val, "random:", 7)) {
-                snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", val);
-                return -1;
-            }
-            o->sw_schedule = val;
-        } else if (strcmp(name, "dtype") == 0) {
-            if (strcmp(val, "bf16") != 0) {
-                snprintf(err, errlen, "--dtype '%s' is not supported by %s: its kernels take bf16 (--dtype bf16)", val,
-                         op->name);
-                return -1;
-            }
-        } else {
-            snprintf(err, errlen, "unknown option --%s for %s (see gdnbench %s --help)", name, op->name, op->name);
-            return -1;
-        }
+        if (parse_run_option(op, name, val, rc, err, errlen)) return -1;
     }
     if (cli_finish_sampling(o, &given, err, errlen)) return -1;
-    if (cli_check_kernel_options(o, err, errlen)) return -1;
-    const backend_desc *kind = backend_desc_find(o->backend); /* NULL: backend_open says so */
-    if (rc->capture_dir && !(kind && (kind->caps & BACKEND_CAPTURE))) {
-        snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
-                              "uses --backend %s", o->backend);
-        return -1;
-    }
-    if (rc->nmaps && !rc->fixture_path) {
-        snprintf(err, errlen, "--map %s=%s renames a fixture's tensor: give the file with --fixture PATH", rc->maps[0].from,
-                 rc->maps[0].to);
-        return -1;
-    }
-    if (cli_has_kernel_choice(o) && kind && !(kind->caps & BACKEND_KERNELS)) {
-        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu", o->shader ? "shader" : "stage");
-        return -1;
-    }
-    return 0;
+    return check_run_args(rc, err, errlen);
 }
 
 /* DIR/OP-B1_T4096_....gputrace: where --capture records a case. */

@@ -148,6 +148,43 @@ static int check_kernel_choice(backend *b, const driver_case *cases, int ncases,
     return rc;
 }
 
+/* One option that is not a kernel option: a dimension list, the profiles, the seed,
+ * the ulp bound, the backend, the JSON.  0, or -1 with err set (unknown included). */
+static int parse_validate_option(const op_desc *op, const char *name, const char *val, validate_cli *vc, char *err,
+                                 size_t errlen) {
+    int di = op_dim_index(op, name);
+    int64_t v64;
+    if (di >= 0) {
+        if (parse_dim(op, di, val, vc, err, errlen)) return -1;
+    } else if (strcmp(name, "profile") == 0) {
+        if (parse_profiles(vc, val, err, errlen)) return -1;
+    } else if (strcmp(name, "seed") == 0) {
+        if (args_parse_u64(name, val, &vc->seed, err, errlen)) return -1;
+    } else if (strcmp(name, "ulp") == 0) {
+        if (args_parse_int(name, val, &v64, err, errlen)) return -1;
+        if (v64 < 0 || v64 > 4096) {
+            snprintf(err, errlen, "--ulp %lld is out of range: accepted 0..4096", (long long)v64);
+            return -1;
+        }
+        vc->ulp_p99_max = (int)v64;
+    } else if (strcmp(name, "backend") == 0) {
+        const backend_desc *d = backend_desc_find(val);
+        if (!d || (d->kind != BACKEND_SW && d->kind != BACKEND_CPU)) {
+            snprintf(err, errlen, "--backend '%s': validate runs on sw (the software device, with its checks) or "
+                                  "cpu (the references against each other)", val);
+            return -1;
+        }
+        vc->ro.backend = val;
+    } else if (strcmp(name, "json") == 0) {
+        vc->json_path = val;
+    } else {
+        snprintf(err, errlen, "unknown option --%s for validate %s (see gdnbench validate %s --help)", name, op->name,
+                 op->name);
+        return -1;
+    }
+    return 0;
+}
+
 /* argv[0] = "validate", argv[1] = op.  0, 1 for --help, -1 with err set. */
 static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc, char *err, size_t errlen) {
     run_opts *o = &vc->ro;
@@ -178,37 +215,7 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
         }
         int kopt = cli_parse_kernel_option(name, val, o, err, errlen);
         if (kopt < 0) return -1;
-        if (kopt > 0) continue;
-        int di = op_dim_index(op, name);
-        int64_t v64;
-        if (di >= 0) {
-            if (parse_dim(op, di, val, vc, err, errlen)) return -1;
-        } else if (strcmp(name, "profile") == 0) {
-            if (parse_profiles(vc, val, err, errlen)) return -1;
-        } else if (strcmp(name, "seed") == 0) {
-            if (args_parse_u64(name, val, &vc->seed, err, errlen)) return -1;
-        } else if (strcmp(name, "ulp") == 0) {
-            if (args_parse_int(name, val, &v64, err, errlen)) return -1;
-            if (v64 < 0 || v64 > 4096) {
-                snprintf(err, errlen, "--ulp %lld is out of range: accepted 0..4096", (long long)v64);
-                return -1;
-            }
-            vc->ulp_p99_max = (int)v64;
-        } else if (strcmp(name, "backend") == 0) {
-            const backend_desc *d = backend_desc_find(val);
-            if (!d || (d->kind != BACKEND_SW && d->kind != BACKEND_CPU)) {
-                snprintf(err, errlen, "--backend '%s': validate runs on sw (the software device, with its checks) or "
-                                      "cpu (the references against each other)", val);
-                return -1;
-            }
-            o->backend = val;
-        } else if (strcmp(name, "json") == 0) {
-            vc->json_path = val;
-        } else {
-            snprintf(err, errlen, "unknown option --%s for validate %s (see gdnbench validate %s --help)", name, op->name,
-                     op->name);
-            return -1;
-        }
+        if (kopt == 0 && parse_validate_option(op, name, val, vc, err, errlen)) return -1;
     }
     if (cli_check_kernel_options(o, err, errlen)) return -1;
     if (cli_has_kernel_choice(o) && !(backend_desc_find(o->backend)->caps & BACKEND_KERNELS)) {
