@@ -62,7 +62,8 @@ int cmd_info(int argc, char **argv) {
         const char *name = backend_desc_of(kinds[i])->name;
         backend *b = backend_open(name, NULL, err, sizeof err);
         if (b) {
-            printf("  %-6s available: %s%s\n", name, b->device_name, backend_has(b, BACKEND_EMULATED) ? " (emulated)" : "");
+            printf("  %-6s available: %s%s\n", name, b->device_name,
+                   backend_has(b, BACKEND_EMULATED) ? " (emulated)" : "");
             if (!backend_has(b, BACKEND_EMULATED) && chip_is_paravirtual(b->device_name))
                 printf("         WARNING %s\n", chip_paravirtual_warning());
             if (backend_has(b, BACKEND_GPU)) {

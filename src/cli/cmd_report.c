@@ -532,8 +532,9 @@ static void write_intro(const report_out *ro, int nrec) {
                     "%% of the chip's peak memory bandwidth (when the chip is in the table).\n",
             nrec, nrec == 1 ? "" : "s");
     if (ro->html)
-        fprintf(ro->html, "<p class=\"note\">%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
-                          "%% of the chip's peak memory bandwidth (when the chip is in the table).</p>\n",
+        fprintf(ro->html,
+                "<p class=\"note\">%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
+                "%% of the chip's peak memory bandwidth (when the chip is in the table).</p>\n",
                 nrec, nrec == 1 ? "" : "s");
     if (!ro->out_md) fprintf(ro->md, "\n(Charts are written only with --out.)\n");
 }

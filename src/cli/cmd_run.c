@@ -133,7 +133,8 @@ static int parse_run_option(const op_desc *op, const char *name, const char *val
         rc->capture_dir = val;
     } else if (strcmp(name, "format") == 0) {
         if (strcmp(val, "json") && strcmp(val, "gbench")) {
-            snprintf(err, errlen, "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
+            snprintf(err, errlen,
+                     "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
             return -1;
         }
         rc->format = val;
@@ -180,12 +181,13 @@ static int check_run_args(const run_cli *rc, char *err, size_t errlen) {
         return -1;
     }
     if (rc->nmaps && !rc->fixture_path) {
-        snprintf(err, errlen, "--map %s=%s renames a fixture's tensor: give the file with --fixture PATH", rc->maps[0].from,
-                 rc->maps[0].to);
+        snprintf(err, errlen, "--map %s=%s renames a fixture's tensor: give the file with --fixture PATH",
+                 rc->maps[0].from, rc->maps[0].to);
         return -1;
     }
     if (cli_has_kernel_choice(o) && kind && !(kind->caps & BACKEND_KERNELS)) {
-        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu", o->shader ? "shader" : "stage");
+        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu",
+                 o->shader ? "shader" : "stage");
         return -1;
     }
     return 0;
@@ -357,7 +359,8 @@ static int check_capture_dir(const run_cmd *rm, char *err, size_t errlen) {
         struct stat st;
         capture_path(dir, rm->op, rm->cases[k].dim, path, sizeof path);
         if (stat(path, &st) == 0) {
-            snprintf(err, errlen, "--capture: %.300s already exists: remove it or capture into another directory", path);
+            snprintf(err, errlen, "--capture: %.300s already exists: remove it or capture into another directory",
+                     path);
             return -1;
         }
     }

@@ -238,7 +238,8 @@ static const suite *find_suite(const char *name) {
     char names[128] = "";
     for (const suite *x = suites; x->name; x++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", x->name);
-    fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of %s (gdnbench suite --help)\n", name ? name : "", names);
+    fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of %s (gdnbench suite --help)\n", name ? name : "",
+            names);
     return NULL;
 }
 
@@ -272,7 +273,8 @@ static int check_suite(const suite_run *sr, char *err, size_t errlen) {
     const run_opts *o = &sr->sc->o;
     const backend_desc *kind = backend_desc_find(o->backend); /* NULL: backend_open says so */
     if (cli_has_kernel_choice(o) && kind && !(kind->caps & BACKEND_KERNELS)) {
-        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu", o->shader ? "shader" : "stage");
+        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu",
+                 o->shader ? "shader" : "stage");
         return -1;
     }
     return 0;
@@ -379,8 +381,8 @@ int cmd_suite(int argc, char **argv) {
     sr.ptrs = calloc((size_t)ncases, sizeof *sr.ptrs);
     if (!sr.cases || !sr.recs || !sr.ptrs) snprintf(err, sizeof err, "out of memory");
     for (int k = 0; sr.ptrs && k < ncases; k++) sr.ptrs[k] = &sr.recs[k];
-    if (!err[0] && check_suite(&sr, err, sizeof err) == 0 && (sr.b = backend_open(sc.o.backend, &sc.o, err, sizeof err)) &&
-        plan_cases(&sr, err, sizeof err) == 0)
+    if (!err[0] && check_suite(&sr, err, sizeof err) == 0 &&
+        (sr.b = backend_open(sc.o.backend, &sc.o, err, sizeof err)) && plan_cases(&sr, err, sizeof err) == 0)
         status = run_suite(&sr, err, sizeof err);
     if (status < 0 || (status == EXIT_BAD_INPUT && err[0])) fprintf(stderr, "gdnbench: %s\n", err);
     if (status < 0) status = EXIT_BAD_INPUT;

@@ -342,7 +342,8 @@ int cmd_validate(int argc, char **argv) {
         p = -1;
     }
     if (p == 1) status = EXIT_OK;
-    else if (p < 0 || plan_sweep(op, &v, err, sizeof err) != 0 || !(b = backend_open(v.vc->ro.backend, &v.vc->ro, err, sizeof err)) ||
+    else if (p < 0 || plan_sweep(op, &v, err, sizeof err) != 0 ||
+             !(b = backend_open(v.vc->ro.backend, &v.vc->ro, err, sizeof err)) ||
              check_kernel_choice(b, v.cases, v.vr.nspecs, &v.vc->ro, err, sizeof err) != 0 ||
              (status = run_sweep(op, b, &v, err, sizeof err)) < 0) {
         fprintf(stderr, "gdnbench: %s\n", err);
