@@ -57,14 +57,16 @@ int cmd_info(int argc, char **argv) {
     host_kernel(kern, sizeof kern);
     printf("host:     %s %s, %s, %d cores\n", os, kern, cpu, host_cores());
     printf("backends (default %s):\n", backend_default_name());
-    static const char *names[] = {"cpu", "sw", "metal"};
+    static const backend_kind kinds[] = {BACKEND_CPU, BACKEND_SW, BACKEND_METAL};
     for (int i = 0; i < 3; i++) {
-        backend *b = backend_open(names[i], NULL, err, sizeof err);
+        const char *name = backend_desc_of(kinds[i])->name;
+        backend *b = backend_open(name, NULL, err, sizeof err);
         if (b) {
-            printf("  %-6s available: %s%s\n", names[i], b->device_name, b->emulated ? " (emulated)" : "");
-            if (!b->emulated && chip_is_paravirtual(b->device_name))
+            printf("  %-6s available: %s%s\n", name, b->device_name,
+                   backend_has(b, BACKEND_EMULATED) ? " (emulated)" : "");
+            if (!backend_has(b, BACKEND_EMULATED) && chip_is_paravirtual(b->device_name))
                 printf("         WARNING %s\n", chip_paravirtual_warning());
-            if (strcmp(names[i], "metal") == 0) {
+            if (backend_has(b, BACKEND_GPU)) {
                 const chip_info *chip = chip_find(b->device_name, b->gpu_cores);
                 const char *derived = !chip                                               ? ""
                                       : !chip->bandwidth_verified && !chip->flops_verified ? "bandwidth and FLOP/s"
@@ -81,7 +83,7 @@ int cmd_info(int argc, char **argv) {
             }
             b->destroy(b);
         } else {
-            printf("  %-6s not available: %s\n", names[i], err);
+            printf("  %-6s not available: %s\n", name, err);
         }
     }
     return EXIT_OK;

@@ -5,7 +5,14 @@
 #ifndef GDN_CLI_H
 #define GDN_CLI_H
 
+#include "runner/record.h"
+
 enum { EXIT_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_BAD_INPUT = 2 };
+
+/* The exit status of a verdict (runner/driver.h's driver_verdict). */
+static inline int cli_exit_status(run_status verdict) {
+    return verdict == RUN_ERROR ? EXIT_BAD_INPUT : verdict == RUN_FAIL ? EXIT_CHECK_FAILED : EXIT_OK;
+}
 
 int cli_main(int argc, char **argv);
 

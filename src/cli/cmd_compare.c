@@ -39,6 +39,7 @@
 #include "cli/commands.h"
 #include "core/stats.h"
 #include "report/report_load.h"
+#include "runner/record.h"
 
 #define CMP_MIN_SAMPLES 5
 #define KEY_LEN 1024
@@ -165,7 +166,7 @@ static int judge(cmp_pair *p, double threshold, double alpha, cmp_result *res) {
     free(sb);
     free(sn);
 
-    int old_pass = strcmp(status_of(b), "pass") == 0, new_pass = strcmp(status_of(nw), "pass") == 0;
+    int old_pass = run_status_parse(status_of(b)) == RUN_PASS, new_pass = run_status_parse(status_of(nw)) == RUN_PASS;
     const char *kc = p->changed;
     if (old_pass && !new_pass) {
         p->verdict = "regression";
@@ -299,7 +300,7 @@ static int pair_records(const report_set *base, const report_set *nw, cmp_result
         u->it = &nw->items[j];
         u->side = "NEW";
         unpaired_reason(u, u->it, &kn[j], base, kb, "BASE");
-        if (strcmp(status_of(u->it->rec), "pass") != 0) {
+        if (run_status_parse(status_of(u->it->rec)) != RUN_PASS) {
             size_t len = strlen(u->reason);
             snprintf(u->reason + len, sizeof u->reason - len, "; status %s", status_of(u->it->rec));
             res->new_failures++;
@@ -470,6 +471,54 @@ static void print_markdown(FILE *f, const cmp_result *res, const char *base, con
 
 static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
 
+/* -1 when out of memory (the list ends there). */
+static int add_pair_json(cJSON *pairs, const cmp_pair *p) {
+    const cJSON *rec = p->new->rec;
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return -1;
+    cJSON_AddItemToArray(pairs, o);
+    char shape[256];
+    rj_shape_str(rec, shape, sizeof shape);
+    cJSON_AddStringToObject(o, "op", rj_str(rec, "op", NULL, "?"));
+    cJSON_AddStringToObject(o, "kernel", kernel_label(rec));
+    cJSON_AddStringToObject(o, "shape", shape);
+    cJSON_AddStringToObject(o, "device", rj_str(rec, "device", "name", "?"));
+    cJSON_AddStringToObject(o, "backend", rj_str(rec, "device", "backend", "?"));
+    cJSON_AddBoolToObject(o, "kernel_changed", p->kernel_changed);
+    cJSON_AddItemToObject(o, "base_median_us", num_or_null(p->old_median));
+    cJSON_AddItemToObject(o, "new_median_us", num_or_null(p->new_median));
+    cJSON_AddItemToObject(o, "change_pct", num_or_null(p->change_pct));
+    cJSON_AddItemToObject(o, "p_value", num_or_null(p->p));
+    cJSON_AddNumberToObject(o, "base_samples", p->n_old);
+    cJSON_AddNumberToObject(o, "new_samples", p->n_new);
+    cJSON_AddStringToObject(o, "base_status", status_of(p->base->rec));
+    cJSON_AddStringToObject(o, "new_status", status_of(rec));
+    cJSON_AddStringToObject(o, "verdict", p->verdict);
+    cJSON_AddStringToObject(o, "note", p->note);
+    cJSON_AddBoolToObject(o, "machine_state_differs", p->machine_differs);
+    cJSON_AddStringToObject(o, "base_file", p->base->file);
+    cJSON_AddStringToObject(o, "new_file", p->new->file);
+    return 0;
+}
+
+static int add_unpaired_json(cJSON *unpaired, const cmp_unpaired *u) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return -1;
+    cJSON_AddItemToArray(unpaired, o);
+    char shape[256];
+    rj_shape_str(u->it->rec, shape, sizeof shape);
+    cJSON_AddStringToObject(o, "side", u->side);
+    cJSON_AddStringToObject(o, "op", rj_str(u->it->rec, "op", NULL, "?"));
+    cJSON_AddStringToObject(o, "kernel", kernel_label(u->it->rec));
+    cJSON_AddStringToObject(o, "shape", shape);
+    cJSON_AddStringToObject(o, "device", rj_str(u->it->rec, "device", "name", "?"));
+    cJSON_AddStringToObject(o, "backend", rj_str(u->it->rec, "device", "backend", "?"));
+    cJSON_AddStringToObject(o, "status", status_of(u->it->rec));
+    cJSON_AddStringToObject(o, "reason", u->reason);
+    cJSON_AddStringToObject(o, "file", u->it->file);
+    return 0;
+}
+
 static int print_json(FILE *f, const cmp_result *res, const char *base, const char *nw, double threshold,
                       double alpha) {
     cJSON *root = cJSON_CreateObject();
@@ -484,51 +533,10 @@ static int print_json(FILE *f, const cmp_result *res, const char *base, const ch
     cJSON_AddStringToObject(root, "new", nw);
     cJSON_AddNumberToObject(root, "threshold_pct", threshold);
     cJSON_AddNumberToObject(root, "alpha", alpha);
-    for (int i = 0; i < res->npairs; i++) {
-        const cmp_pair *p = &res->pairs[i];
-        const cJSON *rec = p->new->rec;
-        cJSON *o = cJSON_CreateObject();
-        if (!o) break;
-        cJSON_AddItemToArray(pairs, o);
-        char shape[256];
-        rj_shape_str(rec, shape, sizeof shape);
-        cJSON_AddStringToObject(o, "op", rj_str(rec, "op", NULL, "?"));
-        cJSON_AddStringToObject(o, "kernel", kernel_label(rec));
-        cJSON_AddStringToObject(o, "shape", shape);
-        cJSON_AddStringToObject(o, "device", rj_str(rec, "device", "name", "?"));
-        cJSON_AddStringToObject(o, "backend", rj_str(rec, "device", "backend", "?"));
-        cJSON_AddBoolToObject(o, "kernel_changed", p->kernel_changed);
-        cJSON_AddItemToObject(o, "base_median_us", num_or_null(p->old_median));
-        cJSON_AddItemToObject(o, "new_median_us", num_or_null(p->new_median));
-        cJSON_AddItemToObject(o, "change_pct", num_or_null(p->change_pct));
-        cJSON_AddItemToObject(o, "p_value", num_or_null(p->p));
-        cJSON_AddNumberToObject(o, "base_samples", p->n_old);
-        cJSON_AddNumberToObject(o, "new_samples", p->n_new);
-        cJSON_AddStringToObject(o, "base_status", status_of(p->base->rec));
-        cJSON_AddStringToObject(o, "new_status", status_of(rec));
-        cJSON_AddStringToObject(o, "verdict", p->verdict);
-        cJSON_AddStringToObject(o, "note", p->note);
-        cJSON_AddBoolToObject(o, "machine_state_differs", p->machine_differs);
-        cJSON_AddStringToObject(o, "base_file", p->base->file);
-        cJSON_AddStringToObject(o, "new_file", p->new->file);
-    }
-    for (int i = 0; i < res->nunpaired; i++) {
-        const cmp_unpaired *u = &res->unpaired[i];
-        cJSON *o = cJSON_CreateObject();
-        if (!o) break;
-        cJSON_AddItemToArray(unpaired, o);
-        char shape[256];
-        rj_shape_str(u->it->rec, shape, sizeof shape);
-        cJSON_AddStringToObject(o, "side", u->side);
-        cJSON_AddStringToObject(o, "op", rj_str(u->it->rec, "op", NULL, "?"));
-        cJSON_AddStringToObject(o, "kernel", kernel_label(u->it->rec));
-        cJSON_AddStringToObject(o, "shape", shape);
-        cJSON_AddStringToObject(o, "device", rj_str(u->it->rec, "device", "name", "?"));
-        cJSON_AddStringToObject(o, "backend", rj_str(u->it->rec, "device", "backend", "?"));
-        cJSON_AddStringToObject(o, "status", status_of(u->it->rec));
-        cJSON_AddStringToObject(o, "reason", u->reason);
-        cJSON_AddStringToObject(o, "file", u->it->file);
-    }
+    for (int i = 0; i < res->npairs; i++)
+        if (add_pair_json(pairs, &res->pairs[i])) break;
+    for (int i = 0; i < res->nunpaired; i++)
+        if (add_unpaired_json(unpaired, &res->unpaired[i])) break;
     cJSON_AddNumberToObject(summary, "pairs", res->npairs);
     cJSON_AddNumberToObject(summary, "regressions", res->regressions);
     cJSON_AddNumberToObject(summary, "improvements", res->improvements);
@@ -558,107 +566,129 @@ static int parse_number(const char *flag, const char *s, double lo, double hi, d
     return 0;
 }
 
-int cmd_compare(int argc, char **argv) {
-    double threshold = 5, alpha = 0.01;
-    int format = FMT_TABLE, ignore_machine = 0;
-    const char *paths[2] = {NULL, NULL};
+/* The options of a comparison. */
+typedef struct compare_cli {
+    double threshold, alpha;
+    int format, ignore_machine;
+    const char *paths[2];
+} compare_cli;
+
+/* argv[1..]: 0 to go on, or 1 with *status the exit status (any message printed). */
+static int parse_args(int argc, char **argv, compare_cli *cc, int *status) {
     int npaths = 0;
+    *status = EXIT_BAD_INPUT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
-            return EXIT_OK;
+            *status = EXIT_OK;
+            return 1;
         } else if (strcmp(a, "--ignore-machine-state") == 0) {
-            ignore_machine = 1;
+            cc->ignore_machine = 1;
         } else if (strcmp(a, "--threshold") == 0) {
-            if (parse_number(a, val, 0, 1e6, &threshold)) return EXIT_BAD_INPUT;
+            if (parse_number(a, val, 0, 1e6, &cc->threshold)) return 1;
             i++;
         } else if (strcmp(a, "--alpha") == 0) {
-            if (parse_number(a, val, 0, 1, &alpha)) return EXIT_BAD_INPUT;
+            if (parse_number(a, val, 0, 1, &cc->alpha)) return 1;
             i++;
         } else if (strcmp(a, "--format") == 0) {
             if (val && strcmp(val, "table") == 0)
-                format = FMT_TABLE;
+                cc->format = FMT_TABLE;
             else if (val && strcmp(val, "markdown") == 0)
-                format = FMT_MARKDOWN;
+                cc->format = FMT_MARKDOWN;
             else if (val && strcmp(val, "json") == 0)
-                format = FMT_JSON;
+                cc->format = FMT_JSON;
             else {
                 fprintf(stderr, "gdnbench compare: --format %s: expected table, markdown or json\n",
                         val ? val : "(missing)");
-                return EXIT_BAD_INPUT;
+                return 1;
             }
             i++;
         } else if (a[0] == '-' && a[1] != 0) {
             fprintf(stderr, "gdnbench compare: unknown option %s (see gdnbench compare --help)\n", a);
-            return EXIT_BAD_INPUT;
+            return 1;
         } else if (npaths < 2) {
-            paths[npaths++] = a;
+            cc->paths[npaths++] = a;
         } else {
             fprintf(stderr, "gdnbench compare: unexpected argument %s: give exactly BASE and NEW\n", a);
-            return EXIT_BAD_INPUT;
+            return 1;
         }
     }
     if (npaths != 2) {
         fprintf(stderr, "gdnbench compare: need BASE and NEW (report files or directories); see --help\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Refuses (-1, said) when the machine state differs in some pair, unless told to
+ * ignore it: a timing difference may then be the machine's, not the kernel's. */
+static int check_machine_state(const compare_cli *cc, cmp_result *res) {
+    int differing = 0, first_differing = -1;
+    for (int i = 0; i < res->npairs; i++) {
+        if (machine_check(&res->pairs[i]) && differing++ == 0) first_differing = i;
+    }
+    if (!differing || cc->ignore_machine) return 0;
+    const cmp_pair *p = &res->pairs[first_differing];
+    char shape[256];
+    rj_shape_str(p->new->rec, shape, sizeof shape);
+    fprintf(stderr,
+            "gdnbench compare: the machine state differs between BASE and NEW in %d of %d pairs (first: %s [%s]: "
+            "%s), so a timing difference may be the machine's, not the kernel's: rerun under the same conditions, "
+            "or pass --ignore-machine-state\n",
+            differing, res->npairs, rj_str(p->new->rec, "op", NULL, "?"), shape, p->machine);
+    return -1;
+}
+
+/* Pairs, judges and prints.  The exit status. */
+static int compare(const compare_cli *cc, const report_set *base, const report_set *nw, cmp_result *res) {
+    if (pair_records(base, nw, res)) {
+        fprintf(stderr, "gdnbench compare: out of memory\n");
         return EXIT_BAD_INPUT;
     }
-
-    report_set base = {0}, nw = {0};
-    cmp_result res = {0};
-    char err[1024];
-    int rc = EXIT_BAD_INPUT;
-    if (report_set_load(&base, paths[0], err, sizeof err) || report_set_load(&nw, paths[1], err, sizeof err)) {
-        fprintf(stderr, "gdnbench compare: %s\n", err);
-        goto done;
-    }
-    if (pair_records(&base, &nw, &res)) {
-        fprintf(stderr, "gdnbench compare: out of memory\n");
-        goto done;
-    }
-    if (res.npairs == 0) {
-        const char *why = res.nunpaired > 0 ? res.unpaired[0].reason : "both are empty";
+    if (res->npairs == 0) {
+        const char *why = res->nunpaired > 0 ? res->unpaired[0].reason : "both are empty";
         fprintf(stderr,
                 "gdnbench compare: nothing to pair: BASE %s has %d record%s, NEW %s has %d, and none match on op, "
                 "kernel, shape and device (first: %s)\n",
-                paths[0], base.n, base.n == 1 ? "" : "s", paths[1], nw.n, why);
-        goto done;
+                cc->paths[0], base->n, base->n == 1 ? "" : "s", cc->paths[1], nw->n, why);
+        return EXIT_BAD_INPUT;
     }
-    int differing = 0, first_differing = -1;
-    for (int i = 0; i < res.npairs; i++) {
-        if (machine_check(&res.pairs[i]) && differing++ == 0) first_differing = i;
-    }
-    if (differing && !ignore_machine) {
-        const cmp_pair *p = &res.pairs[first_differing];
-        char shape[256];
-        rj_shape_str(p->new->rec, shape, sizeof shape);
-        fprintf(stderr,
-                "gdnbench compare: the machine state differs between BASE and NEW in %d of %d pairs (first: %s [%s]: "
-                "%s), so a timing difference may be the machine's, not the kernel's: rerun under the same conditions, "
-                "or pass --ignore-machine-state\n",
-                differing, res.npairs, rj_str(p->new->rec, "op", NULL, "?"), shape, p->machine);
-        goto done;
-    }
-    for (int i = 0; i < res.npairs; i++) {
-        if (judge(&res.pairs[i], threshold, alpha, &res)) {
+    if (check_machine_state(cc, res)) return EXIT_BAD_INPUT;
+    for (int i = 0; i < res->npairs; i++) {
+        if (judge(&res->pairs[i], cc->threshold, cc->alpha, res)) {
             fprintf(stderr, "gdnbench compare: out of memory\n");
-            goto done;
+            return EXIT_BAD_INPUT;
         }
-        cmp_pair *p = &res.pairs[i];
+        cmp_pair *p = &res->pairs[i];
         append_note(p, p->machine_differs ? "machine state differs (--ignore-machine-state): " : "", p->machine);
     }
-    if (format == FMT_TABLE)
-        print_table(stdout, &res, threshold, alpha);
-    else if (format == FMT_MARKDOWN)
-        print_markdown(stdout, &res, paths[0], paths[1], threshold, alpha);
-    else if (print_json(stdout, &res, paths[0], paths[1], threshold, alpha)) {
+    if (cc->format == FMT_TABLE)
+        print_table(stdout, res, cc->threshold, cc->alpha);
+    else if (cc->format == FMT_MARKDOWN)
+        print_markdown(stdout, res, cc->paths[0], cc->paths[1], cc->threshold, cc->alpha);
+    else if (print_json(stdout, res, cc->paths[0], cc->paths[1], cc->threshold, cc->alpha)) {
         fprintf(stderr, "gdnbench compare: out of memory\n");
-        goto done;
+        return EXIT_BAD_INPUT;
     }
     fflush(stdout);
-    rc = res.regressions > 0 || res.failing > 0 || res.new_failures > 0 ? EXIT_CHECK_FAILED : EXIT_OK;
-done:
+    return res->regressions > 0 || res->failing > 0 || res->new_failures > 0 ? EXIT_CHECK_FAILED : EXIT_OK;
+}
+
+int cmd_compare(int argc, char **argv) {
+    compare_cli cc = {.threshold = 5, .alpha = 0.01, .format = FMT_TABLE};
+    int rc;
+    if (parse_args(argc, argv, &cc, &rc)) return rc;
+    report_set base = {0}, nw = {0};
+    cmp_result res = {0};
+    char err[1024];
+    if (report_set_load(&base, cc.paths[0], err, sizeof err) || report_set_load(&nw, cc.paths[1], err, sizeof err)) {
+        fprintf(stderr, "gdnbench compare: %s\n", err);
+        rc = EXIT_BAD_INPUT;
+    } else {
+        rc = compare(&cc, &base, &nw, &res);
+    }
     free(res.pairs);
     free(res.unpaired);
     report_set_free(&base);

@@ -33,6 +33,7 @@
 #include "core/chips.h"
 #include "report/report_load.h"
 #include "report/svg.h"
+#include "runner/backend.h"
 
 enum { CLASS_GPU, CLASS_CPU, CLASS_EMULATED, NCLASSES };
 
@@ -79,8 +80,9 @@ static void strlist_free(strlist *l) {
 static int class_of(const cJSON *rec) {
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(rec, "device");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "emulated"))) return CLASS_EMULATED;
-    if (strcmp(rj_str(rec, "device", "backend", ""), "sw") == 0) return CLASS_EMULATED;
-    if (strcmp(rj_str(rec, "device", "backend", ""), "cpu") == 0) return CLASS_CPU;
+    const backend_desc *d = backend_desc_find(rj_str(rec, "device", "backend", ""));
+    if (d && (d->caps & BACKEND_EMULATED)) return CLASS_EMULATED;
+    if (d && d->kind == BACKEND_CPU) return CLASS_CPU;
     return CLASS_GPU;
 }
 
@@ -153,7 +155,7 @@ static void cell_text(const cJSON *rec, int count, char *out, size_t n) {
         if (isfinite(pct) && len > 0 && (size_t)len < n)
             len += snprintf(out + len, n - (size_t)len, pct < 10 ? " · %.1f%%%s" : " · %.0f%%%s", pct,
                             bandwidth_peak_derived(rec) ? derived_mark : "");
-        if (strcmp(status, "pass") != 0 && len > 0 && (size_t)len < n)
+        if (run_status_parse(status) != RUN_PASS && len > 0 && (size_t)len < n)
             len += snprintf(out + len, n - (size_t)len, " (%s)", status);
     }
     if (count > 1 && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " (best of %d)", count);
@@ -430,160 +432,192 @@ static void usage(FILE *f) {
             "columns devices, cells median time, GB/s and %% of the chip's peak bandwidth.\n");
 }
 
-int cmd_report(int argc, char **argv) {
-    const char *out_md = NULL, *out_html = NULL;
-    report_set set = {0};
-    char err[2048];
+/* Where one report goes: Markdown (stdout, or --out with the SVGs next to it) and,
+ * with --html, a page with the charts inline. */
+typedef struct report_out {
+    const char *out_md, *out_html;
+    FILE *md, *html;
+    char stem[1024];           /* --out less ".md": the SVGs' path prefix */
+    const char *base;          /* stem's file name: what the Markdown links */
+} report_out;
+
+/* argv[1..]: the options, every report loaded into set.  0 to go on, or 1 with
+ * *status the exit status (the message printed). */
+static int parse_args(int argc, char **argv, report_out *ro, report_set *set, int *status) {
     int npaths = 0;
+    *status = EXIT_BAD_INPUT;
     for (int i = 1; i < argc; i++) {
+        char err[2048];
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
-            report_set_free(&set);
-            return EXIT_OK;
+            *status = EXIT_OK;
+            return 1;
         }
         if (strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--html") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "gdnbench report: %s needs a file name\n", argv[i]);
-                report_set_free(&set);
-                return EXIT_BAD_INPUT;
+                return 1;
             }
             if (strcmp(argv[i], "--out") == 0)
-                out_md = argv[++i];
+                ro->out_md = argv[++i];
             else
-                out_html = argv[++i];
+                ro->out_html = argv[++i];
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "gdnbench report: unknown option %s (see gdnbench report --help)\n", argv[i]);
-            report_set_free(&set);
-            return EXIT_BAD_INPUT;
+            return 1;
         }
-        if (report_set_load(&set, argv[i], err, sizeof err)) {
+        if (report_set_load(set, argv[i], err, sizeof err)) {
             fprintf(stderr, "gdnbench report: %s\n", err);
-            report_set_free(&set);
-            return EXIT_BAD_INPUT;
+            return 1;
         }
         npaths++;
     }
     if (npaths == 0) {
         fprintf(stderr, "gdnbench report: give at least one report file or directory (see --help)\n");
-        return EXIT_BAD_INPUT;
+        return 1;
     }
+    return 0;
+}
 
-    int rc = EXIT_OK;
-    FILE *md = stdout, *html = NULL;
-    char stem[1024] = "";
-    const char *base = stem;
-    strlist ops = {0};
-    if (out_md) {
-        md = fopen(out_md, "w");
-        if (!md) {
-            fprintf(stderr, "gdnbench report: --out %s: cannot create: %s\n", out_md, strerror(errno));
-            rc = EXIT_BAD_INPUT;
-            goto done;
+/* Opens --out and --html (the page's head written).  The exit status. */
+static int open_outputs(report_out *ro) {
+    ro->md = stdout;
+    ro->base = ro->stem;
+    if (ro->out_md) {
+        ro->md = fopen(ro->out_md, "w");
+        if (!ro->md) {
+            fprintf(stderr, "gdnbench report: --out %s: cannot create: %s\n", ro->out_md, strerror(errno));
+            return EXIT_BAD_INPUT;
         }
         /* SVGs go next to the Markdown: STEM-op-class.svg, linked by base name. */
-        snprintf(stem, sizeof stem, "%s", out_md);
-        size_t len = strlen(stem);
-        if (len > 3 && strcmp(stem + len - 3, ".md") == 0) stem[len - 3] = 0;
-        const char *slash = strrchr(stem, '/');
-        base = slash ? slash + 1 : stem;
+        snprintf(ro->stem, sizeof ro->stem, "%s", ro->out_md);
+        size_t len = strlen(ro->stem);
+        if (len > 3 && strcmp(ro->stem + len - 3, ".md") == 0) ro->stem[len - 3] = 0;
+        const char *slash = strrchr(ro->stem, '/');
+        ro->base = slash ? slash + 1 : ro->stem;
     }
-    if (out_html) {
-        html = fopen(out_html, "w");
-        if (!html) {
-            fprintf(stderr, "gdnbench report: --html %s: cannot create: %s\n", out_html, strerror(errno));
-            rc = EXIT_BAD_INPUT;
-            goto done;
+    if (ro->out_html) {
+        ro->html = fopen(ro->out_html, "w");
+        if (!ro->html) {
+            fprintf(stderr, "gdnbench report: --html %s: cannot create: %s\n", ro->out_html, strerror(errno));
+            return EXIT_BAD_INPUT;
         }
         fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gdnbench report</title>\n"
               "<style>body{font-family:Helvetica,Arial,sans-serif;margin:2em;}table{border-collapse:collapse;"
               "margin:1em 0;}th,td{border:1px solid #ccc;padding:4px 8px;}td.num{text-align:right;}"
               ".note{color:#555;}</style></head><body>\n<h1>gdnbench report</h1>\n",
-              html);
+              ro->html);
     }
+    return EXIT_OK;
+}
 
-    for (int i = 0; i < set.n; i++)
-        if (strlist_add(&ops, rj_str(set.items[i].rec, "op", NULL, "?")) < 0) goto oom;
-
-    fprintf(md, "# gdnbench report\n\n%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
-                "%% of the chip's peak memory bandwidth (when the chip is in the table).\n",
-            set.n, set.n == 1 ? "" : "s");
-    if (html)
-        fprintf(html, "<p class=\"note\">%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
-                      "%% of the chip's peak memory bandwidth (when the chip is in the table).</p>\n",
-                set.n, set.n == 1 ? "" : "s");
-    if (!out_md) fprintf(md, "\n(Charts are written only with --out.)\n");
-
-    for (int o = 0; o < ops.n; o++) {
-        fprintf(md, "\n## ");
-        md_escape(md, ops.v[o]);
-        fputc('\n', md);
-        if (html) {
-            fputs("<h2>", html);
-            html_escape(html, ops.v[o]);
-            fputs("</h2>\n", html);
-        }
-        for (int cls = 0; cls < NCLASSES; cls++) {
-            rtable t;
-            if (build_table(&set, ops.v[o], cls, &t)) goto oom;
-            if (t.rows.n == 0) {
-                rtable_free(&t);
-                continue;
-            }
-            fprintf(md, "\n### %s\n\n", class_title[cls]);
-            write_md_table(md, &t);
-            int derived = table_has_derived(&t);
-            if (derived) fprintf(md, "\n%s %s\n", derived_mark, derived_note);
-            write_marks(md, &t, 0);
-            if (html) {
-                fprintf(html, "<h3>%s</h3>\n", class_title[cls]);
-                write_html_table(html, &t);
-                if (derived) fprintf(html, "<p class=\"note\">%s %s</p>\n", derived_mark, derived_note);
-                write_marks(html, &t, 1);
-            }
-            if (out_md || html) {
-                char *doc = render_chart(&t, ops.v[o], cls);
-                if (!doc) {
-                    rtable_free(&t);
-                    goto oom;
-                }
-                if (out_md) {
-                    char opslug[128], path[1400], name[1400];
-                    slug(ops.v[o], opslug, sizeof opslug);
-                    snprintf(path, sizeof path, "%s-%s-%s.svg", stem, opslug, class_slug[cls]);
-                    snprintf(name, sizeof name, "%s-%s-%s.svg", base, opslug, class_slug[cls]);
-                    if (write_text_file(path, doc, err, sizeof err)) {
-                        fprintf(stderr, "gdnbench report: %s\n", err);
-                        free(doc);
-                        rtable_free(&t);
-                        rc = EXIT_BAD_INPUT;
-                        goto done;
-                    }
-                    fprintf(md, "\n![%s GB/s, %s](%s)\n", ops.v[o], class_slug[cls], name);
-                }
-                if (html) fprintf(html, "<div>%s</div>\n", doc);
-                free(doc);
-            }
-            rtable_free(&t);
-        }
-    }
-    if (html) fputs("</body></html>\n", html);
-    goto done;
-oom:
-    fprintf(stderr, "gdnbench report: out of memory\n");
-    rc = EXIT_BAD_INPUT;
-done:
-    if (md && md != stdout && fclose(md) != 0 && rc == EXIT_OK) {
-        fprintf(stderr, "gdnbench report: --out %s: write failed\n", out_md);
+/* Closes the files (a failed write is exit 2 when nothing else failed). */
+static int close_outputs(report_out *ro, int rc) {
+    if (ro->md && ro->md != stdout && fclose(ro->md) != 0 && rc == EXIT_OK) {
+        fprintf(stderr, "gdnbench report: --out %s: write failed\n", ro->out_md);
         rc = EXIT_BAD_INPUT;
     }
-    if (md == stdout) fflush(stdout);
-    if (html && fclose(html) != 0 && rc == EXIT_OK) {
-        fprintf(stderr, "gdnbench report: --html %s: write failed\n", out_html);
+    if (ro->md == stdout) fflush(stdout);
+    if (ro->html && fclose(ro->html) != 0 && rc == EXIT_OK) {
+        fprintf(stderr, "gdnbench report: --html %s: write failed\n", ro->out_html);
         rc = EXIT_BAD_INPUT;
     }
+    return rc;
+}
+
+static void write_intro(const report_out *ro, int nrec) {
+    fprintf(ro->md, "# gdnbench report\n\n%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
+                    "%% of the chip's peak memory bandwidth (when the chip is in the table).\n",
+            nrec, nrec == 1 ? "" : "s");
+    if (ro->html)
+        fprintf(ro->html,
+                "<p class=\"note\">%d record%s. Cells: median time · GB/s (the op's minimum traffic / median) · "
+                "%% of the chip's peak memory bandwidth (when the chip is in the table).</p>\n",
+                nrec, nrec == 1 ? "" : "s");
+    if (!ro->out_md) fprintf(ro->md, "\n(Charts are written only with --out.)\n");
+}
+
+/* The chart of table t: an SVG file next to the Markdown (linked), inline in the
+ * page.  0, -1 out of memory, -2 when the file could not be written (said). */
+static int write_chart(const report_out *ro, const rtable *t, const char *op, int cls) {
+    char *doc = render_chart(t, op, cls);
+    if (!doc) return -1;
+    if (ro->out_md) {
+        char opslug[128], path[1400], name[1400], err[2048];
+        slug(op, opslug, sizeof opslug);
+        snprintf(path, sizeof path, "%s-%s-%s.svg", ro->stem, opslug, class_slug[cls]);
+        snprintf(name, sizeof name, "%s-%s-%s.svg", ro->base, opslug, class_slug[cls]);
+        if (write_text_file(path, doc, err, sizeof err)) {
+            fprintf(stderr, "gdnbench report: %s\n", err);
+            free(doc);
+            return -2;
+        }
+        fprintf(ro->md, "\n![%s GB/s, %s](%s)\n", op, class_slug[cls], name);
+    }
+    if (ro->html) fprintf(ro->html, "<div>%s</div>\n", doc);
+    free(doc);
+    return 0;
+}
+
+/* op's table of device class cls (nothing when it has no record there), with its
+ * notes and chart.  0, -1 out of memory, -2 a chart could not be written (said). */
+static int write_class(const report_out *ro, const report_set *set, const char *op, int cls) {
+    rtable t;
+    if (build_table(set, op, cls, &t)) return -1;
+    int rc = 0;
+    if (t.rows.n > 0) {
+        fprintf(ro->md, "\n### %s\n\n", class_title[cls]);
+        write_md_table(ro->md, &t);
+        int derived = table_has_derived(&t);
+        if (derived) fprintf(ro->md, "\n%s %s\n", derived_mark, derived_note);
+        write_marks(ro->md, &t, 0);
+        if (ro->html) {
+            fprintf(ro->html, "<h3>%s</h3>\n", class_title[cls]);
+            write_html_table(ro->html, &t);
+            if (derived) fprintf(ro->html, "<p class=\"note\">%s %s</p>\n", derived_mark, derived_note);
+            write_marks(ro->html, &t, 1);
+        }
+        if (ro->out_md || ro->html) rc = write_chart(ro, &t, op, cls);
+    }
+    rtable_free(&t);
+    return rc;
+}
+
+/* One section per op, one table per device class.  0, -1 out of memory, -2 said. */
+static int write_sections(const report_out *ro, const report_set *set) {
+    strlist ops = {0};
+    int rc = 0;
+    for (int i = 0; i < set->n && rc == 0; i++)
+        if (strlist_add(&ops, rj_str(set->items[i].rec, "op", NULL, "?")) < 0) rc = -1;
+    if (rc == 0) write_intro(ro, set->n);
+    for (int o = 0; o < ops.n && rc == 0; o++) {
+        fprintf(ro->md, "\n## ");
+        md_escape(ro->md, ops.v[o]);
+        fputc('\n', ro->md);
+        if (ro->html) {
+            fputs("<h2>", ro->html);
+            html_escape(ro->html, ops.v[o]);
+            fputs("</h2>\n", ro->html);
+        }
+        for (int cls = 0; cls < NCLASSES && rc == 0; cls++) rc = write_class(ro, set, ops.v[o], cls);
+    }
+    if (rc == 0 && ro->html) fputs("</body></html>\n", ro->html);
     strlist_free(&ops);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv) {
+    report_set set = {0};
+    report_out ro = {0};
+    int rc;
+    if (parse_args(argc, argv, &ro, &set, &rc) == 0 && (rc = open_outputs(&ro)) == EXIT_OK) {
+        int w = write_sections(&ro, &set);
+        if (w == -1) fprintf(stderr, "gdnbench report: out of memory\n");
+        rc = w == 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    }
+    rc = close_outputs(&ro, rc);
     report_set_free(&set);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "io/fixture.h"
 #include "report/report_gbench.h"
 #include "report/report_json.h"
+#include "runner/driver.h"
 #include "runner/dump.h"
 #include "runner/fixture_bind.h"
 #include "runner/machine.h"
@@ -101,6 +102,97 @@ static int parse_check(const char *s, int *out) {
     return 0;
 }
 
+/* One option of a run that is neither a kernel nor a sampling option: a dimension of
+ * op, where the inputs come from, what is written, the backend and its checks.
+ * Returns 0, or -1 with err set (an unknown option included). */
+static int parse_run_option(const op_desc *op, const char *name, const char *val, run_cli *rc, char *err,
+                            size_t errlen) {
+    run_opts *o = &rc->opts;
+    int di = op_dim_index(op, name);
+    uint64_t u64;
+    if (di >= 0) {
+        if (args_parse_int_list(name, val, &rc->dims[di], err, errlen)) return -1;
+        rc->dim_given[di] = 1;
+    } else if (strcmp(name, "seed") == 0) {
+        if (args_parse_u64(name, val, &u64, err, errlen)) return -1;
+        o->seed = u64;
+    } else if (strcmp(name, "json") == 0) {
+        rc->json_path = val;
+    } else if (strcmp(name, "fixture") == 0) {
+        rc->fixture_path = val;
+    } else if (strcmp(name, "map") == 0) {
+        if (rc->nmaps >= FIXTURE_MAX_MAPS) {
+            snprintf(err, errlen, "--map given more than %d times: one per buffer", FIXTURE_MAX_MAPS);
+            return -1;
+        }
+        if (fixture_map_parse(val, &rc->maps[rc->nmaps], err, errlen)) return -1;
+        rc->nmaps++;
+    } else if (strcmp(name, "dump") == 0) {
+        rc->dump_dir = val;
+    } else if (strcmp(name, "capture") == 0) {
+        rc->capture_dir = val;
+    } else if (strcmp(name, "format") == 0) {
+        if (strcmp(val, "json") && strcmp(val, "gbench")) {
+            snprintf(err, errlen,
+                     "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
+            return -1;
+        }
+        rc->format = val;
+    } else if (strcmp(name, "backend") == 0) {
+        o->backend = val;
+    } else if (strcmp(name, "check") == 0) {
+        if (parse_check(val, &o->check)) {
+            snprintf(err, errlen, "--check '%s' is unknown: use f64, parity, both or none", val);
+            return -1;
+        }
+    } else if (strcmp(name, "sw-checks") == 0) {
+        if (strcmp(val, "none") && strcmp(val, "fast") && strcmp(val, "full")) {
+            snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", val);
+            return -1;
+        }
+        o->sw_checks = val;
+    } else if (strcmp(name, "sw-schedule") == 0) {
+        if (strcmp(val, "inorder") && strcmp(val, "reverse") && strncmp(val, "random:", 7)) {
+            snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", val);
+            return -1;
+        }
+        o->sw_schedule = val;
+    } else if (strcmp(name, "dtype") == 0) {
+        if (strcmp(val, "bf16") != 0) {
+            snprintf(err, errlen, "--dtype '%s' is not supported by %s: its kernels take bf16 (--dtype bf16)", val,
+                     op->name);
+            return -1;
+        }
+    } else {
+        snprintf(err, errlen, "unknown option --%s for %s (see gdnbench %s --help)", name, op->name, op->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The options that only make sense together, once all are parsed. */
+static int check_run_args(const run_cli *rc, char *err, size_t errlen) {
+    const run_opts *o = &rc->opts;
+    if (cli_check_kernel_options(o, err, errlen)) return -1;
+    const backend_desc *kind = backend_desc_find(o->backend); /* NULL: backend_open says so */
+    if (rc->capture_dir && !(kind && (kind->caps & BACKEND_CAPTURE))) {
+        snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
+                              "uses --backend %s", o->backend);
+        return -1;
+    }
+    if (rc->nmaps && !rc->fixture_path) {
+        snprintf(err, errlen, "--map %s=%s renames a fixture's tensor: give the file with --fixture PATH",
+                 rc->maps[0].from, rc->maps[0].to);
+        return -1;
+    }
+    if (cli_has_kernel_choice(o) && kind && !(kind->caps & BACKEND_KERNELS)) {
+        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu",
+                 o->shader ? "shader" : "stage");
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses argv[2..] for op; returns 0, 1 for --help (printed), or -1 with err set. */
 static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc, char *err, size_t errlen) {
     run_opts *o = &rc->opts;
@@ -135,82 +227,10 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         int sopt = cli_parse_sampling_option(name, val, o, &given, err, errlen);
         if (sopt < 0) return -1;
         if (sopt > 0) continue;
-        int di = op_dim_index(op, name);
-        uint64_t u64;
-        if (di >= 0) {
-            if (args_parse_int_list(name, val, &rc->dims[di], err, errlen)) return -1;
-            rc->dim_given[di] = 1;
-        } else if (strcmp(name, "seed") == 0) {
-            if (args_parse_u64(name, val, &u64, err, errlen)) return -1;
-            o->seed = u64;
-        } else if (strcmp(name, "json") == 0) {
-            rc->json_path = val;
-        } else if (strcmp(name, "fixture") == 0) {
-            rc->fixture_path = val;
-        } else if (strcmp(name, "map") == 0) {
-            if (rc->nmaps >= FIXTURE_MAX_MAPS) {
-                snprintf(err, errlen, "--map given more than %d times: one per buffer", FIXTURE_MAX_MAPS);
-                return -1;
-            }
-            if (fixture_map_parse(val, &rc->maps[rc->nmaps], err, errlen)) return -1;
-            rc->nmaps++;
-        } else if (strcmp(name, "dump") == 0) {
-            rc->dump_dir = val;
-        } else if (strcmp(name, "capture") == 0) {
-            rc->capture_dir = val;
-        } else if (strcmp(name, "format") == 0) {
-            if (strcmp(val, "json") && strcmp(val, "gbench")) {
-                snprintf(err, errlen, "--format '%s' is unknown for a run: use json (schema 1) or gbench (Google Benchmark JSON)", val);
-                return -1;
-            }
-            rc->format = val;
-        } else if (strcmp(name, "backend") == 0) {
-            o->backend = val;
-        } else if (strcmp(name, "check") == 0) {
-            if (parse_check(val, &o->check)) {
-                snprintf(err, errlen, "--check '%s' is unknown: use f64, parity, both or none", val);
-                return -1;
-            }
-        } else if (strcmp(name, "sw-checks") == 0) {
-            if (strcmp(val, "none") && strcmp(val, "fast") && strcmp(val, "full")) {
-                snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", val);
-                return -1;
-            }
-            o->sw_checks = val;
-        } else if (strcmp(name, "sw-schedule") == 0) {
-            if (strcmp(val, "inorder") && strcmp(val, "reverse") && strncmp(val, "random:", 7)) {
-                snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", val);
-                return -1;
-            }
-            o->sw_schedule = val;
-        } else if (strcmp(name, "dtype") == 0) {
-            if (strcmp(val, "bf16") != 0) {
-                snprintf(err, errlen, "--dtype '%s' is not supported by %s: its kernels take bf16 (--dtype bf16)", val,
-                         op->name);
-                return -1;
-            }
-        } else {
-            snprintf(err, errlen, "unknown option --%s for %s (see gdnbench %s --help)", name, op->name, op->name);
-            return -1;
-        }
+        if (parse_run_option(op, name, val, rc, err, errlen)) return -1;
     }
     if (cli_finish_sampling(o, &given, err, errlen)) return -1;
-    if (cli_check_kernel_options(o, err, errlen)) return -1;
-    if (rc->capture_dir && strcmp(o->backend, "metal") != 0) {
-        snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
-                              "uses --backend %s", o->backend);
-        return -1;
-    }
-    if (rc->nmaps && !rc->fixture_path) {
-        snprintf(err, errlen, "--map %s=%s renames a fixture's tensor: give the file with --fixture PATH", rc->maps[0].from,
-                 rc->maps[0].to);
-        return -1;
-    }
-    if (cli_has_kernel_choice(o) && strcmp(o->backend, "cpu") == 0) {
-        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu", o->shader ? "shader" : "stage");
-        return -1;
-    }
-    return 0;
+    return check_run_args(rc, err, errlen);
 }
 
 /* DIR/OP-B1_T4096_....gputrace: where --capture records a case. */
@@ -255,8 +275,7 @@ static void print_fixture_notes(FILE *f, const op_desc *op, const fixture *fx, c
 }
 
 /* Expands the dimension lists into every combination (last dimension fastest). */
-static int expand_cases(const op_desc *op, const run_cli *rc, int64_t (*out)[OP_MAX_DIMS], int max, char *err,
-                        size_t errlen) {
+static int expand_cases(const op_desc *op, const run_cli *rc, driver_case *out, int max, char *err, size_t errlen) {
     long long total = 1;
     for (int i = 0; i < op->ndims; i++) {
         total *= rc->dims[i].n;
@@ -267,191 +286,214 @@ static int expand_cases(const op_desc *op, const run_cli *rc, int64_t (*out)[OP_
     }
     for (long long k = 0; k < total; k++) {
         long long r = k;
+        out[k].op = op;
         for (int i = op->ndims - 1; i >= 0; i--) {
-            out[k][i] = rc->dims[i].v[r % rc->dims[i].n];
+            out[k].dim[i] = rc->dims[i].v[r % rc->dims[i].n];
             r /= rc->dims[i].n;
         }
     }
     return (int)total;
 }
 
+/* One `gdnbench <op>` invocation: what the driver's hooks read and write. */
+typedef struct run_cmd {
+    const op_desc *op;
+    run_cli *rc;
+    fixture *fx;               /* --fixture, or NULL */
+    fixture_plan *plan;
+    rec_fixture *notes;
+    backend *b;
+    driver_case *cases;
+    int ncases;
+    run_record *recs;
+    run_record **rec_ptrs;
+    char trace[4096];          /* the --capture path of the case running */
+} run_cmd;
+
+/* --fixture: the file, what it binds, and the dimensions it fixes (a dimension flag
+ * that says otherwise is an error). */
+static int load_fixture(run_cmd *rm, char *err, size_t errlen) {
+    run_cli *rc = rm->rc;
+    const op_desc *op = rm->op;
+    rm->fx = fixture_open(rc->fixture_path, err, errlen);
+    if (!rm->fx) return -1;
+    fixture_plan *plan = rm->plan;
+    if (fixture_plan_make(rm->fx, op, rc->maps, rc->nmaps, plan, err, errlen) != 0) return -1;
+    for (int i = 0; i < op->ndims; i++) {
+        if (plan->dim_source[i] == FIXDIM_NONE) continue;
+        if (rc->dim_given[i] && (rc->dims[i].n != 1 || rc->dims[i].v[0] != plan->dim[i])) {
+            snprintf(err, errlen, "--%s contradicts the fixture %s, which has %s=%lld (%s %s): drop the flag",
+                     op->dims[i].name, rc->fixture_path, op->dims[i].name, (long long)plan->dim[i],
+                     plan->dim_source[i] == FIXDIM_META ? "its parameter" : "from tensor", plan->dim_from[i]);
+            return -1;
+        }
+        rc->dims[i].n = 1;
+        rc->dims[i].v[0] = plan->dim[i];
+    }
+    return 0;
+}
+
+/* The shapes to run: every combination of the lists, each checked before anything
+ * runs (a bad one in a list is exit 2). */
+static int plan_cases(run_cmd *rm, char *err, size_t errlen) {
+    if (rm->rc->fixture_path && load_fixture(rm, err, errlen) != 0) return -1;
+    rm->ncases = expand_cases(rm->op, rm->rc, rm->cases, MAX_CASES, err, errlen);
+    if (rm->ncases < 0) return -1;
+    if (rm->fx && rm->ncases != 1) {
+        snprintf(err, errlen, "--fixture runs one shape: give single values, not lists, for the dimensions");
+        return -1;
+    }
+    return driver_check_shapes(rm->cases, rm->ncases, err, errlen);
+}
+
+/* --capture DIR: the directory exists and no case's trace is there yet (Metal refuses
+ * to overwrite one: say so before anything runs). */
+static int check_capture_dir(const run_cmd *rm, char *err, size_t errlen) {
+    const char *dir = rm->rc->capture_dir;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "--capture %s: cannot create the directory: %s", dir, strerror(errno));
+        return -1;
+    }
+    for (int k = 0; k < rm->ncases; k++) {
+        char path[4096];
+        struct stat st;
+        capture_path(dir, rm->op, rm->cases[k].dim, path, sizeof path);
+        if (stat(path, &st) == 0) {
+            snprintf(err, errlen, "--capture: %.300s already exists: remove it or capture into another directory",
+                     path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The backend, and every case's kernel choice on it, before anything runs. */
+static int open_backend(run_cmd *rm, char *err, size_t errlen) {
+    run_cli *rc = rm->rc;
+    /* Metal reads this when the device is created. */
+    if (rc->capture_dir) setenv("MTL_CAPTURE_ENABLED", "1", 1);
+    rm->b = backend_open(rc->opts.backend, &rc->opts, err, errlen);
+    if (!rm->b) return -1;
+    if (rc->capture_dir && check_capture_dir(rm, err, errlen) != 0) return -1;
+    return cli_check_kernel_choice(rm->b, rm->cases, rm->ncases, &rc->opts, 1, err, errlen);
+}
+
+/* driver hook: generated inputs, or the fixture's. */
+static op_case *make_case(void *user, int k, const driver_case *dc, char *err, size_t errlen, int *stop) {
+    run_cmd *rm = user;
+    op_case *c = op_case_new(dc->op, dc->dim, rm->rc->opts.seed, err, errlen);
+    if (!c || !rm->fx) return c;
+    fixture_plan_notes(rm->fx, rm->plan, dc->op, dc->dim, rm->notes);
+    if (fixture_bind_inputs(rm->fx, rm->plan, c, rm->notes, err, errlen) != 0) {
+        op_case_free(c);
+        *stop = 1;
+        return NULL;
+    }
+    return c;
+}
+
+/* driver hook: the header once the first case's inputs exist (a file that cannot be
+ * used prints nothing), the fixture's notes, the case's capture path. */
+static void before_case(void *user, int k, const op_case *c, run_opts *o) {
+    run_cmd *rm = user;
+    if (k == 0 && !o->quiet) {
+        char runs[256];
+        cli_sampling_desc(o, runs, sizeof runs);
+        table_print_header(stdout, rm->op, rm->b, runs, (unsigned long long)o->seed);
+        rec_machine now;
+        machine_sample(&now, rm->b);
+        table_print_machine(stdout, &now);
+    }
+    if (c && rm->fx && !o->quiet)
+        print_fixture_notes(stdout, rm->op, rm->fx, rm->plan, rm->notes, rm->cases[k].dim, rm->rc->dim_given);
+    if (rm->rc->capture_dir) {
+        capture_path(rm->rc->capture_dir, rm->op, rm->cases[k].dim, rm->trace, sizeof rm->trace);
+        o->capture_path = rm->trace;
+    }
+}
+
+/* driver hook: the capture's note, the fixture's expected outputs, --dump. */
+static int after_case(void *user, int k, op_case *c, run_record *r, char *err, size_t errlen) {
+    run_cmd *rm = user;
+    const run_opts *o = &rm->rc->opts;
+    if (rm->rc->capture_dir && r->status != RUN_ERROR && !o->quiet)
+        printf("GPU capture of the first timed iteration: %s (open it in Xcode; that iteration's time "
+               "includes the capture)\n", rm->trace);
+    if (rm->fx) r->fixture = *rm->notes;
+    if (rm->fx && r->status != RUN_ERROR &&
+        !fixture_check_outputs(rm->fx, rm->plan, c, o->has_atol, o->atol, o->has_rtol, o->rtol, r))
+        r->status = RUN_FAIL;
+    if (rm->rc->dump_dir && r->status != RUN_ERROR) {
+        char path[4096];
+        if (dump_case(rm->rc->dump_dir, c, path, sizeof path, err, errlen) != 0) return -1;
+        if (!o->quiet) printf("dumped %s\n", path);
+    }
+    return 0;
+}
+
+/* driver hook: the case's table row and findings; an error also on stderr. */
+static void print_case(void *user, int k, driver_outcome out) {
+    run_cmd *rm = user;
+    const run_record *r = rm->rec_ptrs[k];
+    if (!rm->rc->opts.quiet) {
+        table_print_record(stdout, r);
+        table_print_findings(stdout, r, run_max_findings(&rm->rc->opts));
+    }
+    if (r->status == RUN_ERROR) fprintf(stderr, "gdnbench: %s: %s\n", rm->op->name, r->error);
+    fflush(stdout);
+}
+
+/* Runs the planned cases; writes the report.  The exit status, or -1 with err set. */
+static int run_cases(run_cmd *rm, char *err, size_t errlen) {
+    rm->recs = calloc((size_t)rm->ncases, sizeof *rm->recs);
+    rm->rec_ptrs = calloc((size_t)rm->ncases, sizeof *rm->rec_ptrs);
+    if (!rm->recs || !rm->rec_ptrs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int k = 0; k < rm->ncases; k++) rm->rec_ptrs[k] = &rm->recs[k];
+    driver_plan plan = {rm->b, &rm->rc->opts, rm->cases, rm->ncases, rm->rec_ptrs, 0};
+    driver_hooks hooks = {.user = rm, .make_case = make_case, .before = before_case, .after = after_case,
+                          .print = print_case};
+    driver_tally tally;
+    int n = driver_run(&plan, &hooks, &tally, err, errlen);
+    if (n < 0) return -1;
+    const char *json = rm->rc->json_path;
+    if (json) {
+        int gbench = rm->rc->format && strcmp(rm->rc->format, "gbench") == 0;
+        if ((gbench ? report_gbench_write : report_write)(json, rm->rec_ptrs, n, err, errlen) != 0) return -1;
+    }
+    return cli_exit_status(driver_verdict(&tally));
+}
+
 int cmd_run(const op_desc *op, int argc, char **argv) {
     char err[512] = "";
-    run_cli *rc = calloc(1, sizeof *rc);
-    fixture_plan *plan = calloc(1, sizeof *plan);
-    rec_fixture *notes = calloc(1, sizeof *notes);
-    int64_t(*shapes)[OP_MAX_DIMS] = calloc(MAX_CASES, sizeof *shapes);
-    run_record *recs = NULL;
-    run_record **rec_ptrs = NULL;
-    backend *b = NULL;
-    fixture *fx = NULL;
-    int status = EXIT_BAD_INPUT, ncases = 0, nrec = 0;
-    if (!rc || !shapes || !plan || !notes) {
+    run_cmd rm = {.op = op};
+    rm.rc = calloc(1, sizeof *rm.rc);
+    rm.plan = calloc(1, sizeof *rm.plan);
+    rm.notes = calloc(1, sizeof *rm.notes);
+    rm.cases = calloc(MAX_CASES, sizeof *rm.cases);
+    int status = EXIT_BAD_INPUT, p = 0;
+    if (!rm.rc || !rm.cases || !rm.plan || !rm.notes) {
         fprintf(stderr, "gdnbench: out of memory\n");
         goto done;
     }
-    int p = parse_run_args(op, argc, argv, rc, err, sizeof err);
-    if (p == 1) {
-        status = EXIT_OK;
-        goto done;
+    p = parse_run_args(op, argc, argv, rm.rc, err, sizeof err);
+    if (p == 1) status = EXIT_OK;
+    else if (p < 0 || plan_cases(&rm, err, sizeof err) != 0 || open_backend(&rm, err, sizeof err) != 0 ||
+             (status = run_cases(&rm, err, sizeof err)) < 0) {
+        fprintf(stderr, "gdnbench: %s\n", err);
+        status = EXIT_BAD_INPUT;
     }
-    if (p < 0) goto bad;
-    if (rc->fixture_path) {
-        fx = fixture_open(rc->fixture_path, err, sizeof err);
-        if (!fx) goto bad;
-        if (fixture_plan_make(fx, op, rc->maps, rc->nmaps, plan, err, sizeof err) != 0) goto bad;
-        for (int i = 0; i < op->ndims; i++) {
-            if (plan->dim_source[i] == FIXDIM_NONE) continue;
-            if (rc->dim_given[i] && (rc->dims[i].n != 1 || rc->dims[i].v[0] != plan->dim[i])) {
-                snprintf(err, sizeof err, "--%s contradicts the fixture %s, which has %s=%lld (%s %s): drop the flag",
-                         op->dims[i].name, rc->fixture_path, op->dims[i].name, (long long)plan->dim[i],
-                         plan->dim_source[i] == FIXDIM_META ? "its parameter" : "from tensor", plan->dim_from[i]);
-                goto bad;
-            }
-            rc->dims[i].n = 1;
-            rc->dims[i].v[0] = plan->dim[i];
-        }
-    }
-    ncases = expand_cases(op, rc, shapes, MAX_CASES, err, sizeof err);
-    if (ncases < 0) goto bad;
-    if (fx && ncases != 1) {
-        snprintf(err, sizeof err, "--fixture runs one shape: give single values, not lists, for the dimensions");
-        goto bad;
-    }
-    /* Every shape is validated before anything runs: a bad one in a list is exit 2. */
-    for (int k = 0; k < ncases; k++) {
-        for (int i = 0; i < op->ndims; i++) {
-            if (shapes[k][i] < op->dims[i].min || shapes[k][i] > op->dims[i].max) {
-                snprintf(err, sizeof err, "--%s %lld is out of range for %s: accepted %lld..%lld", op->dims[i].name,
-                         (long long)shapes[k][i], op->name, (long long)op->dims[i].min, (long long)op->dims[i].max);
-                goto bad;
-            }
-        }
-        if (op->validate && op->validate(shapes[k], err, sizeof err)) goto bad;
-    }
-    /* Metal reads this when the device is created. */
-    if (rc->capture_dir) setenv("MTL_CAPTURE_ENABLED", "1", 1);
-    b = backend_open(rc->opts.backend, &rc->opts, err, sizeof err);
-    if (!b) goto bad;
-    if (rc->capture_dir) {
-        if (mkdir(rc->capture_dir, 0777) != 0 && errno != EEXIST) {
-            snprintf(err, sizeof err, "--capture %s: cannot create the directory: %s", rc->capture_dir, strerror(errno));
-            goto bad;
-        }
-        /* Metal refuses to overwrite a trace: say so before anything runs. */
-        for (int k = 0; k < ncases; k++) {
-            char path[4096];
-            struct stat st;
-            capture_path(rc->capture_dir, op, shapes[k], path, sizeof path);
-            if (stat(path, &st) == 0) {
-                snprintf(err, sizeof err, "--capture: %.300s already exists: remove it or capture into another "
-                                          "directory", path);
-                goto bad;
-            }
-        }
-    }
-    /* The kernel choice of every shape is checked before anything runs. */
-    if (cli_has_kernel_choice(&rc->opts)) {
-        const op_desc **ops = malloc(sizeof *ops * (size_t)ncases);
-        if (!ops) {
-            snprintf(err, sizeof err, "out of memory");
-            goto bad;
-        }
-        for (int k = 0; k < ncases; k++) ops[k] = op;
-        int bad_choice = cli_check_kernel_choice(b, ops, (const int64_t(*)[OP_MAX_DIMS])shapes, ncases, &rc->opts, 1,
-                                                 err, sizeof err);
-        free(ops);
-        if (bad_choice) goto bad;
-    }
-    recs = calloc((size_t)ncases, sizeof *recs);
-    rec_ptrs = calloc((size_t)ncases, sizeof *rec_ptrs);
-    if (!recs || !rec_ptrs) {
-        snprintf(err, sizeof err, "out of memory");
-        goto bad;
-    }
-    int any_fail = 0, any_error = 0;
-    for (int k = 0; k < ncases; k++) {
-        op_case *c = op_case_new(op, shapes[k], rc->opts.seed, err, sizeof err);
-        if (c && fx) {
-            fixture_plan_notes(fx, plan, op, shapes[k], notes);
-            if (fixture_bind_inputs(fx, plan, c, notes, err, sizeof err) != 0) {
-                op_case_free(c);
-                goto bad;
-            }
-        }
-        /* After the fixture is bound: a file that cannot be used prints nothing. */
-        if (k == 0 && !rc->opts.quiet) {
-            char runs[256];
-            cli_sampling_desc(&rc->opts, runs, sizeof runs);
-            table_print_header(stdout, op, b->name, b->device_name, b->emulated, runs, (unsigned long long)rc->opts.seed);
-            rec_machine now;
-            machine_sample(&now, b);
-            table_print_machine(stdout, &now);
-        }
-        if (c && fx && !rc->opts.quiet) print_fixture_notes(stdout, op, fx, plan, notes, shapes[k], rc->dim_given);
-        run_record *r = &recs[nrec];
-        rec_ptrs[nrec++] = r;
-        if (!c) {
-            memset(r, 0, sizeof *r);
-            r->op = op;
-            memcpy(r->dim, shapes[k], sizeof r->dim);
-            snprintf(r->status, sizeof r->status, "error");
-            snprintf(r->error, sizeof r->error, "%s", err);
-            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->name);
-            any_error = 1;
-        } else {
-            char trace[4096];
-            if (rc->capture_dir) {
-                capture_path(rc->capture_dir, op, shapes[k], trace, sizeof trace);
-                rc->opts.capture_path = trace;
-            }
-            if (runner_run_case(b, c, &rc->opts, r) != 0) any_error = 1;
-            rc->opts.capture_path = NULL;
-            if (rc->capture_dir && strcmp(r->status, "error") != 0 && !rc->opts.quiet)
-                printf("GPU capture of the first timed iteration: %s (open it in Xcode; that iteration's time "
-                       "includes the capture)\n", trace);
-            if (fx) r->fixture = *notes;
-            if (fx && strcmp(r->status, "error") != 0 &&
-                !fixture_check_outputs(fx, plan, c, rc->opts.has_atol, rc->opts.atol, rc->opts.has_rtol, rc->opts.rtol,
-                                       r))
-                snprintf(r->status, sizeof r->status, "fail");
-            if (b->release_case) b->release_case(b);
-            if (rc->dump_dir && strcmp(r->status, "error") != 0) {
-                char path[4096];
-                if (dump_case(rc->dump_dir, c, path, sizeof path, err, sizeof err) != 0) {
-                    op_case_free(c);
-                    goto bad;
-                }
-                if (!rc->opts.quiet) printf("dumped %s\n", path);
-            }
-            op_case_free(c);
-        }
-        if (strcmp(r->status, "fail") == 0) any_fail = 1;
-        if (!rc->opts.quiet) {
-            table_print_record(stdout, r);
-            table_print_findings(stdout, r, run_max_findings(&rc->opts));
-        }
-        if (strcmp(r->status, "error") == 0) fprintf(stderr, "gdnbench: %s: %s\n", op->name, r->error);
-        fflush(stdout);
-    }
-    if (rc->json_path) {
-        int gbench = rc->format && strcmp(rc->format, "gbench") == 0;
-        if ((gbench ? report_gbench_write : report_write)(rc->json_path, rec_ptrs, nrec, err, sizeof err) != 0) goto bad;
-    }
-    status = any_error ? EXIT_BAD_INPUT : any_fail ? EXIT_CHECK_FAILED : EXIT_OK;
-    goto done;
-bad:
-    fprintf(stderr, "gdnbench: %s\n", err);
-    status = EXIT_BAD_INPUT;
 done:
-    for (int i = 0; i < nrec; i++) run_record_free(&recs[i]);
-    free(recs);
-    free(rec_ptrs);
-    if (b) b->destroy(b);
-    fixture_free(fx);
-    free(shapes);
-    free(plan);
-    free(notes);
-    free(rc);
+    for (int i = 0; rm.recs && i < rm.ncases; i++) run_record_free(&rm.recs[i]);
+    free(rm.recs);
+    free(rm.rec_ptrs);
+    if (rm.b) rm.b->destroy(rm.b);
+    fixture_free(rm.fx);
+    free(rm.cases);
+    free(rm.plan);
+    free(rm.notes);
+    free(rm.rc);
     return status;
 }

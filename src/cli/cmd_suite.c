@@ -19,6 +19,7 @@
 #include "cli/stage_opts.h"
 #include "cli/table.h"
 #include "report/report_json.h"
+#include "runner/driver.h"
 #include "runner/machine.h"
 #include "runner/runner.h"
 
@@ -169,184 +170,226 @@ static int case_dims(const op_desc *op, const suite_case *sc, int emulated, int6
     return 0;
 }
 
-int cmd_suite(int argc, char **argv) {
-    char err[512] = "";
-    const char *json_dir = NULL, *name = NULL;
-    run_opts o = {.backend = backend_default_name(), .check = CHECK_BOTH};
+/* The options of a suite run. */
+typedef struct suite_cli {
+    run_opts o;
+    const char *json_dir, *name;
+} suite_cli;
+
+static void print_help(void) {
+    printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n"
+           "                          [--max-time S] [--max-noise P] [--min-samples N] [--fast-math]\n"
+           "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n\n"
+           "--shader FILE runs, in every case, the stages FILE defines under their default names (ours\n"
+           "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
+           "and JSON say which file and function every stage ran.\n\nsuites:\n");
+    print_suites(stdout);
+}
+
+/* argv[2..]: 0, 1 for --help (printed), -1 with err set. */
+static int parse_args(int argc, char **argv, suite_cli *sc, char *err, size_t errlen) {
+    run_opts *o = &sc->o;
     sampling_flags given = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         int sopt;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n"
-                   "                          [--max-time S] [--max-noise P] [--min-samples N] [--fast-math]\n"
-                   "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n\n"
-                   "--shader FILE runs, in every case, the stages FILE defines under their default names (ours\n"
-                   "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
-                   "and JSON say which file and function every stage ran.\n\nsuites:\n");
-            print_suites(stdout);
-            return EXIT_OK;
+            print_help();
+            return 1;
         } else if (strcmp(a, "--quiet") == 0) {
-            o.quiet = 1;
+            o->quiet = 1;
         } else if (strcmp(a, "--fast-math") == 0) {
-            o.fast_math = 1;
+            o->fast_math = 1;
         } else if (a[0] != '-') {
-            if (name) {
-                snprintf(err, sizeof err, "suite: one suite name at a time ('%s' and '%s')", name, a);
-                goto bad;
+            if (sc->name) {
+                snprintf(err, errlen, "suite: one suite name at a time ('%s' and '%s')", sc->name, a);
+                return -1;
             }
-            name = a;
+            sc->name = a;
         } else if (i + 1 >= argc) {
-            snprintf(err, sizeof err, "%s needs a value", a);
-            goto bad;
+            snprintf(err, errlen, "%s needs a value", a);
+            return -1;
         } else if (strcmp(a, "--json") == 0) {
-            json_dir = argv[++i];
+            sc->json_dir = argv[++i];
         } else if (strcmp(a, "--backend") == 0) {
-            o.backend = argv[++i];
+            o->backend = argv[++i];
         } else if (strcmp(a, "--function") == 0) {
-            snprintf(err, sizeof err, "--function names one kernel, but a suite runs several ops: choose a stage's kernel "
-                                      "with --stage STAGE=FILE:%s", argv[i + 1]);
-            goto bad;
+            snprintf(err, errlen, "--function names one kernel, but a suite runs several ops: choose a stage's kernel "
+                                  "with --stage STAGE=FILE:%s", argv[i + 1]);
+            return -1;
         } else if (strcmp(a, "--shader") == 0 || strcmp(a, "--stage") == 0 || strcmp(a, "--constant") == 0) {
-            if (cli_parse_kernel_option(a + 2, argv[i + 1], &o, err, sizeof err) < 0) goto bad;
+            if (cli_parse_kernel_option(a + 2, argv[i + 1], o, err, errlen) < 0) return -1;
             i++;
-        } else if (strncmp(a, "--", 2) == 0 &&
-                   (sopt = cli_parse_sampling_option(a + 2, argv[i + 1], &o, &given, err, sizeof err)) != 0) {
-            if (sopt < 0) goto bad;
+        } else if (strncmp(a, "--", 2) == 0 && (sopt = cli_parse_sampling_option(a + 2, argv[i + 1], o, &given, err,
+                                                                                   errlen)) != 0) {
+            if (sopt < 0) return -1;
             i++;
         } else {
-            snprintf(err, sizeof err, "suite: unknown option %s (see gdnbench suite --help)", a);
-            goto bad;
+            snprintf(err, errlen, "suite: unknown option %s (see gdnbench suite --help)", a);
+            return -1;
         }
     }
-    if (cli_finish_sampling(&o, &given, err, sizeof err)) goto bad;
-    const suite *s = NULL;
+    return cli_finish_sampling(o, &given, err, errlen) ? -1 : 0;
+}
+
+static const suite *find_suite(const char *name) {
     for (const suite *x = suites; x->name && name; x++)
-        if (strcmp(x->name, name) == 0) s = x;
-    if (!s) {
-        char names[128] = "";
-        for (const suite *x = suites; x->name; x++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", x->name);
-        fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of %s (gdnbench suite --help)\n", name ? name : "",
-                names);
-        return EXIT_BAD_INPUT;
-    }
-    int ncases = 0;
-    while (s->cases[ncases].op) ncases++;
-    int64_t(*dims)[OP_MAX_DIMS] = calloc((size_t)ncases, sizeof *dims);
-    const suite_case **run_cases = calloc((size_t)ncases, sizeof *run_cases);
-    run_record *recs = calloc((size_t)ncases, sizeof *recs);
-    run_record **ptrs = calloc((size_t)ncases, sizeof *ptrs);
-    backend *b = NULL;
-    int status = EXIT_BAD_INPUT, nrec = 0, any_fail = 0, any_error = 0, n = 0, skipped = 0;
-    if (!dims || !run_cases || !recs || !ptrs) {
-        snprintf(err, sizeof err, "out of memory");
-        goto out;
-    }
-    for (int k = 0; k < ncases; k++) {
-        if (!op_find(s->cases[k].op)) {
-            snprintf(err, sizeof err, "suite %s needs op %s, which this build lacks", s->name, s->cases[k].op);
-            goto out;
+        if (strcmp(x->name, name) == 0) return x;
+    char names[128] = "";
+    for (const suite *x = suites; x->name; x++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", x->name);
+    fprintf(stderr, "gdnbench: suite '%s' is unknown: use one of %s (gdnbench suite --help)\n", name ? name : "",
+            names);
+    return NULL;
+}
+
+/* One suite run: what the driver's hooks read and write. */
+typedef struct suite_run {
+    const suite *s;
+    suite_cli *sc;
+    backend *b;
+    driver_case *cases;        /* the cases that run on this device, in order */
+    int n, skipped;            /* skipped: GPU-only cases left out on an emulated device */
+    run_record *recs;
+    run_record **ptrs;
+    int progress;              /* a progress line on stderr (a terminal, not --quiet) */
+    double t0;                 /* seconds, for the progress line */
+} suite_run;
+
+/* Refusals that need no device: ops this build lacks, the --json directory, a
+ * kernel choice on a backend without kernels. */
+static int check_suite(const suite_run *sr, char *err, size_t errlen) {
+    for (const suite_case *sc = sr->s->cases; sc->op; sc++) {
+        if (!op_find(sc->op)) {
+            snprintf(err, errlen, "suite %s needs op %s, which this build lacks", sr->s->name, sc->op);
+            return -1;
         }
     }
-    if (json_dir && mkdir(json_dir, 0777) != 0 && access(json_dir, W_OK) != 0) {
-        snprintf(err, sizeof err, "--json %s: cannot create or write the directory", json_dir);
-        goto out;
+    const char *dir = sr->sc->json_dir;
+    if (dir && mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0) {
+        snprintf(err, errlen, "--json %s: cannot create or write the directory", dir);
+        return -1;
     }
-    if (cli_has_kernel_choice(&o) && strcmp(o.backend, "cpu") == 0) {
-        snprintf(err, sizeof err, "--%s needs a Metal backend (--backend sw or metal), not cpu", o.shader ? "shader" : "stage");
-        goto out;
+    const run_opts *o = &sr->sc->o;
+    const backend_desc *kind = backend_desc_find(o->backend); /* NULL: backend_open says so */
+    if (cli_has_kernel_choice(o) && kind && !(kind->caps & BACKEND_KERNELS)) {
+        snprintf(err, errlen, "--%s needs a Metal backend (--backend sw or metal), not cpu",
+                 o->shader ? "shader" : "stage");
+        return -1;
     }
-    b = backend_open(o.backend, &o, err, sizeof err);
-    if (!b) goto out;
-    /* Sizes depend on the device: the software device gets the cases' sw_dims. */
-    for (int k = 0; k < ncases; k++) {
-        if (b->emulated && s->cases[k].gpu_only) {
-            skipped++;
+    return 0;
+}
+
+/* The cases on the opened device (the software device gets the cases' sw_dims and
+ * leaves GPU-only ones out), their kernel choice checked. */
+static int plan_cases(suite_run *sr, char *err, size_t errlen) {
+    int emulated = backend_has(sr->b, BACKEND_EMULATED);
+    for (const suite_case *sc = sr->s->cases; sc->op; sc++) {
+        if (emulated && sc->gpu_only) {
+            sr->skipped++;
             continue;
         }
-        if (case_dims(op_find(s->cases[k].op), &s->cases[k], b->emulated, dims[n], err, sizeof err)) goto out;
-        run_cases[n++] = &s->cases[k];
+        driver_case *dc = &sr->cases[sr->n++];
+        dc->op = op_find(sc->op);
+        if (case_dims(dc->op, sc, emulated, dc->dim, err, errlen)) return -1;
     }
-    if (cli_has_kernel_choice(&o)) {
-        const op_desc **ops = malloc(sizeof *ops * (size_t)(n ? n : 1));
-        if (!ops) {
-            snprintf(err, sizeof err, "out of memory");
-            goto out;
-        }
-        for (int k = 0; k < n; k++) ops[k] = op_find(run_cases[k]->op);
-        int bad_choice = cli_check_kernel_choice(b, ops, (const int64_t(*)[OP_MAX_DIMS])dims, n, &o, 0, err, sizeof err);
-        free(ops);
-        if (bad_choice) goto out;
+    return cli_check_kernel_choice(sr->b, sr->cases, sr->n, &sr->sc->o, 0, err, errlen);
+}
+
+/* driver hook: the progress line, then the case's generated inputs. */
+static op_case *make_case(void *user, int k, const driver_case *dc, char *err, size_t errlen, int *stop) {
+    suite_run *sr = user;
+    if (sr->progress) {
+        char shape[256];
+        table_shape_str(dc->op, dc->dim, shape, sizeof shape);
+        fprintf(stderr, "\r[%d/%d] %s %s (%.0f s elapsed)   ", k + 1, sr->n, dc->op->name, shape,
+                (clock_now_us() * 1e-6) - sr->t0);
     }
-    /* Printed once nothing can be refused any more: a refusal prints nothing on stdout. */
-    if (!o.quiet) {
+    return op_case_new(dc->op, dc->dim, sr->sc->o.seed, err, errlen);
+}
+
+/* driver hook: an error on stderr, the case's table row. */
+static void print_case(void *user, int k, driver_outcome out) {
+    suite_run *sr = user;
+    const op_desc *op = sr->cases[k].op;
+    const run_record *r = sr->ptrs[k];
+    if (r->status == RUN_ERROR) {
+        char shape[256];
+        table_shape_str(op, sr->cases[k].dim, shape, sizeof shape);
+        fprintf(stderr, "gdnbench: suite %s case %d/%d (%s %s): %s\n", sr->s->name, k + 1, sr->n, op->name, shape,
+                r->error);
+    }
+    if (sr->sc->o.quiet) return;
+    if (sr->progress) fprintf(stderr, "\r\033[K");
+    printf("\n[%d/%d] %s", k + 1, sr->n, op->name);
+    table_print_record(stdout, r);
+    fflush(stdout);
+}
+
+/* Runs the cases, writes the report, prints the summary.  The exit status, or -1
+ * with err set. */
+static int run_suite(suite_run *sr, char *err, size_t errlen) {
+    const run_opts *o = &sr->sc->o;
+    err[0] = 0; /* each case's error is printed with it; the exit path prints only setup errors */
+    if (!o->quiet) { /* once nothing can be refused any more: a refusal prints nothing on stdout */
         char runs[256];
-        cli_sampling_desc(&o, runs, sizeof runs);
-        printf("suite %s on %s: %s\n", s->name, b->device_name, runs);
+        cli_sampling_desc(o, runs, sizeof runs);
+        printf("suite %s on %s: %s\n", sr->s->name, sr->b->device_name, runs);
         rec_machine now;
-        machine_sample(&now, b);
+        machine_sample(&now, sr->b);
         table_print_machine(stdout, &now);
     }
-    int progress = !o.quiet && isatty(2);
-    double t0 = (clock_now_us() * 1e-6);
-    for (int k = 0; k < n; k++) {
-        const op_desc *op = op_find(run_cases[k]->op);
-        char shape[256];
-        table_shape_str(op, dims[k], shape, sizeof shape);
-        if (progress) fprintf(stderr, "\r[%d/%d] %s %s (%.0f s elapsed)   ", k + 1, n, op->name, shape, (clock_now_us() * 1e-6) - t0);
-        run_record *r = &recs[nrec];
-        ptrs[nrec++] = r;
-        op_case *c = op_case_new(op, dims[k], o.seed, err, sizeof err);
-        if (!c) {
-            r->op = op;
-            memcpy(r->dim, dims[k], sizeof r->dim);
-            snprintf(r->status, sizeof r->status, "error");
-            snprintf(r->error, sizeof r->error, "%s", err);
-            snprintf(r->device.backend, sizeof r->device.backend, "%s", b->name);
-        } else {
-            runner_run_case(b, c, &o, r);
-            if (b->release_case) b->release_case(b);
-            op_case_free(c);
-        }
-        any_fail |= strcmp(r->status, "fail") == 0;
-        if (strcmp(r->status, "error") == 0) {
-            any_error = 1;
-            fprintf(stderr, "gdnbench: suite %s case %d/%d (%s %s): %s\n", s->name, k + 1, n, op->name, shape, r->error);
-        }
-        err[0] = 0; /* reported above; the exit path prints only setup errors */
-        if (!o.quiet) {
-            if (progress) fprintf(stderr, "\r\033[K");
-            printf("\n[%d/%d] %s", k + 1, n, op->name);
-            table_print_record(stdout, r);
-            fflush(stdout);
-        }
-    }
-    if (progress) fprintf(stderr, "\r\033[K");
-    if (json_dir) {
+    sr->progress = !o->quiet && isatty(2);
+    sr->t0 = clock_now_us() * 1e-6;
+    driver_plan plan = {sr->b, o, sr->cases, sr->n, sr->ptrs, 0};
+    driver_hooks hooks = {.user = sr, .make_case = make_case, .print = print_case};
+    driver_tally tally;
+    int nrec = driver_run(&plan, &hooks, &tally, err, errlen);
+    if (sr->progress) fprintf(stderr, "\r\033[K");
+    if (sr->sc->json_dir) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/suite-%s-v%d-%s.json", json_dir, s->name, s->version, b->name);
-        if (report_write(path, ptrs, nrec, err, sizeof err) != 0) goto out;
-        if (!o.quiet) printf("\nwrote %s\n", path);
+        snprintf(path, sizeof path, "%s/suite-%s-v%d-%s.json", sr->sc->json_dir, sr->s->name, sr->s->version,
+                 sr->b->desc->name);
+        if (report_write(path, sr->ptrs, nrec, err, errlen) != 0) return -1;
+        if (!o->quiet) printf("\nwrote %s\n", path);
     }
-    if (!o.quiet) {
-        printf("\nsuite %s v%d: %d cases, %s\n", s->name, s->version, n,
-               any_error ? "some could not run" : any_fail ? "some checks FAILED" : "all passed");
-        if (b->emulated)
+    run_status verdict = driver_verdict(&tally);
+    if (!o->quiet) {
+        printf("\nsuite %s v%d: %d cases, %s\n", sr->s->name, sr->s->version, sr->n,
+               verdict == RUN_ERROR ? "some could not run" : verdict == RUN_FAIL ? "some checks FAILED" : "all passed");
+        if (backend_has(sr->b, BACKEND_EMULATED))
             printf("emulated device: small sizes, timings of the software device (not of a GPU); %d GPU-only "
-                   "case%s left out\n", skipped, skipped == 1 ? "" : "s");
+                   "case%s left out\n", sr->skipped, sr->skipped == 1 ? "" : "s");
     }
-    status = any_error ? EXIT_BAD_INPUT : any_fail ? EXIT_CHECK_FAILED : EXIT_OK;
-out:
-    if (status == EXIT_BAD_INPUT && err[0]) fprintf(stderr, "gdnbench: %s\n", err);
-    for (int i = 0; i < nrec; i++) run_record_free(&recs[i]);
-    if (b) b->destroy(b);
-    free(dims);
-    free(run_cases);
-    free(recs);
-    free(ptrs);
+    return cli_exit_status(verdict);
+}
+
+int cmd_suite(int argc, char **argv) {
+    char err[512] = "";
+    suite_cli sc = {.o = {.backend = backend_default_name(), .check = CHECK_BOTH}};
+    int p = parse_args(argc, argv, &sc, err, sizeof err);
+    if (p != 0) {
+        if (p < 0) fprintf(stderr, "gdnbench: %s\n", err);
+        return p < 0 ? EXIT_BAD_INPUT : EXIT_OK;
+    }
+    suite_run sr = {.s = find_suite(sc.name), .sc = &sc};
+    if (!sr.s) return EXIT_BAD_INPUT;
+    int ncases = 0, status = EXIT_BAD_INPUT;
+    while (sr.s->cases[ncases].op) ncases++;
+    sr.cases = calloc((size_t)ncases, sizeof *sr.cases);
+    sr.recs = calloc((size_t)ncases, sizeof *sr.recs);
+    sr.ptrs = calloc((size_t)ncases, sizeof *sr.ptrs);
+    if (!sr.cases || !sr.recs || !sr.ptrs) snprintf(err, sizeof err, "out of memory");
+    for (int k = 0; sr.ptrs && k < ncases; k++) sr.ptrs[k] = &sr.recs[k];
+    if (!err[0] && check_suite(&sr, err, sizeof err) == 0 &&
+        (sr.b = backend_open(sc.o.backend, &sc.o, err, sizeof err)) && plan_cases(&sr, err, sizeof err) == 0)
+        status = run_suite(&sr, err, sizeof err);
+    if (status < 0 || (status == EXIT_BAD_INPUT && err[0])) fprintf(stderr, "gdnbench: %s\n", err);
+    if (status < 0) status = EXIT_BAD_INPUT;
+    for (int i = 0; sr.recs && i < ncases; i++) run_record_free(&sr.recs[i]);
+    if (sr.b) sr.b->destroy(sr.b);
+    free(sr.cases);
+    free(sr.recs);
+    free(sr.ptrs);
     return status;
-bad:
-    fprintf(stderr, "gdnbench: %s\n", err);
-    return EXIT_BAD_INPUT;
 }

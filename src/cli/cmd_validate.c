@@ -18,6 +18,7 @@
 #include "cli/stage_opts.h"
 #include "cli/validate_table.h"
 #include "report/validate_json.h"
+#include "runner/driver.h"
 #include "runner/validate_report.h"
 
 #define DEFAULT_ULP_P99_MAX 4
@@ -128,27 +129,61 @@ static int parse_dim(const op_desc *op, int di, const char *val, validate_cli *v
 
 /* The kernel choice at every shape of the sweep the op accepts (the others are
  * reported as unsupported), checked before any case runs. */
-static int check_kernel_choice(const op_desc *op, backend *b, const validate_case_spec *specs, int nspecs,
-                               const run_opts *o, char *err, size_t errlen) {
+static int check_kernel_choice(backend *b, const driver_case *cases, int ncases, const run_opts *o, char *err,
+                               size_t errlen) {
     if (!cli_has_kernel_choice(o)) return 0;
-    const op_desc **ops = malloc(sizeof *ops * (size_t)nspecs);
-    int64_t(*dims)[OP_MAX_DIMS] = malloc(sizeof *dims * (size_t)nspecs);
-    int n = 0, rc = -1;
-    if (!ops || !dims) {
+    driver_case *ok = malloc(sizeof *ok * (size_t)ncases);
+    if (!ok) {
         snprintf(err, errlen, "out of memory");
-        goto out;
+        return -1;
     }
-    for (int k = 0; k < nspecs; k++) {
+    int n = 0;
+    for (int k = 0; k < ncases; k++) {
         char why[256];
-        if (op->validate && op->validate(specs[k].dim, why, sizeof why) != 0) continue;
-        ops[n] = op;
-        memcpy(dims[n++], specs[k].dim, sizeof dims[0]);
+        const op_desc *op = cases[k].op;
+        if (op->validate && op->validate(cases[k].dim, why, sizeof why) != 0) continue;
+        ok[n++] = cases[k];
     }
-    rc = cli_check_kernel_choice(b, ops, (const int64_t(*)[OP_MAX_DIMS])dims, n, o, 1, err, errlen);
-out:
-    free(ops);
-    free(dims);
+    int rc = cli_check_kernel_choice(b, ok, n, o, 1, err, errlen);
+    free(ok);
     return rc;
+}
+
+/* One option that is not a kernel option: a dimension list, the profiles, the seed,
+ * the ulp bound, the backend, the JSON.  0, or -1 with err set (unknown included). */
+static int parse_validate_option(const op_desc *op, const char *name, const char *val, validate_cli *vc, char *err,
+                                 size_t errlen) {
+    int di = op_dim_index(op, name);
+    int64_t v64;
+    if (di >= 0) {
+        if (parse_dim(op, di, val, vc, err, errlen)) return -1;
+    } else if (strcmp(name, "profile") == 0) {
+        if (parse_profiles(vc, val, err, errlen)) return -1;
+    } else if (strcmp(name, "seed") == 0) {
+        if (args_parse_u64(name, val, &vc->seed, err, errlen)) return -1;
+    } else if (strcmp(name, "ulp") == 0) {
+        if (args_parse_int(name, val, &v64, err, errlen)) return -1;
+        if (v64 < 0 || v64 > 4096) {
+            snprintf(err, errlen, "--ulp %lld is out of range: accepted 0..4096", (long long)v64);
+            return -1;
+        }
+        vc->ulp_p99_max = (int)v64;
+    } else if (strcmp(name, "backend") == 0) {
+        const backend_desc *d = backend_desc_find(val);
+        if (!d || (d->kind != BACKEND_SW && d->kind != BACKEND_CPU)) {
+            snprintf(err, errlen, "--backend '%s': validate runs on sw (the software device, with its checks) or "
+                                  "cpu (the references against each other)", val);
+            return -1;
+        }
+        vc->ro.backend = val;
+    } else if (strcmp(name, "json") == 0) {
+        vc->json_path = val;
+    } else {
+        snprintf(err, errlen, "unknown option --%s for validate %s (see gdnbench validate %s --help)", name, op->name,
+                 op->name);
+        return -1;
+    }
+    return 0;
 }
 
 /* argv[0] = "validate", argv[1] = op.  0, 1 for --help, -1 with err set. */
@@ -181,137 +216,145 @@ static int parse_args(const op_desc *op, int argc, char **argv, validate_cli *vc
         }
         int kopt = cli_parse_kernel_option(name, val, o, err, errlen);
         if (kopt < 0) return -1;
-        if (kopt > 0) continue;
-        int di = op_dim_index(op, name);
-        int64_t v64;
-        if (di >= 0) {
-            if (parse_dim(op, di, val, vc, err, errlen)) return -1;
-        } else if (strcmp(name, "profile") == 0) {
-            if (parse_profiles(vc, val, err, errlen)) return -1;
-        } else if (strcmp(name, "seed") == 0) {
-            if (args_parse_u64(name, val, &vc->seed, err, errlen)) return -1;
-        } else if (strcmp(name, "ulp") == 0) {
-            if (args_parse_int(name, val, &v64, err, errlen)) return -1;
-            if (v64 < 0 || v64 > 4096) {
-                snprintf(err, errlen, "--ulp %lld is out of range: accepted 0..4096", (long long)v64);
-                return -1;
-            }
-            vc->ulp_p99_max = (int)v64;
-        } else if (strcmp(name, "backend") == 0) {
-            if (strcmp(val, "sw") && strcmp(val, "cpu")) {
-                snprintf(err, errlen, "--backend '%s': validate runs on sw (the software device, with its checks) or "
-                                      "cpu (the references against each other)", val);
-                return -1;
-            }
-            o->backend = val;
-        } else if (strcmp(name, "json") == 0) {
-            vc->json_path = val;
-        } else {
-            snprintf(err, errlen, "unknown option --%s for validate %s (see gdnbench validate %s --help)", name, op->name,
-                     op->name);
-            return -1;
-        }
+        if (kopt == 0 && parse_validate_option(op, name, val, vc, err, errlen)) return -1;
     }
     if (cli_check_kernel_options(o, err, errlen)) return -1;
-    if (cli_has_kernel_choice(o) && strcmp(o->backend, "cpu") == 0) {
+    if (cli_has_kernel_choice(o) && !(backend_desc_find(o->backend)->caps & BACKEND_KERNELS)) {
         snprintf(err, errlen, "--%s needs the software device (--backend sw), not cpu", o->shader ? "shader" : "stage");
         return -1;
     }
     return 0;
 }
 
-int cmd_validate(int argc, char **argv) {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: gdnbench validate <op> [--shader FILE [--function NAME]] [--stage NAME=FILE[:FUNCTION]]\n"
-                   "                                [dimension lists] [--json FILE]\n"
-                   "       gdnbench validate <op> --help   the sweep, profiles and options\n");
-        return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
+/* One validation: what the driver's hooks read and write. */
+typedef struct validate_run {
+    validate_cli *vc;
+    validate_ctx ctx;
+    validate_report vr;
+    validate_case_spec *specs;
+    validate_result *results;
+    driver_case *cases;        /* the specs' shapes */
+} validate_run;
+
+/* The sweep; exit 2 when it is empty. */
+static int plan_sweep(const op_desc *op, validate_run *v, char *err, size_t errlen) {
+    validate_cli *vc = v->vc;
+    int n = validate_sweep(op, &vc->dims, vc->nprofiles ? vc->profiles : NULL, vc->nprofiles, vc->seed, v->specs,
+                           VALIDATE_MAX_CASES, err, errlen);
+    if (n < 0) return -1;
+    if (n == 0) {
+        snprintf(err, errlen, "no case to run: the profiles given change none of %s's inputs", op->name);
+        return -1;
     }
+    for (int k = 0; k < n; k++) {
+        v->cases[k].op = op;
+        memcpy(v->cases[k].dim, v->specs[k].dim, sizeof v->cases[k].dim);
+    }
+    v->vr.nspecs = n;
+    return 0;
+}
+
+/* The report's header facts, from the opened backend. */
+static void start_report(const op_desc *op, backend *b, validate_run *v) {
+    validate_cli *vc = v->vc;
+    v->ctx = (validate_ctx){op, b, vc->ro, vc->seed, vc->ulp_p99_max};
+    int checks = backend_has(b, BACKEND_CHECKS), schedules = backend_has(b, BACKEND_SCHEDULES);
+    if (!checks) v->ctx.ro.sw_checks = NULL;
+    v->vr = (validate_report){.op = op,
+                              .backend = b->desc->name,
+                              .self_references = b->self_references,
+                              .device = b->device_name,
+                              .checks = checks ? "full" : "none",
+                              .seed = vc->seed,
+                              .ulp_p99_max = vc->ulp_p99_max,
+                              .nruns = schedules ? VALIDATE_NRUNS : 1,
+                              .specs = v->specs,
+                              .nspecs = v->vr.nspecs,
+                              .results = v->results,
+                              .max_findings = run_max_findings(&vc->ro),
+                              .status = RUN_PASS};
+    validate_run_configs(vc->seed, v->vr.runs);
+}
+
+/* driver hook: one case of the sweep under every run configuration. */
+static driver_outcome run_case(void *user, int k) {
+    validate_run *v = user;
+    v->ctx.ro.check = v->specs[k].profile->check_f64 ? CHECK_BOTH : CHECK_PARITY;
+    validate_run_case(&v->ctx, &v->specs[k], &v->results[k]);
+    v->vr.ncases = k + 1;
+    switch (v->results[k].status) {
+    case VAL_PASS: return DRIVER_PASS;
+    case VAL_FAIL: return DRIVER_FAIL;
+    case VAL_UNSUPPORTED: return DRIVER_SKIPPED;
+    default: return DRIVER_ERROR;
+    }
+}
+
+/* driver hook: the case's line; an error also on stderr (the sweep stops there). */
+static void print_case(void *user, int k, driver_outcome out) {
+    validate_run *v = user;
+    if (!v->vc->quiet) validate_table_case(stdout, &v->vr, k);
+    if (out == DRIVER_ERROR) fprintf(stderr, "gdnbench: validate %s: %s\n", v->ctx.op->name, v->results[k].reason);
+}
+
+/* Runs the sweep on b, prints the summary, writes the JSON.  The exit status, or -1
+ * with err set. */
+static int run_sweep(const op_desc *op, backend *b, validate_run *v, char *err, size_t errlen) {
+    start_report(op, b, v);
+    if (!v->vc->quiet) validate_table_header(stdout, &v->vr, &v->vc->ro);
+    driver_plan plan = {b, &v->ctx.ro, v->cases, v->vr.nspecs, NULL, 1};
+    driver_hooks hooks = {.user = v, .run = run_case, .print = print_case};
+    driver_tally t;
+    driver_run(&plan, &hooks, &t, err, errlen);
+    v->vr.status = driver_verdict(&t);
+    if (!v->vc->quiet) validate_table_summary(stdout, &v->vr);
+    if (!t.npass && !t.nfail && !t.nerror)
+        fprintf(stderr, "gdnbench: validate %s: every case is unsupported by the kernel: nothing was validated\n",
+                op->name);
+    if (v->vc->json_path && validate_write_json(v->vc->json_path, &v->vr, err, errlen) != 0) return -1;
+    return cli_exit_status(v->vr.status);
+}
+
+static int usage(int argc, char **argv) {
+    FILE *f = argc < 2 ? stderr : stdout;
+    fprintf(f, "usage: gdnbench validate <op> [--shader FILE [--function NAME]] [--stage NAME=FILE[:FUNCTION]]\n"
+               "                                [dimension lists] [--json FILE]\n"
+               "       gdnbench validate <op> --help   the sweep, profiles and options\n");
+    return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
+}
+
+int cmd_validate(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) return usage(argc, argv);
     const op_desc *op = op_find(argv[1]);
     if (!op) {
         fprintf(stderr, "gdnbench: validate: unknown op '%s': see `gdnbench list`\n", argv[1]);
         return EXIT_BAD_INPUT;
     }
     char err[1024] = "";
-    int status = EXIT_BAD_INPUT, ncases = 0, nspecs = 0;
-    validate_cli *vc = calloc(1, sizeof *vc);
-    validate_case_spec *specs = calloc(VALIDATE_MAX_CASES, sizeof *specs);
-    validate_result *results = calloc(VALIDATE_MAX_CASES, sizeof *results);
+    int status = EXIT_BAD_INPUT, p = -1;
+    validate_run v = {.vc = calloc(1, sizeof *v.vc), .specs = calloc(VALIDATE_MAX_CASES, sizeof *v.specs),
+                      .results = calloc(VALIDATE_MAX_CASES, sizeof *v.results),
+                      .cases = calloc(VALIDATE_MAX_CASES, sizeof *v.cases)};
     backend *b = NULL;
-    if (!vc || !specs || !results) {
-        snprintf(err, sizeof err, "out of memory");
-        goto bad;
-    }
-    int p = parse_args(op, argc, argv, vc, err, sizeof err);
-    if (p == 1) {
-        status = EXIT_OK;
-        goto done;
-    }
-    if (p < 0) goto bad;
-    if (!op->launch && strcmp(vc->ro.backend, "sw") == 0) {
+    if (!v.vc || !v.specs || !v.results || !v.cases) snprintf(err, sizeof err, "out of memory");
+    else p = parse_args(op, argc, argv, v.vc, err, sizeof err);
+    if (p == 0 && !op->launch && (backend_desc_find(v.vc->ro.backend)->caps & BACKEND_KERNELS)) {
         snprintf(err, sizeof err, "%s has no Metal kernel to validate", op->name);
-        goto bad;
+        p = -1;
     }
-    nspecs = validate_sweep(op, &vc->dims, vc->nprofiles ? vc->profiles : NULL, vc->nprofiles, vc->seed, specs,
-                            VALIDATE_MAX_CASES, err, sizeof err);
-    if (nspecs < 0) goto bad;
-    if (nspecs == 0) {
-        snprintf(err, sizeof err, "no case to run: the profiles given change none of %s's inputs", op->name);
-        goto bad;
+    if (p == 1) status = EXIT_OK;
+    else if (p < 0 || plan_sweep(op, &v, err, sizeof err) != 0 ||
+             !(b = backend_open(v.vc->ro.backend, &v.vc->ro, err, sizeof err)) ||
+             check_kernel_choice(b, v.cases, v.vr.nspecs, &v.vc->ro, err, sizeof err) != 0 ||
+             (status = run_sweep(op, b, &v, err, sizeof err)) < 0) {
+        fprintf(stderr, "gdnbench: %s\n", err);
+        status = EXIT_BAD_INPUT;
     }
-    b = backend_open(vc->ro.backend, &vc->ro, err, sizeof err);
-    if (!b) goto bad;
-    if (check_kernel_choice(op, b, specs, nspecs, &vc->ro, err, sizeof err) != 0) goto bad;
-    validate_ctx ctx = {op, b, vc->ro, vc->seed, vc->ulp_p99_max};
-    if (strcmp(b->name, "cpu") == 0) ctx.ro.sw_checks = NULL;
-    int on_sw = strcmp(b->name, "sw") == 0;
-    validate_report vr = {.op = op,
-                          .backend = b->name,
-                          .device = b->device_name,
-                          .checks = on_sw ? "full" : "none",
-                          .seed = vc->seed,
-                          .ulp_p99_max = vc->ulp_p99_max,
-                          .nruns = on_sw ? VALIDATE_NRUNS : 1,
-                          .specs = specs,
-                          .nspecs = nspecs,
-                          .results = results,
-                          .max_findings = run_max_findings(&vc->ro),
-                          .status = "pass"};
-    validate_run_configs(vc->seed, vr.runs);
-    if (!vc->quiet) validate_table_header(stdout, &vr, &vc->ro);
-    int any_fail = 0, any_error = 0, any_pass = 0;
-    for (int k = 0; k < nspecs; k++) {
-        ctx.ro.check = specs[k].profile->check_f64 ? CHECK_BOTH : CHECK_PARITY;
-        validate_run_case(&ctx, &specs[k], &results[k]);
-        ncases = k + 1;
-        vr.ncases = ncases;
-        validate_status s = results[k].status;
-        any_fail |= s == VAL_FAIL;
-        any_error |= s == VAL_ERROR;
-        any_pass |= s == VAL_PASS;
-        if (!vc->quiet) validate_table_case(stdout, &vr, k);
-        if (s == VAL_ERROR) {
-            fprintf(stderr, "gdnbench: validate %s: %s\n", op->name, results[k].reason);
-            break;
-        }
-    }
-    vr.status = any_error ? "error" : (any_fail || !any_pass) ? "fail" : "pass";
-    if (!vc->quiet) validate_table_summary(stdout, &vr);
-    if (!any_pass && !any_fail && !any_error)
-        fprintf(stderr, "gdnbench: validate %s: every case is unsupported by the kernel: nothing was validated\n",
-                op->name);
-    if (vc->json_path && validate_write_json(vc->json_path, &vr, err, sizeof err) != 0) goto bad;
-    status = any_error ? EXIT_BAD_INPUT : (any_fail || !any_pass) ? EXIT_CHECK_FAILED : EXIT_OK;
-    goto done;
-bad:
-    fprintf(stderr, "gdnbench: %s\n", err);
-    status = EXIT_BAD_INPUT;
-done:
-    for (int i = 0; i < ncases; i++) validate_result_free(&results[i]);
+    for (int i = 0; i < v.vr.ncases; i++) validate_result_free(&v.results[i]);
     if (b) b->destroy(b);
-    free(results);
-    free(specs);
-    free(vc);
+    free(v.results);
+    free(v.specs);
+    free(v.cases);
+    free(v.vc);
     return status;
 }

@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/sampling_opts.h"
+#include "runner/backend.h"
 #include "runner/sampling.h"
 
 void cli_print_sampling_help(FILE *f) {
@@ -56,7 +57,8 @@ int cli_parse_sampling_option(const char *name, const char *val, run_opts *o, sa
 }
 
 int cli_finish_sampling(run_opts *o, const sampling_flags *given, char *err, size_t errlen) {
-    int metal = strcmp(o->backend, "metal") == 0;
+    const backend_desc *d = backend_desc_find(o->backend);
+    int metal = d && (d->caps & BACKEND_GPU);
     if (given->iters && (given->max_time || given->max_noise || given->min_samples)) {
         snprintf(err, errlen, "--iters N takes exactly N samples, so --%s has nothing to do: give one or the other",
                  given->max_time ? "max-time" : given->max_noise ? "max-noise" : "min-samples");

@@ -71,87 +71,93 @@ static int case_problem(const op_desc *op, const int64_t *dim, int n, const char
     return -1;
 }
 
-int cli_check_kernel_choice(backend *b, const op_desc *const *ops, const int64_t (*dims)[OP_MAX_DIMS], int n,
-                            const run_opts *o, int each_case, char *err, size_t errlen) {
-    if (!cli_has_kernel_choice(o)) return 0;
-    op_launch *ls = malloc(sizeof *ls * OP_MAX_STAGES);
-    stage_kernel *ks = malloc(sizeof *ks * OP_MAX_STAGES);
-    char *known = calloc(1, 1024), msg[1024];
-    int rc = -1, found[RUN_MAX_STAGE_CHOICES] = {0}, shader_used = 0;
-    if (!ls || !ks || !known) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    /* Names first: they need no file. */
+/* The names first, which need no file: every --stage names a stage some case runs,
+ * and --function has a main stage to go to in every case.  0, or -1 with err set. */
+static int check_names(const driver_case *cases, int n, const run_opts *o, op_launch *ls, char *err, size_t errlen) {
+    char known[1024] = "", msg[1024];
+    int found[RUN_MAX_STAGE_CHOICES] = {0};
     for (int k = 0; k < n; k++) {
-        int nl = kernel_choice_launches(ops[k], dims[k], ls, err, errlen);
-        if (nl < 0) goto out;
-        add_stage_names(ls, nl, known, 1024);
+        int nl = kernel_choice_launches(cases[k].op, cases[k].dim, ls, err, errlen);
+        if (nl < 0) return -1;
+        add_stage_names(ls, nl, known, sizeof known);
         for (int i = 0; i < o->nstage_choices; i++) found[i] |= kernel_choice_has_stage(ls, nl, o->stage_choices[i].stage);
-        if (o->function && kernel_choice_main(ops[k], ls, nl) < 0) {
+        if (o->function && kernel_choice_main(cases[k].op, ls, nl) < 0) {
             char names[512];
             kernel_choice_stage_names(ls, nl, names, sizeof names);
             snprintf(msg, sizeof msg, "--function %s: %s runs %d stages and none is its main one (%s): choose a stage's "
-                     "kernel with --stage STAGE=FILE:%s", o->function, ops[k]->name, nl, names, o->function);
-            case_problem(ops[k], dims[k], n, msg, err, errlen);
-            goto out;
+                     "kernel with --stage STAGE=FILE:%s", o->function, cases[k].op->name, nl, names, o->function);
+            return case_problem(cases[k].op, cases[k].dim, n, msg, err, errlen);
         }
     }
     for (int i = 0; i < o->nstage_choices; i++) {
         if (found[i]) continue;
         const run_stage_choice *ch = &o->stage_choices[i];
         int one_op = 1;
-        for (int k = 1; k < n; k++) one_op &= ops[k] == ops[0];
+        for (int k = 1; k < n; k++) one_op &= cases[k].op == cases[0].op;
         char who[96];
-        if (one_op && n > 0) snprintf(who, sizeof who, "%s has no", ops[0]->name);
+        if (one_op && n > 0) snprintf(who, sizeof who, "%s has no", cases[0].op->name);
         else snprintf(who, sizeof who, "no op of the suite has a");
         snprintf(err, errlen, "--stage %s=%s: %s stage '%s' (stages: %s): use one of those names", ch->stage, ch->file,
                  who, ch->stage, known);
-        goto out;
+        return -1;
     }
-    /* Then every shape's choice against the files themselves. */
+    return 0;
+}
+
+/* Then every case's choice against the files themselves (each_case: see
+ * cli_check_kernel_choice).  0, or -1 with err set. */
+static int check_files(backend *b, const driver_case *cases, int n, const run_opts *o, int each_case, op_launch *ls,
+                       stage_kernel *ks, char *err, size_t errlen) {
+    char msg[1024];
+    int shader_used = 0;
     for (int k = 0; k < n; k++) {
         op_case stub;
         memset(&stub, 0, sizeof stub);
-        stub.op = ops[k];
-        memcpy(stub.dim, dims[k], sizeof stub.dim);
+        stub.op = cases[k].op;
+        memcpy(stub.dim, cases[k].dim, sizeof stub.dim);
         int nk = b->check_kernels ? b->check_kernels(b, &stub, o, ks, msg, sizeof msg) : -1;
         if (!b->check_kernels) snprintf(msg, sizeof msg, "--shader and --stage need a Metal backend (--backend sw or metal)");
-        if (nk < 0) {
-            case_problem(ops[k], dims[k], n, msg, err, errlen);
-            goto out;
-        }
-        int nl = kernel_choice_launches(ops[k], dims[k], ls, err, errlen);
-        if (nl != nk) goto out;
+        if (nk < 0) return case_problem(cases[k].op, cases[k].dim, n, msg, err, errlen);
+        int nl = kernel_choice_launches(cases[k].op, cases[k].dim, ls, err, errlen);
+        if (nl != nk) return -1;
         /* --shader FILE alone must give the main stage (or, when the op has none or
          * --stage chose it, some stage): a file that only replaces a cast would
          * otherwise pass for the user's kernel. */
-        int m = kernel_choice_main(ops[k], ls, nl), main_origin = m >= 0 ? (int)ks[m].origin : -1, any = 0;
+        int m = kernel_choice_main(cases[k].op, ls, nl), main_origin = m >= 0 ? (int)ks[m].origin : -1, any = 0;
         for (int s = 0; s < nk; s++) any |= ks[s].origin == KERNEL_SHADER || ks[s].origin == KERNEL_FUNCTION;
         shader_used |= any;
         int used_here = main_origin == KERNEL_SHADER || ((m < 0 || main_origin == KERNEL_STAGE) && any);
         if (each_case && o->shader && !o->function && !used_here) {
             if (m >= 0)
                 snprintf(msg, sizeof msg, "--shader %s defines no kernel named %s (%s's main stage %s): name yours with "
-                         "--function NAME", o->shader, ls[m].function, ops[k]->name,
+                         "--function NAME", o->shader, ls[m].function, cases[k].op->name,
                          ls[m].role ? ls[m].role : ls[m].stage);
             else
                 snprintf(msg, sizeof msg, "--shader %s defines none of %s's kernels under their default names: name one "
-                         "with --stage STAGE=FILE:FUNCTION", o->shader, ops[k]->name);
-            case_problem(ops[k], dims[k], n, msg, err, errlen);
-            goto out;
+                         "with --stage STAGE=FILE:FUNCTION", o->shader, cases[k].op->name);
+            return case_problem(cases[k].op, cases[k].dim, n, msg, err, errlen);
         }
     }
     if (o->shader && !shader_used && n > 0) {
         snprintf(err, errlen, "--shader %s defines none of the kernels these cases run under their default names: name "
                  "one with --stage STAGE=FILE:FUNCTION", o->shader);
-        goto out;
+        return -1;
     }
-    rc = 0;
-out:
+    return 0;
+}
+
+int cli_check_kernel_choice(backend *b, const driver_case *cases, int n, const run_opts *o, int each_case, char *err,
+                            size_t errlen) {
+    if (!cli_has_kernel_choice(o)) return 0;
+    op_launch *ls = malloc(sizeof *ls * OP_MAX_STAGES);
+    stage_kernel *ks = malloc(sizeof *ks * OP_MAX_STAGES);
+    int rc = -1;
+    if (!ls || !ks)
+        snprintf(err, errlen, "out of memory");
+    else if (check_names(cases, n, o, ls, err, errlen) == 0)
+        rc = check_files(b, cases, n, o, each_case, ls, ks, err, errlen);
     free(ls);
     free(ks);
-    free(known);
     return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "runner/backend.h"
+#include "runner/driver.h"
 #include "runner/runner.h"
 
 /* --stage NAME=FILE[:FUNCTION] (repeatable).  Returns 0 or -1 with err set. */
@@ -17,14 +18,14 @@ int cli_parse_stage_option(const char *val, run_opts *o, char *err, size_t errle
 /* 1 when o chooses any kernel of the user's (--shader or --stage). */
 int cli_has_kernel_choice(const run_opts *o);
 
-/* Checks o's kernel choice for cases (ops[k], dims[k]), k < n, on b: every --stage
+/* Checks o's kernel choice for cases[0..n) on b: every --stage
  * name is a stage of some case, --function has a main stage to go to, every file
  * loads and defines what is asked of it.  `each_case`: every case must take its
  * main stage (or, without one, some stage) from --shader FILE when --shader is
  * given without --function (run, validate); otherwise (suite) some case must take
  * something from it.  Returns 0, or -1 with a one-line error naming the flag. */
-int cli_check_kernel_choice(backend *b, const op_desc *const *ops, const int64_t (*dims)[OP_MAX_DIMS], int n,
-                            const run_opts *o, int each_case, char *err, size_t errlen);
+int cli_check_kernel_choice(backend *b, const driver_case *cases, int n, const run_opts *o, int each_case, char *err,
+                            size_t errlen);
 
 /* The --help lines about op's stages at its default shape: which one is the main
  * stage (what --function replaces) and the names --stage accepts. */

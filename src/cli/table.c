@@ -20,12 +20,12 @@ void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", i ? " " : "", op->dims[i].name, (long long)dim[i]);
 }
 
-void table_print_header(FILE *f, const op_desc *op, const char *backend, const char *device, int emulated,
-                        const char *runs, unsigned long long seed) {
+void table_print_header(FILE *f, const op_desc *op, const backend *b, const char *runs, unsigned long long seed) {
     fprintf(f, "gdnbench %s — %s\n", op->name, op->summary);
-    fprintf(f, "backend %s on %s%s; %s, seed %llu\n", backend, device,
-            emulated ? " (EMULATED: timings are of the software device, not of a GPU)"
-                     : (strcmp(backend, "cpu") == 0 ? " (timing the bf16-parity CPU reference, not a kernel)" : ""),
+    fprintf(f, "backend %s on %s%s; %s, seed %llu\n", b->desc->name, b->device_name,
+            backend_has(b, BACKEND_EMULATED) ? " (EMULATED: timings are of the software device, not of a GPU)"
+            : !backend_has(b, BACKEND_KERNELS) ? " (timing the bf16-parity CPU reference, not a kernel)"
+                                               : "",
             runs, seed);
 }
 
@@ -76,18 +76,10 @@ static void table_print_sampling(FILE *f, const run_record *r) {
     }
 }
 
-void table_print_record(FILE *f, const run_record *r) {
-    char shape[256], med[32], mn[32], p90[32];
-    table_shape_str(r->op, r->dim, shape, sizeof shape);
-    fprintf(f, "\n%s\n", shape);
-    /* before any number, so none is read without it */
-    for (int i = 0; i < r->nwarnings && i < REC_MAX_WARNINGS; i++) fprintf(f, "  WARNING %s\n", r->warnings[i]);
-    if (r->kernel.fast_math_known && r->kernel.fast_math)
-        fprintf(f, "  kernel compiled with fast math (--fast-math): Metal may reassociate and use fast:: functions\n");
-    if (strcmp(r->status, "error") == 0 && r->timing.n == 0) {
-        fprintf(f, "  ERROR %s\n", r->error);
-        return;
-    }
+/* The median and its spread, throughput, how many samples; per dispatch when a
+ * stage repeats or has command buffers of its own. */
+static void print_timing(FILE *f, const run_record *r) {
+    char med[32], mn[32], p90[32];
     table_fmt_us(r->timing.median, med, sizeof med);
     table_fmt_us(r->timing.min, mn, sizeof mn);
     table_fmt_us(r->timing.p90, p90, sizeof p90);
@@ -111,6 +103,10 @@ void table_print_record(FILE *f, const run_record *r) {
         fprintf(f, "; %lld dispatch%s in %lld command buffer%s\n", (long long)r->dispatches,
                 r->dispatches == 1 ? "" : "es", (long long)r->command_buffers, r->command_buffers == 1 ? "" : "s");
     }
+}
+
+/* Each stage's median and kernel (how the stages were timed), or the one kernel. */
+static void print_stages(FILE *f, const run_record *r) {
     if (r->nstages > 1 && r->stage_timing[0]) {
         if (strcmp(r->stage_timing, "counters") == 0)
             fprintf(f, "  stages timed by GPU timestamp counters at stage boundaries, in the same submission\n");
@@ -121,6 +117,7 @@ void table_print_record(FILE *f, const run_record *r) {
     if (r->nstages > 1) {
         for (int i = 0; i < r->nstages; i++) {
             const rec_stage *st = &r->stages[i];
+            char med[32];
             table_fmt_us(st->timing.median, med, sizeof med);
             fprintf(f, "    stage %-12s %-44s median %-10s", st->name, st->function, med);
             if (st->source[0]) fprintf(f, "  %s: %s", st->theirs ? "theirs" : "ours", st->source);
@@ -129,6 +126,11 @@ void table_print_record(FILE *f, const run_record *r) {
     } else if (r->kernel.source[0]) {
         fprintf(f, "  kernel %s  %s: %s\n", r->kernel.function, r->kernel.theirs ? "theirs" : "ours", r->kernel.source);
     }
+}
+
+/* One line per check against a reference (the first bad element of a failed one),
+ * then the outputs that are their own reference. */
+static void print_checks(FILE *f, const run_record *r) {
     if (r->nchecks + r->nself > 0)
         fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  %s\n", "output", "reference", "max_abs", "max_rel",
                 "rel_l2", "ulp_p99", "nan", "inf", "unwritten", "result");
@@ -156,6 +158,10 @@ void table_print_record(FILE *f, const run_record *r) {
         fprintf(f, "  %-10s %-12s %10s %10s %10s %8s %6s %6s %9s  self, not a check (the %s backend's output is this "
                    "reference)\n",
                 r->self_refs[i].output, r->self_refs[i].reference, "-", "-", "-", "-", "-", "-", "-", r->device.backend);
+}
+
+/* What the references cost, the machine's marks, nondeterminism, an error. */
+static void print_notes(FILE *f, const run_record *r) {
     if (r->ref_us[REF_F64] > 0 || r->ref_us[REF_PARITY] > 0) {
         char f64[32], par[32];
         table_fmt_us(r->ref_us[REF_F64], f64, sizeof f64);
@@ -172,5 +178,23 @@ void table_print_record(FILE *f, const run_record *r) {
     }
     if (r->determinism_runs > 1 && !r->bitwise_identical)
         fprintf(f, "  NONDETERMINISTIC: outputs differ across %d runs with the same inputs\n", r->determinism_runs);
-    if (strcmp(r->status, "error") == 0) fprintf(f, "  ERROR %s\n", r->error);
+    if (r->status == RUN_ERROR) fprintf(f, "  ERROR %s\n", r->error);
+}
+
+void table_print_record(FILE *f, const run_record *r) {
+    char shape[256];
+    table_shape_str(r->op, r->dim, shape, sizeof shape);
+    fprintf(f, "\n%s\n", shape);
+    /* before any number, so none is read without it */
+    for (int i = 0; i < r->nwarnings && i < REC_MAX_WARNINGS; i++) fprintf(f, "  WARNING %s\n", r->warnings[i]);
+    if (r->kernel.fast_math_known && r->kernel.fast_math)
+        fprintf(f, "  kernel compiled with fast math (--fast-math): Metal may reassociate and use fast:: functions\n");
+    if (r->status == RUN_ERROR && r->timing.n == 0) {
+        fprintf(f, "  ERROR %s\n", r->error);
+        return;
+    }
+    print_timing(f, r);
+    print_stages(f, r);
+    print_checks(f, r);
+    print_notes(f, r);
 }

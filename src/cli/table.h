@@ -4,12 +4,12 @@
 
 #include <stdio.h>
 
+#include "runner/backend.h"
 #include "runner/record.h"
 
 /* Prints the header line for a run of `op` on `backend_desc` (once per command);
  * `runs` says how many runs each shape takes (cli_sampling_desc). */
-void table_print_header(FILE *f, const op_desc *op, const char *backend, const char *device, int emulated,
-                        const char *runs, unsigned long long seed);
+void table_print_header(FILE *f, const op_desc *op, const backend *b, const char *runs, unsigned long long seed);
 /* Prints the machine's state (machine.h) as one line under the header. */
 void table_print_machine(FILE *f, const rec_machine *m);
 /* Prints one case: shape, timing, throughput, then one line per check. */

@@ -29,7 +29,7 @@ void validate_table_header(FILE *f, const validate_report *vr, const run_opts *r
             fprintf(f, " %s/%s%s", vr->runs[i].schedule, vr->runs[i].tg_order, i == vr->nruns - 1 ? " (repeat)" : ",");
         fprintf(f, "\n");
     }
-    if (strcmp(vr->backend, "cpu") == 0)
+    if (vr->self_references & CHECK_PARITY)
         fprintf(f, "bounds: the op's tolerances vs f64 (the cpu backend's output is the bf16-parity reference: "
                    "parity is self, not a check)\n\n");
     else
@@ -65,5 +65,5 @@ void validate_table_summary(FILE *f, const validate_report *vr) {
             vr->op->name, vr->ncases, vr->ncases == 1 ? "" : "s", counts[VAL_PASS], counts[VAL_FAIL],
             counts[VAL_UNSUPPORTED], counts[VAL_ERROR]);
     if (vr->ncases < vr->nspecs) fprintf(f, ", %d not run", vr->nspecs - vr->ncases);
-    fprintf(f, " -> %s\n", strcmp(vr->status, "pass") == 0 ? "PASS" : strcmp(vr->status, "fail") == 0 ? "FAIL" : "ERROR");
+    fprintf(f, " -> %s\n", vr->status == RUN_PASS ? "PASS" : vr->status == RUN_FAIL ? "FAIL" : "ERROR");
 }

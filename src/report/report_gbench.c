@@ -101,7 +101,7 @@ static int add_record(cJSON *benchmarks, const run_record *r, int family) {
     char name[512], agg[600];
     bench_name(r, name, sizeof name);
     const rec_stats *t = &r->timing;
-    if (strcmp(r->status, "error") == 0 || t->n <= 0) {
+    if (r->status == RUN_ERROR || t->n <= 0) {
         cJSON *e = entry(name, name, family, "iteration", 1, 0, 0, 0, 0, r);
         if (!e) return -1;
         cJSON_AddBoolToObject(e, "error_occurred", 1);

@@ -571,7 +571,7 @@ cJSON *report_record_json(const run_record *r) {
     }
     add_warnings(&b, root, r);
     add_fixture(&b, root, r);
-    add_str(&b, root, "status", r->status);
+    add_str(&b, root, "status", run_status_name(r->status));
     add_str_or_null(&b, root, "error", r->error);
     add_item(&b, root, "findings", r->device_checks ? report_findings_json(r->findings, r->nfindings) : cJSON_CreateNull());
     if (!b.ok) {

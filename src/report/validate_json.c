@@ -141,7 +141,7 @@ static cJSON *header_json(int *ok, const validate_report *vr) {
         need(ok, cJSON_AddNumberToObject(sum, "not_run", vr->nspecs - vr->ncases));
         for (int s = 0; s < 4; s++) need(ok, cJSON_AddNumberToObject(sum, status_name((validate_status)s), counts[s]));
     }
-    need(ok, cJSON_AddStringToObject(h, "status", vr->status));
+    need(ok, cJSON_AddStringToObject(h, "status", run_status_name(vr->status)));
     return h;
 }
 

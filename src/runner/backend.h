@@ -15,6 +15,32 @@
 typedef struct run_opts run_opts;
 struct stage_kernel;
 
+/* Which backend: decided once from the --backend name (backend_desc_find) and turned
+ * back into that name only for tables and reports. */
+typedef enum backend_kind { BACKEND_CPU, BACKEND_SW, BACKEND_METAL } backend_kind;
+
+/* What a backend can do.  Every decision about a backend is made on these, never on
+ * its name. */
+enum {
+    BACKEND_EMULATED = 1u << 0,  /* a software model of a GPU: its timings are not a GPU's */
+    BACKEND_GPU = 1u << 1,       /* real GPU hardware: chip table, GPU sampling defaults */
+    BACKEND_KERNELS = 1u << 2,   /* runs the ops' Metal kernels, stage by stage (cpu runs the
+                                    reference as one step): --shader/--stage apply */
+    BACKEND_CHECKS = 1u << 3,    /* the device checks the kernels it runs (--sw-checks, findings) */
+    BACKEND_SCHEDULES = 1u << 4, /* fiber schedule and threadgroup order can be chosen (validate) */
+    BACKEND_CAPTURE = 1u << 5    /* records a GPU trace of a run (--capture) */
+};
+
+typedef struct backend_desc {
+    backend_kind kind;
+    const char *name;            /* "cpu" | "sw" | "metal": the --backend word and the JSON's */
+    unsigned caps;               /* BACKEND_* */
+} backend_desc;
+
+/* The descriptor of a --backend name; NULL when there is none of that name. */
+const backend_desc *backend_desc_find(const char *name);
+const backend_desc *backend_desc_of(backend_kind kind);
+
 /* How backend_timing.stage_us was measured. */
 enum {
     STAGE_TIMING_NONE = 0,     /* one stage (its time is the total), or no GPU */
@@ -33,8 +59,7 @@ typedef struct backend_timing {
 } backend_timing;
 
 typedef struct backend {
-    const char *name;        /* "cpu" | "sw" | "metal" */
-    int emulated;
+    const backend_desc *desc; /* kind, name, capabilities */
     char device_name[96];
     int gpu_cores;           /* from the device when it says; -1 unknown */
     /* CHECK_* mask of the references this backend's output is itself (cpu: its output
@@ -78,6 +103,8 @@ typedef struct backend {
     void (*destroy)(struct backend *b);
     void *state;
 } backend;
+
+static inline int backend_has(const backend *b, unsigned cap) { return (b->desc->caps & cap) != 0; }
 
 /* Opens a backend by name; NULL with err set when it is not available here
  * ("metal" on Linux, "sw" without clang >= 17, ...). */

@@ -87,8 +87,7 @@ backend *backend_cpu_open(char *err, size_t errlen) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    b->name = "cpu";
-    b->emulated = 0;
+    b->desc = backend_desc_of(BACKEND_CPU);
     host_cpu_name(b->device_name, sizeof b->device_name);
     b->gpu_cores = -1;
     b->self_references = CHECK_PARITY;

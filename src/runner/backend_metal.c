@@ -482,8 +482,7 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
         return NULL;
     }
     s->dev = dev;
-    b->name = mtl_device_is_software(dev) ? "sw" : "metal";
-    b->emulated = mtl_device_is_software(dev);
+    b->desc = backend_desc_of(mtl_device_is_software(dev) ? BACKEND_SW : BACKEND_METAL);
     snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
     s->gpu_cores = mtl_device_is_software(dev) ? -1 : machine_gpu_core_count();
     b->gpu_cores = s->gpu_cores;

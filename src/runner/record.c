@@ -1,8 +1,20 @@
-/* record.c — ownership of a run_record's sample arrays and findings, and its warnings. */
+/* record.c — ownership of a run_record's sample arrays and findings, its warnings,
+ * and the words of its status. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runner/record.h"
+
+static const char *const status_names[] = {"pass", "fail", "error"};
+
+const char *run_status_name(run_status s) { return status_names[s]; }
+
+int run_status_parse(const char *word) {
+    for (int i = 0; word && i < 3; i++)
+        if (strcmp(word, status_names[i]) == 0) return i;
+    return -1;
+}
 
 void run_record_free(run_record *r) {
     free(r->timing.samples);

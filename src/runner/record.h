@@ -18,6 +18,17 @@
 #define REC_MAX_CONSTANTS 16
 #define REC_MAX_WARNINGS 4
 
+/* How a run ended; written as run_status_name's word ("pass", "fail", "error"). */
+typedef enum run_status {
+    RUN_PASS = 0,
+    RUN_FAIL,          /* ran; a check failed */
+    RUN_ERROR          /* could not run (error says why) */
+} run_status;
+
+const char *run_status_name(run_status s);
+/* The status a report's word names; -1 for any other word. */
+int run_status_parse(const char *word);
+
 typedef struct rec_check {
     char output[48];       /* tensor name */
     char reference[16];    /* "f64" | "bf16-parity" | "fixture" */
@@ -169,7 +180,7 @@ typedef struct run_record {
 
     rec_fixture fixture;       /* --fixture notes; fixture.path "" when none */
 
-    char status[8];            /* "pass" | "fail" | "error" */
+    run_status status;
     char error[512];
 
     /* What the device's own checks found (the software device; see core/finding.h):

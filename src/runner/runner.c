@@ -72,7 +72,7 @@ static sampling_rule rule_of(const run_opts *o) {
 }
 
 static void fail(run_record *rec, const char *msg) {
-    snprintf(rec->status, sizeof rec->status, "error");
+    rec->status = RUN_ERROR;
     snprintf(rec->error, sizeof rec->error, "%s", msg);
 }
 
@@ -158,25 +158,21 @@ static void count_submissions(run_record *rec) {
     }
 }
 
-int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) {
-    char err[512] = "";
-    tensor *inout_in[OP_MAX_BUFS] = {0}; /* inputs of BUF_INOUT tensors, see below */
-    memset(rec, 0, sizeof *rec);
-    rec->op = c->op;
-    memcpy(rec->dim, c->dim, sizeof rec->dim);
-    rec->seed = c->seed;
-    rec->noise = -1;
-    snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->name);
+/* ---- the steps of one case, in the order runner_run_case takes them ---- */
+
+/* The device the numbers come from: identity, and peaks only for real chips (an
+ * emulated device or the host CPU has none). */
+static void describe_device(const backend *b, const op_case *c, run_record *rec) {
+    snprintf(rec->device.backend, sizeof rec->device.backend, "%s", b->desc->name);
     snprintf(rec->device.name, sizeof rec->device.name, "%s", b->device_name);
-    rec->device.emulated = b->emulated;
-    rec->device.paravirtual = !b->emulated && chip_is_paravirtual(b->device_name);
+    rec->device.emulated = backend_has(b, BACKEND_EMULATED);
+    rec->device.paravirtual = !rec->device.emulated && chip_is_paravirtual(b->device_name);
     if (rec->device.paravirtual) run_record_warn(rec, chip_paravirtual_warning());
     rec->device.gpu_cores = b->gpu_cores;
     rec->device_checks = b->take_findings != NULL;
     rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
     rec->device.bandwidth_verified = rec->device.flops_verified = -1;
-    /* Peaks only for real chips: an emulated device or the host CPU has none. */
-    const chip_info *chip = b->emulated ? NULL : chip_find(b->device_name, b->gpu_cores);
+    const chip_info *chip = rec->device.emulated ? NULL : chip_find(b->device_name, b->gpu_cores);
     if (chip) {
         rec->device.gpu_cores = chip->gpu_cores;
         rec->device.bandwidth_gbps = chip->bandwidth_gbps;
@@ -187,14 +183,13 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     }
     rec->bytes = c->op->bytes ? c->op->bytes(c->dim) : 0;
     rec->flops = c->op->flops ? c->op->flops(c->dim) : 0;
+}
 
-    if (b->prepare(b, c, o, err, sizeof err) != 0) {
-        fail(rec, err);
-        return -1;
-    }
+/* What each stage of the prepared case runs: kernel, file, launch geometry. */
+static void describe_stages(backend *b, op_case *c, run_record *rec) {
     if (b->fill_kernel) b->fill_kernel(b, rec);
     int nst = c->op->nstages ? c->op->nstages(c) : 1;
-    if (strcmp(b->name, "cpu") == 0) nst = 1;
+    if (!backend_has(b, BACKEND_KERNELS)) nst = 1; /* the reference computes the whole op at once */
     rec->nstages = nst;
     for (int s = 0; s < nst && s < REC_MAX_STAGES; s++) {
         op_launch l;
@@ -214,124 +209,212 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         st->repeat = l.repeat ? l.repeat : 1;
         st->own_command_buffers = l.own_command_buffers;
     }
-    sampling_rule rule = rule_of(o);
-    int cap = rule.exact ? rule.iters : 16;
-    for (int s = 0; s < nst && s < REC_MAX_STAGES; s++)
-        if (alloc_stats(&rec->stages[s].timing, cap)) goto oom;
     count_submissions(rec);
-    if (alloc_stats(&rec->timing, cap) || alloc_stats(&rec->wall, cap) || alloc_stats(&rec->warmup_timing, o->warmup))
-        goto oom;
+}
 
-    /* A BUF_INOUT tensor is the kernel's input and, after a run, its output: keep the
-     * input so every run starts from it and the references read it, not a result. */
-    for (int i = 0; i < c->op->nbufs; i++) {
-        if (c->op->bufs[i].role != BUF_INOUT) continue;
-        inout_in[i] = tensor_clone(c->t[i]);
-        if (!inout_in[i]) goto oom;
+/* The warmup and sampling loop of one case: what it reads and what it has counted. */
+typedef struct sampler {
+    backend *b;
+    op_case *c;
+    const run_opts *o;
+    run_record *rec;
+    tensor *inout_in[OP_MAX_BUFS]; /* inputs of BUF_INOUT tensors (keep_inout_inputs) */
+    sampling_rule rule;
+    sampling_state ss;
+    sampling_stop stop;
+    double (*now)(void);
+    int cap;                       /* room in every per-sample array */
+    int nwarm, runs, identical, gpu_clock, stage_method;
+    uint64_t first_hash;
+} sampler;
+
+/* Room for the samples the rule will take (grown as an adaptive rule goes on). */
+static int prepare_buffers(sampler *sp) {
+    run_record *rec = sp->rec;
+    sp->cap = sp->rule.exact ? sp->rule.iters : 16;
+    for (int s = 0; s < rec->nstages && s < REC_MAX_STAGES; s++)
+        if (alloc_stats(&rec->stages[s].timing, sp->cap)) return -1;
+    return alloc_stats(&rec->timing, sp->cap) || alloc_stats(&rec->wall, sp->cap) ||
+                   alloc_stats(&rec->warmup_timing, sp->o->warmup)
+               ? -1
+               : 0;
+}
+
+/* A BUF_INOUT tensor is the kernel's input and, after a run, its output: keep the
+ * input so every run starts from it and the references read it, not a result. */
+static int keep_inout_inputs(sampler *sp) {
+    const op_desc *op = sp->c->op;
+    for (int i = 0; i < op->nbufs; i++) {
+        if (op->bufs[i].role != BUF_INOUT) continue;
+        sp->inout_in[i] = tensor_clone(sp->c->t[i]);
+        if (!sp->inout_in[i]) return -1;
     }
-    double (*now)(void) = o->clock_us ? o->clock_us : clock_now_us;
-    uint64_t first_hash = 0;
-    int identical = 1, runs = 0, gpu_clock = 1, rc = -1, stage_method = STAGE_TIMING_NONE, nwarm = 0;
-    sampling_state ss = {0};
-    sampling_stop stop = SAMPLING_GO;
-    machine_sample(&rec->machine, b);
-    while (stop == SAMPLING_GO) {
+    return 0;
+}
+
+/* One run of the case (warmup or timed): its timing in *t, its host cost in *cost.
+ * The first timed run is the one a --capture records.  -1 with rec's error set. */
+static int run_iteration(sampler *sp, backend_timing *t, double *cost) {
+    backend *b = sp->b;
+    op_case *c = sp->c;
+    char err[512] = "";
+    int timed = sp->nwarm >= sp->o->warmup;
+    double cost0 = sp->now();
+    for (int i = 0; i < c->op->nbufs; i++)
+        if (sp->inout_in[i]) memcpy(c->t[i]->data, sp->inout_in[i]->data, tensor_nbytes(c->t[i]));
+    /* The state the timed runs start in (the warmup may have heated the chip). */
+    if (timed && sp->ss.n == 0 && sp->nwarm > 0) machine_sample(&sp->rec->machine, b);
+    int capture = timed && sp->ss.n == 0 && sp->o->capture_path;
+    if (capture && (!b->capture_begin || b->capture_begin(b, sp->o->capture_path, err, sizeof err) != 0)) {
+        if (!b->capture_begin) snprintf(err, sizeof err, "a GPU capture needs --backend metal");
+        fail(sp->rec, err);
+        return -1;
+    }
+    int run_rc = b->run_once(b, c, t, err, sizeof err);
+    if (capture) b->capture_end(b);
+    if (run_rc != 0) {
+        fail(sp->rec, err);
+        if (b->take_findings) sp->rec->nfindings = b->take_findings(b, &sp->rec->findings);
+        return -1;
+    }
+    uint64_t h = outputs_hash(c);
+    if (sp->runs == 0) sp->first_hash = h;
+    sp->identical &= h == sp->first_hash;
+    sp->runs++;
+    *cost = sp->now() - cost0;
+    return 0;
+}
+
+/* Files run t as a warmup run (returns 1: not a sample) or as the next timed sample
+ * (0); -1 when out of memory. */
+static int take_sample(sampler *sp, const backend_timing *t, double cost) {
+    run_record *rec = sp->rec;
+    const run_opts *o = sp->o;
+    double sample = t->gpu_us >= 0 ? t->gpu_us : t->wall_us;
+    if (sp->nwarm < o->warmup) {
+        /* The first run costs more than the whole budget: it is the one sample,
+         * taken cold, rather than a warmup thrown away before another such run.
+         * (Not when capturing: the capture records a timed run after warmup.) */
+        if (o->adaptive && o->warmup_auto && sp->nwarm == 0 && cost > sp->rule.max_time_us && !o->capture_path) {
+            rec->cold = 1;
+            sp->stop = SAMPLING_BUDGET;
+        } else {
+            rec->warmup_timing.samples[rec->warmup_timing.n++] = sample;
+            sp->nwarm++;
+            return 1;
+        }
+    }
+    if (rec->timing.n == sp->cap) {
+        if (sp->cap >= SAMPLING_MAX_SAMPLES || grow_samples(rec, rec->nstages, sp->cap * 2)) return -1;
+        sp->cap *= 2;
+    }
+    if (t->gpu_us < 0) sp->gpu_clock = 0;
+    rec->timing.samples[rec->timing.n++] = sample;
+    rec->wall.samples[rec->wall.n++] = t->wall_us;
+    /* Every stage sample of a record comes from one method: when the backend had
+     * to change (counter samples unusable), the samples so far are dropped. */
+    if (t->stage_method != sp->stage_method) {
+        for (int s = 0; s < rec->nstages; s++) rec->stages[s].timing.n = 0;
+        sp->stage_method = t->stage_method;
+        snprintf(rec->stage_timing_why, sizeof rec->stage_timing_why, "%s", t->stage_why ? t->stage_why : "");
+    }
+    for (int s = 0; s < rec->nstages && s < t->nstages; s++)
+        rec->stages[s].timing.samples[rec->stages[s].timing.n++] = t->stage_us[s];
+    sampling_add(&sp->ss, sample, cost);
+    return 0;
+}
+
+/* Warmup, then timed runs until the rule stops them.  0, or -1 with rec's error set. */
+static int sample_until_stop(sampler *sp) {
+    machine_sample(&sp->rec->machine, sp->b);
+    while (sp->stop == SAMPLING_GO) {
         backend_timing t = {0};
-        int timed = nwarm >= o->warmup;
-        double cost0 = now();
-        for (int i = 0; i < c->op->nbufs; i++)
-            if (inout_in[i]) memcpy(c->t[i]->data, inout_in[i]->data, tensor_nbytes(c->t[i]));
-        /* The state the timed runs start in (the warmup may have heated the chip). */
-        if (timed && ss.n == 0 && nwarm > 0) machine_sample(&rec->machine, b);
-        int capture = timed && ss.n == 0 && o->capture_path;
-        if (capture && (!b->capture_begin || b->capture_begin(b, o->capture_path, err, sizeof err) != 0)) {
-            if (!b->capture_begin) snprintf(err, sizeof err, "a GPU capture needs --backend metal");
-            fail(rec, err);
-            goto done;
+        double cost = 0;
+        if (run_iteration(sp, &t, &cost) != 0) return -1;
+        int taken = take_sample(sp, &t, cost);
+        if (taken < 0) {
+            fail(sp->rec, "out of memory for timing samples");
+            return -1;
         }
-        int run_rc = b->run_once(b, c, &t, err, sizeof err);
-        if (capture) b->capture_end(b);
-        if (run_rc != 0) {
-            fail(rec, err);
-            if (b->take_findings) rec->nfindings = b->take_findings(b, &rec->findings);
-            goto done;
-        }
-        uint64_t h = outputs_hash(c);
-        if (runs == 0) first_hash = h;
-        identical &= h == first_hash;
-        runs++;
-        double cost = now() - cost0;
-        double sample = t.gpu_us >= 0 ? t.gpu_us : t.wall_us;
-        if (!timed) {
-            /* The first run costs more than the whole budget: it is the one sample,
-             * taken cold, rather than a warmup thrown away before another such run.
-             * (Not when capturing: the capture records a timed run after warmup.) */
-            if (o->adaptive && o->warmup_auto && nwarm == 0 && cost > rule.max_time_us && !o->capture_path) {
-                rec->cold = 1;
-                stop = SAMPLING_BUDGET;
-            } else {
-                rec->warmup_timing.samples[rec->warmup_timing.n++] = sample;
-                nwarm++;
-                continue;
-            }
-        }
-        if (rec->timing.n == cap) {
-            if (cap >= SAMPLING_MAX_SAMPLES || grow_samples(rec, nst, cap * 2)) goto oom;
-            cap *= 2;
-        }
-        if (t.gpu_us < 0) gpu_clock = 0;
-        rec->timing.samples[rec->timing.n++] = sample;
-        rec->wall.samples[rec->wall.n++] = t.wall_us;
-        /* Every stage sample of a record comes from one method: when the backend had
-         * to change (counter samples unusable), the samples so far are dropped. */
-        if (t.stage_method != stage_method) {
-            for (int s = 0; s < nst; s++) rec->stages[s].timing.n = 0;
-            stage_method = t.stage_method;
-            snprintf(rec->stage_timing_why, sizeof rec->stage_timing_why, "%s", t.stage_why ? t.stage_why : "");
-        }
-        for (int s = 0; s < nst && s < t.nstages; s++)
-            rec->stages[s].timing.samples[rec->stages[s].timing.n++] = t.stage_us[s];
-        sampling_add(&ss, sample, cost);
-        if (stop == SAMPLING_GO) stop = sampling_next(&rule, &ss);
+        if (taken == 0 && sp->stop == SAMPLING_GO) sp->stop = sampling_next(&sp->rule, &sp->ss);
     }
-    rec->warmup = nwarm;
+    return 0;
+}
+
+/* The record's counts, rule, noise, clocks and statistics once sampling stopped. */
+static void summarise(sampler *sp) {
+    run_record *rec = sp->rec;
+    const run_opts *o = sp->o;
+    int nst = rec->nstages;
+    rec->warmup = sp->nwarm;
     rec->iterations = rec->timing.n;
-    snprintf(rec->sampling, sizeof rec->sampling, "%s", rule.exact ? "iters" : "adaptive");
-    snprintf(rec->stop, sizeof rec->stop, "%s", sampling_stop_name(stop));
-    double noise = sampling_noise(&ss);
+    snprintf(rec->sampling, sizeof rec->sampling, "%s", sp->rule.exact ? "iters" : "adaptive");
+    snprintf(rec->stop, sizeof rec->stop, "%s", sampling_stop_name(sp->stop));
+    double noise = sampling_noise(&sp->ss);
     rec->noise = isfinite(noise) ? noise : -1;
-    if (!rule.exact) {
+    if (!sp->rule.exact) {
         rec->max_time_s = o->max_time_s;
         rec->max_noise = o->max_noise;
-        rec->min_samples = rule.min_samples;
+        rec->min_samples = sp->rule.min_samples;
     }
     machine_resample_after(&rec->machine);
-    snprintf(rec->timing_source, sizeof rec->timing_source, "%s", gpu_clock ? "gpu" : "wall");
+    snprintf(rec->timing_source, sizeof rec->timing_source, "%s", sp->gpu_clock ? "gpu" : "wall");
     snprintf(rec->stage_timing, sizeof rec->stage_timing, "%s",
-             nst > 1 && stage_method == STAGE_TIMING_COUNTERS   ? "counters"
-             : nst > 1 && stage_method == STAGE_TIMING_SEPARATE ? "separate command buffers"
-                                                                 : "");
+             nst > 1 && sp->stage_method == STAGE_TIMING_COUNTERS   ? "counters"
+             : nst > 1 && sp->stage_method == STAGE_TIMING_SEPARATE ? "separate command buffers"
+                                                                     : "");
     stats_compute(&rec->timing);
     stats_compute(&rec->wall);
     stats_compute(&rec->warmup_timing);
     for (int s = 0; s < nst; s++) stats_compute(&rec->stages[s].timing);
-    rec->determinism_runs = runs;
-    rec->bitwise_identical = identical;
+    rec->determinism_runs = sp->runs;
+    rec->bitwise_identical = sp->identical;
+}
 
-    int pass = o->check ? run_checks(c, o, b->self_references, rec, inout_in) : 1;
-    if (pass < 0) goto done;
+/* The verdict: the references' checks, and the same outputs on every run.  0, or -1
+ * with rec's error set when a reference could not be computed. */
+static int check(sampler *sp) {
+    run_record *rec = sp->rec;
+    op_case *c = sp->c;
+    int pass = sp->o->check ? run_checks(c, sp->o, sp->b->self_references, rec, sp->inout_in) : 1;
+    if (pass < 0) return -1;
     /* Ops whose kernels add with float atomics (op->nondeterministic) differ run to run
      * by design: still reported (bitwise_identical), not a failure. */
-    if (!identical && !c->op->nondeterministic) pass = 0;
-    snprintf(rec->status, sizeof rec->status, "%s", pass ? "pass" : "fail");
-    if (!identical && !c->op->nondeterministic)
-        snprintf(rec->error, sizeof rec->error, "outputs differ between runs of the same inputs");
-    rc = 0;
-done:
-    for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(inout_in[i]);
+    int differ = !sp->identical && !c->op->nondeterministic;
+    rec->status = pass && !differ ? RUN_PASS : RUN_FAIL;
+    if (differ) snprintf(rec->error, sizeof rec->error, "outputs differ between runs of the same inputs");
+    return 0;
+}
+
+int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) {
+    char err[512] = "";
+    memset(rec, 0, sizeof *rec);
+    rec->op = c->op;
+    memcpy(rec->dim, c->dim, sizeof rec->dim);
+    rec->seed = c->seed;
+    rec->noise = -1;
+    describe_device(b, c, rec);
+    if (b->prepare(b, c, o, err, sizeof err) != 0) {
+        fail(rec, err);
+        return -1;
+    }
+    describe_stages(b, c, rec);
+    sampler *sp = calloc(1, sizeof *sp);
+    if (!sp) {
+        fail(rec, "out of memory for timing samples");
+        return -1;
+    }
+    *sp = (sampler){.b = b, .c = c, .o = o, .rec = rec, .rule = rule_of(o), .stop = SAMPLING_GO,
+                    .now = o->clock_us ? o->clock_us : clock_now_us, .identical = 1, .gpu_clock = 1,
+                    .stage_method = STAGE_TIMING_NONE};
+    int rc = -1;
+    if (prepare_buffers(sp) != 0 || keep_inout_inputs(sp) != 0)
+        fail(rec, "out of memory for timing samples");
+    else if (sample_until_stop(sp) == 0) {
+        summarise(sp);
+        rc = check(sp);
+    }
+    for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(sp->inout_in[i]);
+    free(sp);
     return rc;
-oom:
-    fail(rec, "out of memory for timing samples");
-    rc = -1;
-    goto done;
 }

@@ -1,8 +1,10 @@
 /* runner.h — runs one op case on one backend: warmup, timed iterations, checks.
  *
- * The CLI builds run_opts from flags, expands shape lists into cases, and calls
- * runner_run_case once per case; the result is a run_record for the table and the
- * JSON report. */
+ * The CLI builds run_opts from flags; the run driver (runner/driver.h) calls
+ * runner_run_case once per case of its plan; the result is a run_record for the
+ * table and the JSON report.  runner.c takes the steps in order: describe the
+ * device, prepare, describe the stages, allocate the sample buffers, warm up and
+ * sample until the stopping rule (runner/sampling.h), summarise, check. */
 #ifndef GDN_RUNNER_H
 #define GDN_RUNNER_H
 

@@ -5,7 +5,9 @@
  * on the software Metal device with checks=full under several fiber schedules and
  * threadgroup orders (validate_exec.c), judged against the CPU references with
  * bounds that catch real bugs (validate_judge.c), with the pattern of the bad
- * elements described for every failing output (validate_pattern.c).
+ * elements described for every failing output (validate_pattern.c).  Calls go one
+ * way: exec -> judge -> pattern, and both exec and judge add to the case's result
+ * (validate_result.c).
  *
  * The pieces are split so each stays small: the CLI (src/cli/cmd_validate.c) parses
  * flags, builds the sweep, runs every case, prints the table and writes the JSON
@@ -124,7 +126,6 @@ typedef struct validate_ctx {
 /* Runs one case; never aborts on a kernel fault or check diagnosis (those are
  * findings of the case).  Fills *res (free with validate_result_free). */
 void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, validate_result *res);
-void validate_result_free(validate_result *res);
 
 /* The run configurations, in order: run 0 is the reference run. */
 void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]);
@@ -134,8 +135,12 @@ void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]);
  * Returns 1 if every check passed. */
 int validate_judge(const validate_ctx *ctx, const op_case *c, validate_result *res);
 
+/* ---- a case's result (validate_result.c): below both the run and the judging,
+ * which add findings to it; neither calls the other's way up ---- */
+
 /* Adds a finding; returns it (or NULL when the list is full). */
 validate_finding *validate_add_finding(validate_result *res, const char *kind, int is_note);
+void validate_result_free(validate_result *res);
 
 /* ---- error patterns (validate_pattern.c) ---- */
 

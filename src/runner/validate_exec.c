@@ -38,23 +38,6 @@ void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {
     cfg[3] = cfg[0];
 }
 
-validate_finding *validate_add_finding(validate_result *res, const char *kind, int is_note) {
-    if (res->nfindings >= VALIDATE_MAX_FINDINGS) return NULL;
-    validate_finding *f = &res->findings[res->nfindings++];
-    memset(f, 0, sizeof *f);
-    snprintf(f->kind, sizeof f->kind, "%s", kind);
-    f->is_note = is_note;
-    return f;
-}
-
-void validate_result_free(validate_result *res) {
-    if (res->have_rec) run_record_free(&res->rec);
-    res->have_rec = 0;
-    free(res->dev_findings);
-    res->dev_findings = NULL;
-    res->ndev_findings = 0;
-}
-
 /* Limits of the device or the pipeline that a launch exceeds: the kernel cannot run
  * this shape on an Apple GPU either, so the shape is unsupported, not failed. */
 static int is_limit_refusal(const char *msg) {
@@ -218,91 +201,119 @@ static dev_finding *copy_findings(const dev_finding *f, int n) {
     return c;
 }
 
-void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, validate_result *res) {
+/* The case's inputs under its profile; NULL when the op refuses the shape
+ * (unsupported) or they cannot be made (error), res saying so. */
+static op_case *make_case(const validate_ctx *ctx, const validate_case_spec *spec, validate_result *res) {
     const op_desc *op = ctx->op;
     char err[1024] = "";
-    double t0 = (clock_now_us() * 1e-6);
-    memset(res, 0, sizeof *res);
-    res->dev_findings_run = -1;
-    validate_run_configs(ctx->seed, res->runs);
     if (op->validate && op->validate(spec->dim, err, sizeof err) != 0) {
         res->status = VAL_UNSUPPORTED;
         snprintf(res->reason, sizeof res->reason, "%s refuses the shape: %.400s", op->name, err);
-        goto out;
+        return NULL;
     }
     op_case *c = validate_case_new(op, spec->dim, ctx->seed, spec->profile, err, sizeof err);
     if (!c) {
         res->status = VAL_ERROR;
         str_copy(res->reason, sizeof res->reason, err);
-        goto out;
     }
-    int is_sw = strcmp(ctx->b->name, "sw") == 0;
-    tensor *snap[OP_MAX_BUFS] = {0};
-    if (is_sw && apply_run_cfg(&res->runs[0]) != 0) {
+    return c;
+}
+
+/* The judged run (configuration 0) through the runner.  0 when it ran; 1 when it
+ * failed on the device (a fault finding) or hit a limit (unsupported); -1 when the
+ * case could not be prepared (nothing to release), res saying why. */
+static int first_run(validate_ctx *ctx, op_case *c, int schedules, validate_result *res) {
+    char err[1024] = "";
+    if (schedules && apply_run_cfg(&res->runs[0]) != 0) {
         res->status = VAL_ERROR;
         snprintf(res->reason, sizeof res->reason, "the software device refused the schedule %s",
                  res->runs[0].schedule);
-        goto free_case;
+        return -1;
     }
     if (ctx->b->prepare(ctx->b, c, &ctx->ro, err, sizeof err) != 0) {
         res->status = is_limit_refusal(err) ? VAL_UNSUPPORTED : VAL_ERROR;
         str_copy(res->reason, sizeof res->reason, err);
-        goto free_case;
+        return -1;
     }
-    res->uses_atomics = is_sw && sources_use_atomics(ctx, c);
+    res->uses_atomics = schedules && sources_use_atomics(ctx, c);
     res->have_rec = 1;
     res->nruns = 1;
     res->identical = 1;
-    if (runner_run_case(ctx->b, c, &ctx->ro, &res->rec) != 0) {
-        if (is_limit_refusal(res->rec.error)) {
-            res->status = VAL_UNSUPPORTED;
-            str_copy(res->reason, sizeof res->reason, res->rec.error);
-        } else {
-            snprintf(err, sizeof err, "%s", res->rec.error);
-            dev_finding *copy = copy_findings(res->rec.findings, res->rec.nfindings);
-            fault_finding(res, &res->runs[0], 0, err, copy, copy ? res->rec.nfindings : 0);
-            set_status_from_findings(res);
-        }
-        goto release;
+    if (runner_run_case(ctx->b, c, &ctx->ro, &res->rec) == 0) return 0;
+    if (is_limit_refusal(res->rec.error)) {
+        res->status = VAL_UNSUPPORTED;
+        str_copy(res->reason, sizeof res->reason, res->rec.error);
+    } else {
+        snprintf(err, sizeof err, "%s", res->rec.error);
+        dev_finding *copy = copy_findings(res->rec.findings, res->rec.nfindings);
+        fault_finding(res, &res->runs[0], 0, err, copy, copy ? res->rec.nfindings : 0);
+        set_status_from_findings(res);
     }
-    validate_judge(ctx, c, res);
-    if (is_sw) {
-        if (snapshot_outputs(c, snap) != 0) {
-            res->status = VAL_ERROR;
-            snprintf(res->reason, sizeof res->reason, "out of memory for a copy of the outputs");
-            goto release;
+    return 1;
+}
+
+/* Configurations 1.. on the device, each compared bit for bit with the judged run.
+ * 0, or -1 (error) when the judged outputs cannot be copied. */
+static int other_runs(validate_ctx *ctx, op_case *c, validate_result *res) {
+    tensor *snap[OP_MAX_BUFS] = {0};
+    char err[1024] = "";
+    int rc = snapshot_outputs(c, snap);
+    if (rc != 0) {
+        res->status = VAL_ERROR;
+        snprintf(res->reason, sizeof res->reason, "out of memory for a copy of the outputs");
+    }
+    for (int r = 1; rc == 0 && r < VALIDATE_NRUNS; r++) {
+        backend_timing t;
+        res->nruns = r + 1;
+        if (apply_run_cfg(&res->runs[r]) != 0 || ctx->b->run_once(ctx->b, c, &t, err, sizeof err) != 0) {
+            dev_finding *found = NULL;
+            int nfound = ctx->b->take_findings ? ctx->b->take_findings(ctx->b, &found) : 0;
+            fault_finding(res, &res->runs[r], r, err, found, nfound);
+            break;
         }
-        for (int r = 1; r < VALIDATE_NRUNS; r++) {
-            backend_timing t;
-            if (apply_run_cfg(&res->runs[r]) != 0 || ctx->b->run_once(ctx->b, c, &t, err, sizeof err) != 0) {
-                dev_finding *found = NULL;
-                int nfound = ctx->b->take_findings ? ctx->b->take_findings(ctx->b, &found) : 0;
-                fault_finding(res, &res->runs[r], r, err, found, nfound);
-                res->nruns = r + 1;
-                break;
-            }
-            res->nruns = r + 1;
-            if (!compare_run(ctx, c, snap, &res->runs[r], r, res)) res->identical = 0;
-        }
+        if (!compare_run(ctx, c, snap, &res->runs[r], r, res)) res->identical = 0;
+    }
+    if (rc == 0) {
         res->rec.determinism_runs = res->nruns;
         res->rec.bitwise_identical = res->identical;
     }
-    set_status_from_findings(res);
-    snprintf(res->rec.status, sizeof res->rec.status, "%s", res->status == VAL_PASS ? "pass" : "fail");
-    if (res->status == VAL_FAIL && !res->rec.error[0])
-        for (int i = 0; i < res->nfindings; i++)
-            if (!res->findings[i].is_note) {
-                str_copy(res->rec.error, sizeof res->rec.error, res->findings[i].text);
-                break;
-            }
-release:
-    /* The embedded record says what validate concluded: a fault is a failed case. */
-    if (res->status == VAL_FAIL) snprintf(res->rec.status, sizeof res->rec.status, "fail");
-    if (ctx->b->release_case) ctx->b->release_case(ctx->b);
-free_case:
     for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(snap[i]);
-    op_case_free(c);
-    if (is_sw) apply_run_cfg(&res->runs[0]);
-out:
+    return rc;
+}
+
+/* The case's status from its findings; the embedded record says the same, with the
+ * first failure as its error. */
+static void conclude(validate_result *res) {
+    set_status_from_findings(res);
+    res->rec.status = res->status == VAL_PASS ? RUN_PASS : RUN_FAIL;
+    if (res->status != VAL_FAIL || res->rec.error[0]) return;
+    for (int i = 0; i < res->nfindings; i++)
+        if (!res->findings[i].is_note) {
+            str_copy(res->rec.error, sizeof res->rec.error, res->findings[i].text);
+            return;
+        }
+}
+
+void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, validate_result *res) {
+    double t0 = (clock_now_us() * 1e-6);
+    memset(res, 0, sizeof *res);
+    res->dev_findings_run = -1;
+    validate_run_configs(ctx->seed, res->runs);
+    op_case *c = make_case(ctx, spec, res);
+    if (c) {
+        int schedules = backend_has(ctx->b, BACKEND_SCHEDULES);
+        int ran = first_run(ctx, c, schedules, res);
+        if (ran == 0) {
+            validate_judge(ctx, c, res);
+            if (!schedules || other_runs(ctx, c, res) == 0) conclude(res);
+        }
+        if (ran >= 0) {
+            /* The embedded record says what validate concluded: a fault is a failed case. */
+            if (res->status == VAL_FAIL) res->rec.status = RUN_FAIL;
+            if (ctx->b->release_case) ctx->b->release_case(ctx->b);
+        }
+        op_case_free(c);
+        if (schedules) apply_run_cfg(&res->runs[0]);
+    }
     res->seconds = (clock_now_us() * 1e-6) - t0;
 }

@@ -172,6 +172,99 @@ static void chunk_facet(facets *f, const int64_t *chunk_hits, const unsigned cha
         add_facet(f, "%lld of %lld chunks", (long long)bad, (long long)nlive);
 }
 
+/* Where the bad elements of a mask lie: per index of every axis and per chunk, the
+ * bad ones (hits) and those that say anything (live: not a zero of the reference). */
+typedef struct tally {
+    int at, ac, an;            /* the T, C (column in a chunk) and N (chunk) axes; -1: none */
+    int64_t nchunks;
+    int64_t *hits[TENSOR_MAX_DIMS];
+    unsigned char *live[TENSOR_MAX_DIMS];
+    int64_t *chunk_hits;
+    unsigned char *chunk_live;
+    int64_t on_diag, above, nlive; /* diagonal relation inside a chunk: j vs i = t mod BT */
+} tally;
+
+static void tally_free(tally *ty) {
+    for (int d = 0; d < TENSOR_MAX_DIMS; d++) {
+        free(ty->hits[d]);
+        free(ty->live[d]);
+    }
+    free(ty->chunk_hits);
+    free(ty->chunk_live);
+}
+
+/* The axes of t and room for its counts; -1 when out of memory. */
+static int tally_init(tally *ty, const tensor *t, const char *const *axes, int64_t bt) {
+    memset(ty, 0, sizeof *ty);
+    ty->at = ty->ac = ty->an = -1;
+    for (int d = 0; d < t->ndim; d++) {
+        if (strcmp(axes[d], "T") == 0) ty->at = d;
+        if (strcmp(axes[d], "C") == 0) ty->ac = d;
+        if (strcmp(axes[d], "N") == 0) ty->an = d;
+    }
+    ty->nchunks = ty->at >= 0 ? (t->shape[ty->at] + bt - 1) / bt : ty->an >= 0 ? t->shape[ty->an] : 0;
+    ty->chunk_hits = ty->nchunks ? calloc((size_t)ty->nchunks, sizeof(int64_t)) : NULL;
+    ty->chunk_live = ty->nchunks ? calloc((size_t)ty->nchunks, 1) : NULL;
+    int ok = !ty->nchunks || (ty->chunk_hits && ty->chunk_live);
+    for (int d = 0; d < t->ndim && ok; d++) {
+        ty->hits[d] = calloc((size_t)t->shape[d], sizeof(int64_t));
+        ty->live[d] = calloc((size_t)t->shape[d], 1);
+        ok = ty->hits[d] && ty->live[d];
+    }
+    return ok ? 0 : -1;
+}
+
+static void tally_count(tally *ty, const tensor *t, const unsigned char *mask, const double *ref, int64_t bt) {
+    int64_t coord[TENSOR_MAX_DIMS];
+    for (int64_t i = 0, numel = tensor_numel(t); i < numel; i++) {
+        if (!mask[i] && ref && ref[i] == 0) continue;
+        tensor_unravel(t, i, coord);
+        int64_t chunk = ty->at >= 0 ? coord[ty->at] / bt : ty->an >= 0 ? coord[ty->an] : 0;
+        if (ty->nchunks) ty->chunk_live[chunk] = 1;
+        for (int d = 0; d < t->ndim; d++) ty->live[d][coord[d]] = 1;
+        ty->nlive++;
+        if (!mask[i]) continue;
+        for (int d = 0; d < t->ndim; d++) ty->hits[d][coord[d]]++;
+        if (ty->nchunks) ty->chunk_hits[chunk]++;
+        if (ty->at >= 0 && ty->ac >= 0) {
+            int64_t row = coord[ty->at] % bt, col = coord[ty->ac];
+            ty->on_diag += col == row;
+            ty->above += col > row;
+        }
+    }
+}
+
+/* The facets the counts show: the diagonal, the chunks, each other axis; failing
+ * all, how much of the tensor and how spread. */
+static void describe_tally(facets *f, const tally *ty, const tensor *t, const char *const *axes, int64_t nbad,
+                           int64_t bt) {
+    int at = ty->at, ac = ty->ac;
+    if (at >= 0 && ac >= 0) {
+        if (ty->on_diag == nbad) add_facet(f, "the diagonal (j == i in the chunk)");
+        else if (ty->above == nbad) add_facet(f, "above the diagonal (j > i: the causal mask)");
+        else if (ty->on_diag + ty->above == nbad) add_facet(f, "on and above the diagonal (j >= i: the causal mask)");
+    }
+    if (ty->nchunks)
+        chunk_facet(f, ty->chunk_hits, ty->chunk_live, ty->nchunks, at >= 0 ? t->shape[at] : 0, bt, at >= 0);
+    for (int d = 0; d < t->ndim; d++) {
+        if (d == at || d == ty->an) continue; /* described by chunks */
+        if (d == ac && f->len) continue;      /* described by the diagonal */
+        axis_facet(f, axes[d], ty->hits[d], ty->live[d], t->shape[d], nbad);
+    }
+    if (f->len) return;
+    /* Fractions of the live elements: half of A is zero by construction. */
+    int64_t numel = tensor_numel(t), nlive = ty->nlive;
+    double frac = (double)nbad / (double)(nlive ? nlive : 1);
+    const char *of = nlive < numel ? " of the non-zero ones" : "";
+    if (nbad >= nlive)
+        snprintf(f->buf, f->n, "every element%s", nlive < numel ? " where the reference is non-zero" : "");
+    else if (frac > 0.5)
+        snprintf(f->buf, f->n, "most elements (%.0f%%%s), spread over every axis", 100 * frac, of);
+    else
+        snprintf(f->buf, f->n, "scattered (%lld of %lld %selements, %.2g%%, no axis pattern)", (long long)nbad,
+                 (long long)nlive, nlive < numel ? "non-zero " : "", 100 * frac);
+}
+
 void validate_pattern(const tensor *t, const unsigned char *mask, const double *ref, int64_t bt, char *buf, size_t n) {
     facets f = {buf, n, 0};
     buf[0] = 0;
@@ -191,73 +284,12 @@ void validate_pattern(const tensor *t, const unsigned char *mask, const double *
     }
     const char *axes[TENSOR_MAX_DIMS];
     validate_axes(t, axes);
-    int at = -1, ac = -1, an = -1;
-    for (int d = 0; d < t->ndim; d++) {
-        if (strcmp(axes[d], "T") == 0) at = d;
-        if (strcmp(axes[d], "C") == 0) ac = d;
-        if (strcmp(axes[d], "N") == 0) an = d;
-    }
-    int64_t *hits[TENSOR_MAX_DIMS] = {0};
-    unsigned char *live[TENSOR_MAX_DIMS] = {0};
-    int64_t nchunks = at >= 0 ? (t->shape[at] + bt - 1) / bt : an >= 0 ? t->shape[an] : 0;
-    int64_t *chunk_hits = nchunks ? calloc((size_t)nchunks, sizeof(int64_t)) : NULL;
-    unsigned char *chunk_live = nchunks ? calloc((size_t)nchunks, 1) : NULL;
-    int ok = !nchunks || (chunk_hits && chunk_live);
-    for (int d = 0; d < t->ndim && ok; d++) {
-        hits[d] = calloc((size_t)t->shape[d], sizeof(int64_t));
-        live[d] = calloc((size_t)t->shape[d], 1);
-        ok = hits[d] && live[d];
-    }
-    /* diagonal relation inside a chunk: j vs i = t mod BT */
-    int64_t on_diag = 0, above = 0, nlive = 0;
-    int64_t coord[TENSOR_MAX_DIMS];
-    for (int64_t i = 0; i < numel && ok; i++) {
-        if (!mask[i] && ref && ref[i] == 0) continue;
-        tensor_unravel(t, i, coord);
-        int64_t chunk = at >= 0 ? coord[at] / bt : an >= 0 ? coord[an] : 0;
-        if (nchunks) chunk_live[chunk] = 1;
-        for (int d = 0; d < t->ndim; d++) live[d][coord[d]] = 1;
-        nlive++;
-        if (!mask[i]) continue;
-        for (int d = 0; d < t->ndim; d++) hits[d][coord[d]]++;
-        if (nchunks) chunk_hits[chunk]++;
-        if (at >= 0 && ac >= 0) {
-            int64_t row = coord[at] % bt, col = coord[ac];
-            on_diag += col == row;
-            above += col > row;
-        }
-    }
-    if (ok) {
-        if (at >= 0 && ac >= 0) {
-            if (on_diag == nbad) add_facet(&f, "the diagonal (j == i in the chunk)");
-            else if (above == nbad) add_facet(&f, "above the diagonal (j > i: the causal mask)");
-            else if (on_diag + above == nbad) add_facet(&f, "on and above the diagonal (j >= i: the causal mask)");
-        }
-        if (nchunks) chunk_facet(&f, chunk_hits, chunk_live, nchunks, at >= 0 ? t->shape[at] : 0, bt, at >= 0);
-        for (int d = 0; d < t->ndim; d++) {
-            if (d == at || d == an) continue; /* described by chunks */
-            if (d == ac && f.len) continue;   /* described by the diagonal */
-            axis_facet(&f, axes[d], hits[d], live[d], t->shape[d], nbad);
-        }
-        if (!f.len) {
-            /* Fractions of the live elements: half of A is zero by construction. */
-            double frac = (double)nbad / (double)(nlive ? nlive : 1);
-            const char *of = nlive < numel ? " of the non-zero ones" : "";
-            if (nbad >= nlive)
-                snprintf(buf, n, "every element%s", nlive < numel ? " where the reference is non-zero" : "");
-            else if (frac > 0.5)
-                snprintf(buf, n, "most elements (%.0f%%%s), spread over every axis", 100 * frac, of);
-            else
-                snprintf(buf, n, "scattered (%lld of %lld %selements, %.2g%%, no axis pattern)", (long long)nbad,
-                         (long long)nlive, nlive < numel ? "non-zero " : "", 100 * frac);
-        }
+    tally ty;
+    if (tally_init(&ty, t, axes, bt) == 0) {
+        tally_count(&ty, t, mask, ref, bt);
+        describe_tally(&f, &ty, t, axes, nbad, bt);
     } else {
         snprintf(buf, n, "(out of memory for the pattern)");
     }
-    for (int d = 0; d < TENSOR_MAX_DIMS; d++) {
-        free(hits[d]);
-        free(live[d]);
-    }
-    free(chunk_hits);
-    free(chunk_live);
+    tally_free(&ty);
 }

@@ -12,6 +12,7 @@
 typedef struct validate_report {
     const op_desc *op;
     const char *backend;          /* "sw" (or "cpu" when calibrating the references) */
+    int self_references;          /* the backend's CHECK_* self references (cpu: parity) */
     const char *device;
     const char *checks;           /* software device checks: "full" */
     uint64_t seed;
@@ -23,7 +24,7 @@ typedef struct validate_report {
     const validate_result *results;
     int ncases;                   /* cases run (the first nspecs may stop early on an error) */
     int max_findings;             /* device findings shown per case in the table */
-    const char *status;           /* "pass" | "fail" | "error" */
+    run_status status;
 } validate_report;
 
 #endif

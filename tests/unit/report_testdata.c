@@ -123,7 +123,7 @@ void report_test_record(run_record *r, int n, double base_us) {
 
     r->determinism_runs = 3;
     r->bitwise_identical = 1;
-    snprintf(r->status, sizeof r->status, "fail");
+    r->status = RUN_FAIL;
     snprintf(r->error, sizeof r->error, "A: 3 elements outside atol+rtol against bf16-parity");
 }
 

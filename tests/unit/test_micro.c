@@ -74,7 +74,7 @@ static void check_schema(const run_record *rec) {
 static void expect_pass(const char *name, const char *spec, run_record *rec) {
     int rc = run_micro(name, spec, NULL, NULL, rec);
     CHECK_MSG(rc == 0, "%s %s did not run: %s", name, spec, rec->error);
-    CHECK_MSG(strcmp(rec->status, "pass") == 0, "%s %s: status %s %s", name, spec, rec->status, rec->error);
+    CHECK_MSG(rec->status == RUN_PASS, "%s %s: status %s %s", name, spec, run_status_name(rec->status), rec->error);
     CHECK_MSG(rec->nchecks >= 2, "%s %s: only %d checks", name, spec, rec->nchecks);
     check_schema(rec);
 }
@@ -126,7 +126,7 @@ TEST(micro_copy_skipping_last_element_fails) {
     int rc = run_micro("micro.copy", "MB=1 vec=1", path, "micro_copy_f32", &rec);
     unlink(path);
     CHECK_MSG(rc == 0, "did not run: %s", rec.error);
-    CHECK_MSG(strcmp(rec.status, "fail") == 0, "a copy that skips the last element has status %s", rec.status);
+    CHECK_MSG(rec.status == RUN_FAIL, "a copy that skips the last element has status %s", run_status_name(rec.status));
     CHECK(rec.nchecks > 0 && !rec.checks[0].pass && rec.checks[0].unwritten == 1);
     run_record_free(&rec);
 }
@@ -163,7 +163,7 @@ TEST(micro_alu_one_step_short_fails) {
     int rc = run_micro("micro.alu", "type=2 mma=0 groups=1", path, "micro_alu_bf16", &rec);
     unlink(path);
     CHECK_MSG(rc == 0, "did not run: %s", rec.error);
-    CHECK_MSG(strcmp(rec.status, "fail") == 0, "an FMA chain one step short has status %s", rec.status);
+    CHECK_MSG(rec.status == RUN_FAIL, "an FMA chain one step short has status %s", run_status_name(rec.status));
     run_record_free(&rec);
 }
 

@@ -14,7 +14,7 @@ TEST(report_gbench_required_keys) {
     run_record a, b;
     report_test_record(&a, 6, 100.0);
     report_test_record(&b, 0, 1.0);
-    snprintf(b.status, sizeof b.status, "error");
+    b.status = RUN_ERROR;
     snprintf(b.error, sizeof b.error, "kernel failed to compile");
     run_record *recs[2] = {&a, &b};
     cJSON *doc = report_gbench_json(recs, 2);

@@ -92,7 +92,7 @@ TEST(report_json_unknowns_are_null_and_validate) {
     r.nchecks = 0;
     r.determinism_runs = 0;
     r.checks[0].max_abs = NAN;
-    snprintf(r.status, sizeof r.status, "error");
+    r.status = RUN_ERROR;
     cJSON *j = report_record_json(&r);
     CHECK(j != NULL);
     char err[512];

@@ -54,7 +54,7 @@ TEST(run_report_every_gdn_op_validates_against_schema) {
         CHECK_MSG(rc == 0, "%s: %s", op->name, rc ? err : "");
         if (rc != 0) continue;
         nops++;
-        CHECK_MSG(strcmp(rec.status, "pass") == 0, "%s: status %s %s", op->name, rec.status, rec.error);
+        CHECK_MSG(rec.status == RUN_PASS, "%s: status %s %s", op->name, run_status_name(rec.status), rec.error);
         CHECK_EQ_INT(rec.timing.n, 3);
         cJSON *j = report_record_json(&rec);
         char verr[512] = "";

@@ -204,7 +204,7 @@ TEST(stage_timing_without_counters_runs_stages_again) {
     CHECK_EQ_INT(dispatches, 2 * 2 * rec.dispatches);
     CHECK_EQ_INT(cbs, 2 * (rec.command_buffers + rec.nstages));
     /* The checked outputs are those of the one-submission run, and right. */
-    CHECK_MSG(strcmp(rec.status, "pass") == 0, "status %s: %s", rec.status, rec.error);
+    CHECK_MSG(rec.status == RUN_PASS, "status %s: %s", run_status_name(rec.status), rec.error);
     for (int s = 0; s < rec.nstages; s++) CHECK_EQ_INT(rec.stages[s].timing.n, 2);
     check_json_validates(&rec);
     run_record_free(&rec);
