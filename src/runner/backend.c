@@ -1,10 +1,18 @@
-/* backend.c — choosing a backend by name. */
+/* backend.c — choosing a backend by name, and the one place the Metal devices are
+ * created: Metal's system default device (a GPU, macOS only) or the software
+ * device, handed to the same Metal bridge (metal/mtl.h). */
 #include <stdio.h>
 #include <string.h>
 
+#include "core/objc_call.h"
+#include "metal/mtl.h"
 #include "runner/backend.h"
 #include "runner/runner.h"
 #include "swmetal/swmtl.h"
+
+#if defined(__APPLE__)
+extern id MTLCreateSystemDefaultDevice(void);
+#endif
 
 const char *backend_default_name(void) {
 #if defined(__APPLE__)
@@ -12,6 +20,32 @@ const char *backend_default_name(void) {
 #else
     return "sw";
 #endif
+}
+
+/* The GPU: Metal's system default device. */
+static mtl_device *open_system_device(char *err, size_t errlen) {
+#if defined(__APPLE__)
+    id dev = MTLCreateSystemDefaultDevice();
+    if (!dev) {
+        snprintf(err, errlen, "--backend metal: no Metal device (MTLCreateSystemDefaultDevice returned nil)");
+        return NULL;
+    }
+    return mtl_device_new(dev, err, errlen);
+#else
+    snprintf(err, errlen,
+             "--backend metal needs macOS with Metal.framework; on this host use --backend sw (the software Metal "
+             "device)");
+    return NULL;
+#endif
+}
+
+static mtl_device *open_software_device(char *err, size_t errlen) {
+    id dev = swmtl_create_system_default_device();
+    if (!dev) {
+        snprintf(err, errlen, "--backend sw: the software Metal device could not start (see the message above)");
+        return NULL;
+    }
+    return mtl_device_new(dev, err, errlen);
 }
 
 backend *backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
@@ -32,9 +66,9 @@ backend *backend_open(const char *name, const run_opts *o, char *err, size_t err
             snprintf(err, errlen, "--backend sw: %s", why);
             return NULL;
         }
-        return backend_metal_open("sw", err, errlen);
+        return backend_metal_open(open_software_device(err, errlen), 1, err, errlen);
     }
-    if (strcmp(name, "metal") == 0) return backend_metal_open("metal", err, errlen);
+    if (strcmp(name, "metal") == 0) return backend_metal_open(open_system_device(err, errlen), 0, err, errlen);
     snprintf(err, errlen, "--backend '%s' is unknown: use cpu, sw or metal", name);
     return NULL;
 }

@@ -85,7 +85,9 @@ backend *backend_open(const char *name, const run_opts *o, char *err, size_t err
 const char *backend_default_name(void);
 
 backend *backend_cpu_open(char *err, size_t errlen);
-/* kind "metal" (real GPU) or "sw" (software device): the same Metal code path. */
-backend *backend_metal_open(const char *kind, char *err, size_t errlen);
+/* The Metal backend on dev (taken over, freed on failure too): "sw" when emulated
+ * (the software device), else "metal" (a GPU).  The same Metal code path for both. */
+struct mtl_device;
+backend *backend_metal_open(struct mtl_device *dev, int emulated, char *err, size_t errlen);
 
 #endif

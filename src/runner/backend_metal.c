@@ -375,7 +375,7 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
 static void metal_device_facts(backend *b, rec_machine *m) {
     metal_state *s = b->state;
     /* The software device is no GPU: nothing to say about one. */
-    if (mtl_device_is_software(s->dev)) return;
+    if (b->emulated) return;
     const char *name = mtl_device_name(s->dev);
     snprintf(m->gpu_name, sizeof m->gpu_name, "%s", name);
     m->gpu_cores = s->gpu_cores;
@@ -469,8 +469,7 @@ static void metal_destroy(backend *b) {
     free(b);
 }
 
-backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
-    mtl_device *dev = mtl_device_open(kind, err, errlen);
+backend *backend_metal_open(mtl_device *dev, int emulated, char *err, size_t errlen) {
     if (!dev) return NULL;
     backend *b = calloc(1, sizeof *b);
     metal_state *s = calloc(1, sizeof *s);
@@ -482,10 +481,10 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
         return NULL;
     }
     s->dev = dev;
-    b->name = mtl_device_is_software(dev) ? "sw" : "metal";
-    b->emulated = mtl_device_is_software(dev);
+    b->name = emulated ? "sw" : "metal";
+    b->emulated = emulated;
     snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
-    s->gpu_cores = mtl_device_is_software(dev) ? -1 : machine_gpu_core_count();
+    s->gpu_cores = emulated ? -1 : machine_gpu_core_count();
     b->gpu_cores = s->gpu_cores;
     b->prepare = metal_prepare;
     b->run_once = metal_run_once;
@@ -497,7 +496,7 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
     b->check_kernels = metal_check_kernels;
     b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
-    b->take_findings = mtl_device_is_software(dev) ? metal_take_findings : NULL;
+    b->take_findings = emulated ? metal_take_findings : NULL;
     b->destroy = metal_destroy;
     b->state = s;
     return b;

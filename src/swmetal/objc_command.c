@@ -472,7 +472,18 @@ static void cb_dealloc(id self, SEL cmd) {
     sw_release(queue); /* last: may end the queue (and this thread's queue loop) */
 }
 
+/* Extension selectors (swmtl.h): the checks' findings and diagnostics of a
+ * completed command buffer. */
+static const dev_finding *cb_ext_findings(id self, SEL cmd, int *n) { return swmtl_command_buffer_findings(self, n); }
+static uint64_t cb_ext_diagnostic_count(id self, SEL cmd, int *kept) {
+    return swmtl_command_buffer_diagnostic_count(self, kept);
+}
+static const char *cb_ext_diagnostic(id self, SEL cmd, int i) { return swmtl_command_buffer_diagnostic(self, i); }
+
 static void cb_methods(Class cls) {
+    sw_method_add(cls, "gdn_findings:", SW_IMP(cb_ext_findings), "^v@:^i");
+    sw_method_add(cls, "gdn_diagnosticCount:", SW_IMP(cb_ext_diagnostic_count), "Q@:^i");
+    sw_method_add(cls, "gdn_diagnosticAtIndex:", SW_IMP(cb_ext_diagnostic), "*@:i");
     sw_method_add(cls, "computeCommandEncoder", SW_IMP(cb_compute_encoder), "@@:");
     sw_method_add(cls, "computeCommandEncoderWithDescriptor:", SW_IMP(cb_compute_encoder_with_descriptor), "@@:@");
     sw_method_add(cls, "enqueue", SW_IMP(cb_enqueue), "v@:");

@@ -50,8 +50,7 @@ typedef struct sw_array {
     id *items; /* retained */
 } sw_array;
 
-/* An autoreleased array of the given objects (each retained by it). */
-static id array_new(const id *items, NSUInteger n) {
+id sw_array_new(const id *items, NSUInteger n) {
     sw_array *a = (sw_array *)sw_obj_new(array_class);
     if (!a) return nil;
     a->items = calloc(n ? n : 1, sizeof *a->items);
@@ -144,7 +143,7 @@ static id timestamp_counter_set(void) {
     if (counter) {
         counter->name = sw_string_new("GPUTimestamp");
         id one = (id)counter;
-        counters = array_new(&one, 1);
+        counters = sw_array_new(&one, 1);
         sw_release((id)counter);
     }
     if (!set || !counters) {
@@ -396,7 +395,7 @@ NSUInteger sw_counter_dont_sample(void) { return SW_COUNTER_DONT_SAMPLE; }
 
 static id device_counter_sets(id self, SEL cmd) {
     id set = timestamp_counter_set();
-    return set ? array_new(&set, 1) : nil;
+    return set ? sw_array_new(&set, 1) : nil;
 }
 
 static _Atomic int counter_sampling = 1;

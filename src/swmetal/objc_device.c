@@ -21,11 +21,31 @@ static Class device_class, options_class, constants_class, library_class, functi
 Class sw_mtl_buffer_class(void) { return buffer_class; }
 Class sw_mtl_pipeline_class(void) { return pipeline_class; }
 
-static _Thread_local char *next_source_name;
-
-void swmtl_set_source_name(const char *filename) {
-    free(next_source_name);
-    next_source_name = filename ? strdup(filename) : NULL;
+/* The file name a source names itself by: its first `#line 1 "name"` directive,
+ * after the -D macros msl_expand_source puts first (Metal's API has no other place
+ * for a file name).  Malloc'd; NULL when it names none (then "source.metal"). */
+static char *source_name_of(const char *src) {
+    const char *p = src;
+    while (strncmp(p, "#define ", 8) == 0) {
+        p = strchr(p, '\n');
+        if (!p) return NULL;
+        p++;
+    }
+    if (strncmp(p, "#line 1 \"", 9) != 0) return NULL;
+    p += 9;
+    size_t n = 0;
+    char *name = malloc(strlen(p) + 1);
+    if (!name) return NULL;
+    for (; *p && *p != '"' && *p != '\n'; p++) {
+        if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++; /* msl_include.c's put_quoted escapes */
+        name[n++] = *p;
+    }
+    name[n] = '\0';
+    if (*p != '"' || n == 0) {
+        free(name);
+        return NULL;
+    }
+    return name;
 }
 
 /* ---- MTLCompileOptions: accepted and recorded; fast math changes nothing on the
@@ -217,7 +237,24 @@ static void library_dealloc(id self, SEL cmd) {
     sw_obj_free(self);
 }
 
+/* MTLLibrary.functionNames: an autoreleased NSArray of the kernels' host names. */
+static id library_function_names(id self, SEL cmd) {
+    int n = swmtl_library_function_count(self);
+    id *names = calloc(n > 0 ? (size_t)n : 1, sizeof *names);
+    if (!names) return nil;
+    int made = 0;
+    for (; made < n; made++) {
+        names[made] = sw_string_new(swmtl_library_function_name(self, made));
+        if (!names[made]) break;
+    }
+    id array = made == n ? sw_array_new(names, (NSUInteger)n) : nil;
+    for (int i = 0; i < made; i++) sw_release(names[i]); /* the array holds its own references */
+    free(names);
+    return array;
+}
+
 static void library_methods(Class cls) {
+    sw_method_add(cls, "functionNames", SW_IMP(library_function_names), "@@:");
     sw_method_add(cls, "newFunctionWithName:", SW_IMP(library_new_function), "@@:@");
     sw_method_add(cls, "newFunctionWithName:constantValues:error:", SW_IMP(library_new_function_constants),
                   "@@:@@^@");
@@ -358,15 +395,13 @@ static id device_new_library_native(const sw_kernel_info *kernels) {
 
 /* MTLLibraryErrorDomain / MTLLibraryErrorCompileFailure as Metal reports them. */
 static id device_new_library_source(id self, SEL cmd, id source, id options, id *error) {
-    char *name = next_source_name;
-    next_source_name = NULL;
     const char *src = sw_string_utf8(source);
     if (!src) {
-        free(name);
         sw_error_out(error, sw_error_new("MTLLibraryErrorDomain", 3, "newLibraryWithSource: source is nil"));
         return nil;
     }
     char *msg = NULL;
+    char *name = source_name_of(src);
     sw_library *compiled = sw_library_create(src, name ? name : "source.metal", &msg);
     free(name);
     if (!compiled) {
@@ -410,7 +445,18 @@ static void device_dealloc(id self, SEL cmd) {
     sw_obj_free(self);
 }
 
+/* Extension selectors (swmtl.h, "Extension selectors"): what a host asks with
+ * respondsToSelector: as it asks for Metal's optional features. */
+static Class device_ext_class_named(id self, SEL cmd, const char *metal_name) { return swmtl_class(metal_name); }
+/* The prelude implements MSL's math as precise:: and kernels build with
+ * -ffp-contract=off: there is no fast variant to switch to. */
+static BOOL device_ext_fast_math_applies(id self, SEL cmd) { return NO; }
+static BOOL device_ext_supports_gpu_capture(id self, SEL cmd) { return NO; }
+
 static void device_methods(Class cls) {
+    sw_method_add(cls, "gdn_metalClassNamed:", SW_IMP(device_ext_class_named), "#@:*");
+    sw_method_add(cls, "gdn_fastMathApplies", SW_IMP(device_ext_fast_math_applies), "C@:");
+    sw_method_add(cls, "gdn_supportsGPUCapture", SW_IMP(device_ext_supports_gpu_capture), "C@:");
     sw_method_add(cls, "name", SW_IMP(device_name), "@@:");
     sw_method_add(cls, "newBufferWithLength:options:", SW_IMP(device_new_buffer), "@@:QQ");
     sw_method_add(cls, "newBufferWithBytes:length:options:", SW_IMP(device_new_buffer_bytes), "@@:^vQQ");
@@ -462,10 +508,6 @@ id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {
     sw_objc_init();
     return device && kernels ? device_new_library_native(kernels) : nil;
 }
-
-/* The prelude implements MSL's math as precise:: and kernels build with
- * -ffp-contract=off: there is no fast variant to switch to. */
-int swmtl_fast_math_applies(void) { return 0; }
 
 int swmtl_can_compile(char *err, size_t errlen) {
     char *why = NULL;

@@ -80,6 +80,10 @@ const sw_lanes_info *sw_mtl_pipeline_lanes(id pipeline);
 id sw_mtl_queue_new(id device);
 void sw_objc_register_commands(void);
 
+/* An autoreleased read-only NSArray of the given objects (each retained by it):
+ * what counterSets, counters and a library's functionNames return. */
+id sw_array_new(const id *items, NSUInteger n);
+
 /* objc_counters.c: counter sets, sample buffers and compute pass descriptors. */
 void sw_objc_register_counters(void);
 void sw_counters_device_methods(Class device_class);

@@ -4,6 +4,30 @@
  * MTLCreateSystemDefaultDevice(): it returns a device object (+1) that answers the
  * Metal selectors (see /work/shared/spec/swmetal.md and objc_device.c).  The rest
  * configures the device process-wide or reads what Metal's API cannot carry. */
+/* Extension selectors.  What the device offers beyond Metal's API is reached through
+ * these methods, which a host asks for with class_respondsToSelector (as it asks for
+ * Metal's optional features) so that the same code drives a GPU, which answers none
+ * of them (src/metal/mtl.c does so):
+ *
+ *   device   - (Class)gdn_metalClassNamed:(const char *)metal_name
+ *              the device's own class for a Metal class the host instantiates and
+ *              hands to it (what swmtl_class() answers); Nil for any other name.
+ *   device   - (BOOL)gdn_fastMathApplies
+ *              NO: MTLCompileOptions' fast math changes nothing here; the device
+ *              always computes as with fast math off (precise:: math, no contraction).
+ *   device   - (BOOL)gdn_supportsGPUCapture
+ *              NO: MTLCaptureManager has no GPU trace of this device to record.
+ *   command buffer - (const dev_finding *)gdn_findings:(int *)count
+ *              what swmtl_command_buffer_findings() answers.
+ *   command buffer - (uint64_t)gdn_diagnosticCount:(int *)kept,
+ *                    (const char *)gdn_diagnosticAtIndex:(int)i
+ *              what swmtl_command_buffer_diagnostic_count()/_diagnostic() answer.
+ *
+ * The rest is Metal's: a library answers functionNames (an NSArray of NSString), a
+ * buffer asked for private storage is host memory and answers contents, and
+ * newLibraryWithSource: takes the file name its diagnostics report from the
+ * source's first `#line 1 "file"` (after any #define lines; msl_expand_source writes
+ * it), "source.metal" without one. */
 #ifndef GDN_SWMTL_H
 #define GDN_SWMTL_H
 
@@ -11,7 +35,7 @@
 #include <stdint.h>
 
 #include "core/finding.h"
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "swmetal/sw_abi.h"
 
 /* A new reference to a software device (+1; release it). */
@@ -28,10 +52,6 @@ Class swmtl_class(const char *metal_name);
  * prelude was found); 0 with err set to one line naming the fix for this platform.
  * Found once per process. */
 int swmtl_can_compile(char *err, size_t errlen);
-
-/* 0: MTLCompileOptions.fastMathEnabled has no effect here; the software device
- * always computes as with fast math off (precise:: math, no contraction). */
-int swmtl_fast_math_applies(void);
 
 /* 0: the device answers supportsCounterSampling: NO for every sampling point, as a
  * GPU without stage-boundary counters does (tests of the hosts' fallback); 1 (the
@@ -56,10 +76,6 @@ int swmtl_set_schedule(const char *spec);
 int swmtl_set_threadgroup_order(const char *spec);
 /* 0: kernels with a lanes variant (msl_lanes.c) run on fibers too; 1 (default): lanes. */
 void swmtl_set_lanes(int on);
-
-/* The file name the next newLibraryWithSource: on this thread reports in
- * diagnostics (Metal's API has no place for it).  Copied; NULL = "source.metal". */
-void swmtl_set_source_name(const char *filename);
 
 /* A library whose functions are C entries (the sw_kernel_info table stays owned by
  * the caller and must outlive the library; terminated by an entry with name NULL).

@@ -31,7 +31,7 @@ static const char *busy_src =
 
 TEST(stage_timing_counters_nest_in_the_command_buffer) {
     char err[512] = "";
-    mtl_device *d = mtl_device_open("sw", err, sizeof err);
+    mtl_device *d = mtl_device_new(swmtl_create_system_default_device(), err, sizeof err);
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     CHECK_MSG(mtl_device_stage_counters(d, err, sizeof err), "no stage counters: %s", err);
@@ -102,7 +102,7 @@ TEST(stage_timing_counters_nest_in_the_command_buffer) {
 TEST(stage_timing_device_without_counters_says_why) {
     char err[512] = "";
     swmtl_set_counter_sampling(0);
-    mtl_device *d = mtl_device_open("sw", err, sizeof err);
+    mtl_device *d = mtl_device_new(swmtl_create_system_default_device(), err, sizeof err);
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     char why[200] = "";
@@ -127,7 +127,7 @@ static int run_chunk_fwd(run_record *rec, int warmup, int iters, int check, uint
     } small[] = {{"T", 100}, {"H", 2}, {"Hg", 1}, {"K", 64}, {"V", 64}, {"B", 1}};
     for (size_t k = 0; k < sizeof small / sizeof small[0]; k++) dim[op_dim_index(op, small[k].name)] = small[k].v;
     op_case *c = op_case_new(op, dim, 3, err, errlen);
-    backend *b = c ? backend_metal_open("sw", err, errlen) : NULL;
+    backend *b = c ? backend_open("sw", NULL, err, errlen) : NULL;
     if (!b) {
         op_case_free(c);
         return -1;

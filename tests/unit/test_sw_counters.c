@@ -4,7 +4,7 @@
  * sampleTimestamps:gpuTimestamp:.  Kernels are C entries in a native library. */
 #include <string.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "swmetal/swmtl.h"
 #include "test.h"
 

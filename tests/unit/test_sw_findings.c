@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "report_testdata.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/swmtl.h"

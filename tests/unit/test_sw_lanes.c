@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "swmetal/exec.h"
 #include "swmetal/msl_front.h"
 #include "swmetal/sw_compile.h"
