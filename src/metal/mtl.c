@@ -9,7 +9,7 @@
  * a device offers beyond Metal's API (a command buffer's findings, its own classes
  * for the objects a host instantiates, fast math having no effect, no GPU capture)
  * is asked for with the gdn_* extension selectors documented in
- * src/swmetal/swmtl.h, through class_respondsToSelector as for Metal's optional
+ * src/swmetal/swmetal.h, through class_respondsToSelector as for Metal's optional
  * features; a device without them is taken to be a GPU.
  *
  * Every selector, argument type and enum value below is Metal's as declared in its
@@ -187,6 +187,8 @@ static void keep_findings(mtl_device *d, id cb) {
     memcpy(d->findings, f, sizeof *f * (size_t)n);
     d->nfindings = n;
 }
+
+id mtl_device_object(const mtl_device *d) { return d->device; }
 
 const char *mtl_device_name(const mtl_device *d) { return d->name; }
 

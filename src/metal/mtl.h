@@ -3,7 +3,7 @@
  * The same code drives any MTLDevice the caller hands it: a GPU on macOS
  * (MTLCreateSystemDefaultDevice) or a device that answers Metal's selectors in
  * software (src/swmetal).  Extras beyond Metal's API are asked for with optional
- * extension selectors (swmetal/swmtl.h documents them).  Every object made here
+ * extension selectors (swmetal/swmetal.h documents them).  Every object made here
  * is released by the matching *_free; the ops layer never sees an `id`. */
 #ifndef GDN_MTL_H
 #define GDN_MTL_H
@@ -31,6 +31,8 @@ typedef struct mtl_constant {
  * a command queue. */
 mtl_device *mtl_device_new(id device, char *err, size_t errlen);
 void mtl_device_free(mtl_device *d);
+/* The MTLDevice itself (owned by d), for what a caller that made it asks of it. */
+id mtl_device_object(const mtl_device *d);
 const char *mtl_device_name(const mtl_device *d);
 /* 1 when fast math (MTLCompileOptions) changes what the device computes: a GPU;
  * 0 when the device answers gdn_fastMathApplies with NO (it always computes as

@@ -8,7 +8,7 @@
 #include "metal/mtl.h"
 #include "runner/backend.h"
 #include "runner/runner.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 
 #if defined(__APPLE__)
 extern id MTLCreateSystemDefaultDevice(void);
@@ -39,8 +39,23 @@ static mtl_device *open_system_device(char *err, size_t errlen) {
 #endif
 }
 
-static mtl_device *open_software_device(char *err, size_t errlen) {
-    id dev = swmtl_create_system_default_device();
+/* The software device, with the run's --sw-checks and --sw-schedule (the
+ * environment's GDNBENCH_SW_* where they are not given). */
+static mtl_device *open_software_device(const run_opts *o, char *err, size_t errlen) {
+    swmtl_options so;
+    swmtl_options_init(&so);
+    if (o && o->sw_checks && swmtl_parse_checks(o->sw_checks, &so.checks, "--sw-checks", err, errlen) != 0)
+        return NULL;
+    if (o && o->sw_schedule &&
+        swmtl_parse_order(o->sw_schedule, &so.schedule.fibers, "--sw-schedule", err, errlen) != 0)
+        return NULL;
+    /* Every op compiles MSL: without a compiler, say so now, in one line. */
+    char why[768];
+    if (!swmtl_can_compile(why, sizeof why)) {
+        snprintf(err, errlen, "--backend sw: %s", why);
+        return NULL;
+    }
+    id dev = swmtl_device_new(&so);
     if (!dev) {
         snprintf(err, errlen, "--backend sw: the software Metal device could not start (see the message above)");
         return NULL;
@@ -51,24 +66,13 @@ static mtl_device *open_software_device(char *err, size_t errlen) {
 backend *backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
     if (strcmp(name, "cpu") == 0) return backend_cpu_open(err, errlen);
     if (strcmp(name, "sw") == 0) {
-        /* Process-wide settings of the software device; they must precede its buffers. */
-        if (o && o->sw_checks && swmtl_set_checks(o->sw_checks) != 0) {
-            snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", o->sw_checks);
-            return NULL;
-        }
-        if (o && o->sw_schedule && swmtl_set_schedule(o->sw_schedule) != 0) {
-            snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", o->sw_schedule);
-            return NULL;
-        }
-        /* Every op compiles MSL: without a compiler, say so now, in one line. */
-        char why[768];
-        if (!swmtl_can_compile(why, sizeof why)) {
-            snprintf(err, errlen, "--backend sw: %s", why);
-            return NULL;
-        }
-        return backend_metal_open(open_software_device(err, errlen), 1, err, errlen);
+        mtl_device *dev = open_software_device(o, err, errlen);
+        return dev ? backend_metal_open(dev, 1, err, errlen) : NULL;
     }
-    if (strcmp(name, "metal") == 0) return backend_metal_open(open_system_device(err, errlen), 0, err, errlen);
+    if (strcmp(name, "metal") == 0) {
+        mtl_device *dev = open_system_device(err, errlen);
+        return dev ? backend_metal_open(dev, 0, err, errlen) : NULL;
+    }
     snprintf(err, errlen, "--backend '%s' is unknown: use cpu, sw or metal", name);
     return NULL;
 }

@@ -14,6 +14,7 @@
 
 typedef struct run_opts run_opts;
 struct stage_kernel;
+struct swmtl_schedule;
 
 /* How backend_timing.stage_us was measured. */
 enum {
@@ -64,6 +65,9 @@ typedef struct backend {
      * for backends without checks).  Hands over a malloc'd array, returns its length
      * (0 and *out NULL when none). */
     int (*take_findings)(struct backend *b, dev_finding **out);
+    /* The order the software device runs the next run_once's threadgroups and fibers
+     * in (validate compares several); NULL for other backends.  Returns 0 or -1. */
+    int (*set_schedule)(struct backend *b, const struct swmtl_schedule *s);
     /* Resolves which kernel every dispatch of c runs under o (runner/kernel_choice.h)
      * into out[0..nstages) without allocating buffers or running anything, so the
      * CLI can refuse a bad choice for every shape first.  c needs only op and dim.

@@ -32,6 +32,7 @@
 #include "runner/runner.h"
 #include "runner/shader_source.h"
 #include "swmetal/msl_include.h"
+#include "swmetal/swmetal.h"
 
 #define MAX_LIBS 8
 #define MAX_PIPES 32
@@ -459,6 +460,11 @@ static int metal_take_findings(backend *b, dev_finding **out) {
     return mtl_device_take_findings(s->dev, out);
 }
 
+static int metal_set_schedule(backend *b, const swmtl_schedule *sched) {
+    metal_state *s = b->state;
+    return swmtl_device_set_schedule(mtl_device_object(s->dev), sched);
+}
+
 static void metal_destroy(backend *b) {
     metal_state *s = b->state;
     metal_release_case(b);
@@ -497,6 +503,7 @@ backend *backend_metal_open(mtl_device *dev, int emulated, char *err, size_t err
     b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
     b->take_findings = emulated ? metal_take_findings : NULL;
+    b->set_schedule = emulated ? metal_set_schedule : NULL;
     b->destroy = metal_destroy;
     b->state = s;
     return b;

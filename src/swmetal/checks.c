@@ -32,12 +32,6 @@
 
 /* ---- mode ---- */
 
-static struct {
-    pthread_mutex_t mu;
-    int mode;
-    int resolved;
-} checks = {PTHREAD_MUTEX_INITIALIZER, SW_CHECKS_FAST, 0};
-
 static int parse_mode(const char *s) {
     if (strcmp(s, "none") == 0) return SW_CHECKS_NONE;
     if (strcmp(s, "fast") == 0) return SW_CHECKS_FAST;
@@ -49,35 +43,30 @@ const char *sw_checks_mode_name(int mode) {
     return mode == SW_CHECKS_NONE ? "none" : mode == SW_CHECKS_FULL ? "full" : "fast";
 }
 
-int sw_checks_set(const char *mode, char *err, size_t errlen) {
-    int m = mode ? parse_mode(mode) : -1;
+int swmtl_parse_checks(const char *text, swmtl_checks *out, const char *option, char *err, size_t errlen) {
+    int m = text ? parse_mode(text) : -1;
     if (m < 0) {
-        if (err) snprintf(err, errlen, "bad checks mode '%s': use none, fast or full", mode ? mode : "(null)");
+        if (err) snprintf(err, errlen, "%s '%s' is unknown: use none, fast or full", option, text ? text : "");
         return -1;
     }
-    pthread_mutex_lock(&checks.mu);
-    checks.mode = m;
-    checks.resolved = 1;
-    pthread_mutex_unlock(&checks.mu);
+    *out = (swmtl_checks)m;
     return 0;
 }
 
-int sw_checks_mode(void) {
-    pthread_mutex_lock(&checks.mu);
-    if (!checks.resolved) {
-        checks.resolved = 1;
-        const char *env = getenv("GDNBENCH_SW_CHECKS");
-        if (env && *env) {
-            int m = parse_mode(env);
-            if (m < 0)
-                fprintf(stderr, "gdnbench: GDNBENCH_SW_CHECKS='%s' is not none, fast or full; using fast\n", env);
-            else
-                checks.mode = m;
-        }
-    }
-    int m = checks.mode;
-    pthread_mutex_unlock(&checks.mu);
-    return m;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static int default_mode = SW_CHECKS_FAST;
+
+static void read_default_mode(void) {
+    const char *env = getenv("GDNBENCH_SW_CHECKS");
+    if (!env || !*env) return;
+    int m = parse_mode(env);
+    if (m < 0) fprintf(stderr, "gdnbench: GDNBENCH_SW_CHECKS='%s' is not none, fast or full; using fast\n", env);
+    else default_mode = m;
+}
+
+int sw_checks_default(void) {
+    pthread_once(&default_once, read_default_mode);
+    return default_mode;
 }
 
 /* ---- guarded memory ---- */

@@ -121,17 +121,16 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     job.d = d;
     job.res = res;
     job.seq = atomic_fetch_add(&dispatch_seq, 1) + 1;
-    sw_schedule sched;
-    sw_schedule_current(&sched);
-    job.fiber_order = sched.fiber_order;
-    job.fiber_seed = sched.fiber_seed;
-    job.loop = d->sync_free && !sched.fibers_only;
-    job.lanes = d->lanes != NULL && !d->instrumented && !job.loop && !sched.fibers_only && !sched.lanes_off &&
+    int fibers_only = sw_exec_fibers_only();
+    job.fiber_order = (int)d->schedule.fibers.kind;
+    job.fiber_seed = d->schedule.fibers.seed;
+    job.loop = d->sync_free && !fibers_only;
+    job.lanes = d->lanes != NULL && !d->instrumented && !job.loop && !fibers_only && d->schedule.lanes &&
                 job.fiber_order == SW_ORDER_INORDER;
     if (job.lanes) atomic_fetch_add_explicit(&lanes_dispatches, 1, memory_order_relaxed);
     if (prepare_job(d, &job, res) != 0) return -1;
     if (job.ngroups == 0) return 0;
-    if (make_group_order(&job, sched.group_order, sched.group_seed, res) != 0) return -1;
+    if (make_group_order(&job, (int)d->schedule.groups.kind, d->schedule.groups.seed, res) != 0) return -1;
     job.findings = sw_findings_new();
     if (!job.findings || sw_atomics_job_init(&job, sw_exec_workers()) != 0) {
         free(job.order);

@@ -373,16 +373,11 @@ void sw_fault_report(sw_worker *w);
  * abandoned; one job at a time.  Returns 0, or -1 with why (nothing ran). */
 int sw_pool_run(sw_job *job, char *why, size_t whylen);
 
-/* schedule.c: the orders of threadgroups and fibers (see exec.h's setters). */
-typedef struct sw_schedule {
-    int fiber_order;             /* sw_order */
-    uint64_t fiber_seed;
-    int group_order;
-    uint64_t group_seed;
-    int fibers_only;             /* GDNBENCH_SW_FIBERS=1: sync-free kernels run as fibers too */
-    int lanes_off;               /* lanes kernels run as fibers */
-} sw_schedule;
-void sw_schedule_current(sw_schedule *s);
+/* schedule.c: the orders of threadgroups and fibers. */
+/* GDNBENCH_SW_SCHEDULE (read once), else inorder: a device's default fiber order. */
+swmtl_order sw_schedule_default_fibers(void);
+/* GDNBENCH_SW_FIBERS=1 (read once): sync-free and lanes kernels run as fibers too. */
+int sw_exec_fibers_only(void);
 /* a[0..n-1] shuffled by the splitmix64 stream *rng. */
 void sw_shuffle_u32(uint32_t *a, uint64_t n, uint64_t *rng);
 

@@ -24,7 +24,7 @@
 
 #include "swmetal/exec.h"
 #include "swmetal/objc_metal.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 
 /* Apple's values (MTLCounters.h, MTLDevice.h, MTLComputePass.h). */
 #define SW_COUNTER_ERROR_VALUE (~(uint64_t)0)
@@ -398,13 +398,8 @@ static id device_counter_sets(id self, SEL cmd) {
     return set ? sw_array_new(&set, 1) : nil;
 }
 
-static _Atomic int counter_sampling = 1;
-
-void swmtl_set_counter_sampling(int enabled) { atomic_store(&counter_sampling, enabled != 0); }
-
-/* Samples are taken where commands begin and end: stage boundaries only. */
 static BOOL device_supports_counter_sampling(id self, SEL cmd, NSUInteger point) {
-    return atomic_load(&counter_sampling) && point == SW_SAMPLING_AT_STAGE_BOUNDARY;
+    return sw_mtl_device_counter_sampling(self) && point == SW_SAMPLING_AT_STAGE_BOUNDARY;
 }
 
 static id device_new_sample_buffer(id self, SEL cmd, id descriptor, id *error) {

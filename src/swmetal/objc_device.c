@@ -1,6 +1,6 @@
 /* objc_device.c — the software device's Metal classes for resources: device,
  * MTLCompileOptions, MTLFunctionConstantValues, library, function, compute pipeline
- * state and buffer, plus the C entry points of swmtl.h.
+ * state and buffer, plus the C entry points of swmetal.h for devices and libraries.
  *
  * Selector semantics follow Metal: new* return +1 objects; failures return nil and,
  * where the selector has an error: argument, an autoreleased NSError. */
@@ -11,7 +11,10 @@
 #include "core/dtype.h"
 #include "swmetal/exec.h"
 #include "swmetal/objc_metal.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
+
+#include "swmetal/checks.h"
+#include "swmetal/exec_internal.h"
 
 #define SW_ERROR_DOMAIN "SWMTLErrorDomain"
 
@@ -49,7 +52,7 @@ static char *source_name_of(const char *src) {
 }
 
 /* ---- MTLCompileOptions: accepted and recorded; fast math changes nothing on the
- * software device (its math is always the precise kind: swmtl_fast_math_applies). ---- */
+ * software device (its math is always the precise kind: gdn_fastMathApplies). ---- */
 
 typedef struct sw_mtl_options {
     sw_obj base;
@@ -237,14 +240,30 @@ static void library_dealloc(id self, SEL cmd) {
     sw_obj_free(self);
 }
 
+/* The kernels a library defines (host names, as newFunctionWithName: takes them). */
+static int library_kernel_count(id library) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l) return 0;
+    if (l->compiled) return sw_library_kernel_count(l->compiled);
+    int n = 0;
+    for (const sw_kernel_info *k = l->native; k && k->name; k++) n++;
+    return n;
+}
+
+static const char *library_kernel_name(id library, int i) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l || i < 0 || i >= library_kernel_count(library)) return NULL;
+    return l->compiled ? sw_library_kernel_name(l->compiled, i) : l->native[i].name;
+}
+
 /* MTLLibrary.functionNames: an autoreleased NSArray of the kernels' host names. */
 static id library_function_names(id self, SEL cmd) {
-    int n = swmtl_library_function_count(self);
+    int n = library_kernel_count(self);
     id *names = calloc(n > 0 ? (size_t)n : 1, sizeof *names);
     if (!names) return nil;
     int made = 0;
     for (; made < n; made++) {
-        names[made] = sw_string_new(swmtl_library_function_name(self, made));
+        names[made] = sw_string_new(library_kernel_name(self, made));
         if (!names[made]) break;
     }
     id array = made == n ? sw_array_new(names, (NSUInteger)n) : nil;
@@ -367,14 +386,30 @@ static void buffer_methods(Class cls) {
 typedef struct sw_mtl_device {
     sw_obj base;
     id name;
+    int checks;                  /* SW_CHECKS_*: fixed, buffers are laid out for it */
+    int counter_sampling;
+    pthread_mutex_t mu;          /* guards schedule: validate changes it between command buffers */
+    swmtl_schedule schedule;
 } sw_mtl_device;
+
+int sw_mtl_device_checks(id device) { return ((sw_mtl_device *)device)->checks; }
+
+int sw_mtl_device_counter_sampling(id device) { return ((sw_mtl_device *)device)->counter_sampling; }
+
+swmtl_schedule sw_mtl_device_schedule(id device) {
+    sw_mtl_device *d = (sw_mtl_device *)device;
+    pthread_mutex_lock(&d->mu);
+    swmtl_schedule s = d->schedule;
+    pthread_mutex_unlock(&d->mu);
+    return s;
+}
 
 static id device_name(id self, SEL cmd) { return ((sw_mtl_device *)self)->name; }
 
 static id device_new_buffer(id self, SEL cmd, NSUInteger length, NSUInteger options) {
     sw_mtl_buffer *b = (sw_mtl_buffer *)sw_obj_new(buffer_class);
     if (!b) return nil;
-    if (sw_guarded_alloc(&b->mem, length, sw_checks_mode()) != 0) {
+    if (sw_guarded_alloc(&b->mem, length, ((sw_mtl_device *)self)->checks) != 0) {
         sw_obj_free((id)b);
         return nil; /* Metal answers nil for length 0 or no memory */
     }
@@ -441,11 +476,12 @@ static MTLSize device_max_threads(id self, SEL cmd) {
 static NSUInteger device_max_tg_memory(id self, SEL cmd) { return SW_TG_MEM_LIMIT; }
 
 static void device_dealloc(id self, SEL cmd) {
+    pthread_mutex_destroy(&((sw_mtl_device *)self)->mu);
     sw_release(((sw_mtl_device *)self)->name);
     sw_obj_free(self);
 }
 
-/* Extension selectors (swmtl.h, "Extension selectors"): what a host asks with
+/* Extension selectors (swmetal.h, "Extension selectors"): what a host asks with
  * respondsToSelector: as it asks for Metal's optional features. */
 static Class device_ext_class_named(id self, SEL cmd, const char *metal_name) { return swmtl_class(metal_name); }
 /* The prelude implements MSL's math as precise:: and kernels build with
@@ -488,12 +524,40 @@ void sw_objc_register_metal(void) {
     sw_objc_register_commands();
 }
 
-id swmtl_create_system_default_device(void) {
+void swmtl_options_init(swmtl_options *o) {
+    *o = (swmtl_options){
+        .checks = (swmtl_checks)sw_checks_default(),
+        .schedule = {.fibers = sw_schedule_default_fibers(), .groups = {SWMTL_ORDER_INORDER, 0}, .lanes = 1},
+        .counter_sampling = 1,
+    };
+}
+
+id swmtl_device_new(const swmtl_options *o) {
+    swmtl_options defaults;
+    if (!o) {
+        swmtl_options_init(&defaults);
+        o = &defaults;
+    }
     sw_objc_init();
     sw_mtl_device *d = (sw_mtl_device *)sw_obj_new(device_class);
     if (!d) return nil;
     d->name = sw_string_new("gdnbench software device");
+    d->checks = (int)o->checks;
+    d->counter_sampling = o->counter_sampling != 0;
+    d->schedule = o->schedule;
+    pthread_mutex_init(&d->mu, NULL);
     return (id)d;
+}
+
+id swmtl_create_system_default_device(void) { return swmtl_device_new(NULL); }
+
+int swmtl_device_set_schedule(id device, const swmtl_schedule *s) {
+    if (!device || !sw_is_kind(device, device_class)) return -1;
+    sw_mtl_device *d = (sw_mtl_device *)device;
+    pthread_mutex_lock(&d->mu);
+    d->schedule = *s;
+    pthread_mutex_unlock(&d->mu);
+    return 0;
 }
 
 Class swmtl_class(const char *metal_name) {
@@ -516,23 +580,3 @@ int swmtl_can_compile(char *err, size_t errlen) {
     free(why);
     return 0;
 }
-
-int swmtl_library_function_count(id library) {
-    const sw_mtl_library *l = (const sw_mtl_library *)library;
-    if (!l) return 0;
-    if (l->compiled) return sw_library_kernel_count(l->compiled);
-    int n = 0;
-    for (const sw_kernel_info *k = l->native; k && k->name; k++) n++;
-    return n;
-}
-
-const char *swmtl_library_function_name(id library, int i) {
-    const sw_mtl_library *l = (const sw_mtl_library *)library;
-    if (!l || i < 0 || i >= swmtl_library_function_count(library)) return NULL;
-    return l->compiled ? sw_library_kernel_name(l->compiled, i) : l->native[i].name;
-}
-
-int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }
-int swmtl_set_schedule(const char *spec) { return sw_exec_set_schedule(spec, NULL, 0); }
-void swmtl_set_lanes(int on) { sw_exec_set_lanes(on); }
-int swmtl_set_threadgroup_order(const char *spec) { return sw_exec_set_threadgroup_order(spec, NULL, 0); }

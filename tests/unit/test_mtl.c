@@ -6,7 +6,7 @@
 
 #include "metal/mtl.h"
 #include "swmetal/objc_base.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 static const char *saxpy_src =

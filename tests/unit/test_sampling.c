@@ -7,7 +7,7 @@
 
 #include "runner/runner.h"
 #include "runner/sampling.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 /* Feeds samples[i] at cost[i] until the rule stops; returns the count taken. */

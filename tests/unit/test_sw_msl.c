@@ -11,7 +11,7 @@
 
 #include "core/objc_call.h"
 #include "swmetal/sw_compile.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "sw_test_env.h"
 #include "test.h"
 

@@ -8,7 +8,7 @@
 
 #include "core/objc_call.h"
 #include "swmetal/objc_base.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 /* ---- kernels ---- */
@@ -219,10 +219,11 @@ TEST(sw_objc_fault_sets_error_status_and_queue_goes_on) {
 }
 
 TEST(sw_objc_oob_write_names_buffer_and_thread) {
-    CHECK(swmtl_set_checks("fast") == 0);
-    CHECK(swmtl_set_checks("sometimes") != 0);
+    swmtl_options o;
+    swmtl_options_init(&o);
+    o.checks = SWMTL_CHECKS_FAST;
     id pool = new_pool();
-    id dev = swmtl_create_system_default_device();
+    id dev = swmtl_device_new(&o);
     id lib = swmtl_new_native_library(dev, kernels);
     id pso = new_pipeline(dev, lib, "add");
     id queue = MSG0(id, dev, "newCommandQueue");
@@ -362,7 +363,7 @@ TEST(sw_objc_host_classes_are_the_devices_own) {
 }
 
 /* What the device offers beyond Metal's API is reached through its extension
- * selectors (swmtl.h), asked with class_respondsToSelector as a host asks for
+ * selectors (swmetal.h), asked with class_respondsToSelector as a host asks for
  * Metal's optional features; the class of a Metal object does not answer them. */
 TEST(sw_objc_device_answers_its_extension_selectors) {
     id dev = swmtl_create_system_default_device();
