@@ -177,7 +177,8 @@ int mtl_device_take_findings(mtl_device *d, dev_finding **out) {
  * device's checks found). */
 static void keep_findings(mtl_device *d, id cb) {
     int n = 0;
-    const dev_finding *f = responds(cb, "gdn_findings:") ? MSG1(const dev_finding *, cb, "gdn_findings:", int *, &n) : NULL;
+    const dev_finding *f =
+        responds(cb, "gdn_findings:") ? MSG1(const dev_finding *, cb, "gdn_findings:", int *, &n) : NULL;
     free(d->findings);
     d->findings = NULL;
     d->nfindings = 0;

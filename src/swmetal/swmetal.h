@@ -50,7 +50,11 @@ typedef enum swmtl_checks { SWMTL_CHECKS_NONE = 0, SWMTL_CHECKS_FAST = 1, SWMTL_
 
 /* An order of threadgroups, or of a threadgroup's fibers between synchronisation
  * points: "inorder", "reverse" or "random:SEED" (SEED a decimal integer). */
-typedef enum swmtl_order_kind { SWMTL_ORDER_INORDER = 0, SWMTL_ORDER_REVERSE = 1, SWMTL_ORDER_RANDOM = 2 } swmtl_order_kind;
+typedef enum swmtl_order_kind {
+    SWMTL_ORDER_INORDER = 0,
+    SWMTL_ORDER_REVERSE = 1,
+    SWMTL_ORDER_RANDOM = 2
+} swmtl_order_kind;
 typedef struct swmtl_order {
     swmtl_order_kind kind;
     uint64_t seed;               /* SWMTL_ORDER_RANDOM's */
