@@ -82,6 +82,19 @@ endif
 SRC_ALL  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 SRC_MAIN := src/main.c
 OBJ      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRC_ALL))
+# The software Metal device is a library, libswmetal.a, that the binary and the tests
+# link; outside src/swmetal only its public header, swmetal/swmetal.h, is included.
+# (tests/unit are white-box tests and also include its private headers.)
+SW_OBJ   := $(filter $(BUILD)/obj/swmetal/%,$(OBJ))
+APP_OBJ  := $(filter-out $(SW_OBJ),$(OBJ))
+SWLIB    := $(BUILD)/libswmetal.a
+# Every member, referenced or not: the kernels it compiles and dlopens call its
+# sw_rt_* and __tsan_* entry points, which nothing in the binary itself calls.
+ifeq ($(UNAME_S),Darwin)
+  SWLIB_LINK := -Wl,-force_load,$(SWLIB)
+else
+  SWLIB_LINK := -Wl,--whole-archive $(SWLIB) -Wl,--no-whole-archive
+endif
 GEN_SRC  := $(BUILD)/gen/embedded.c
 GEN_OBJ  := $(BUILD)/obj/gen/embedded.o
 EMBED    := $(sort $(wildcard src/swmetal/prelude/*.h shaders/*.metal shaders/*/*.metal) src/swmetal/sw_abi.h)
@@ -102,7 +115,7 @@ TESTDATA := $(BUILD)/gdnbench-testdata
 
 .PHONY: all objects run test check check-macos clean deps FORCE
 .DELETE_ON_ERROR:
-all: $(BIN) $(TESTBIN) $(TESTDATA)
+all: $(BIN) $(TESTBIN) $(TESTDATA) $(SWLIB)
 
 # Every object, nothing linked: what tests/cli/test_macos_cross.sh compiles for macOS.
 objects: $(BUILD)/obj/main.o $(OBJ) $(TEST_OBJ) $(TOOLS_OBJ) $(FUZZ_OBJ) $(GEN_OBJ)
@@ -149,11 +162,15 @@ $(GEN_OBJ): $(GEN_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(BIN): $(BUILD)/obj/main.o $(OBJ) $(GEN_OBJ)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(SWLIB): $(SW_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
 
-$(TESTBIN): $(TEST_OBJ) $(TOOLS_UNIT_OBJ) $(OBJ) $(GEN_OBJ)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BIN): $(BUILD)/obj/main.o $(APP_OBJ) $(GEN_OBJ) $(SWLIB)
+	$(CC) $(LDFLAGS) $(filter-out $(SWLIB),$^) $(SWLIB_LINK) $(LDLIBS) -o $@
+
+$(TESTBIN): $(TEST_OBJ) $(TOOLS_UNIT_OBJ) $(APP_OBJ) $(GEN_OBJ) $(SWLIB)
+	$(CC) $(LDFLAGS) $(filter-out $(SWLIB),$^) $(SWLIB_LINK) $(LDLIBS) -o $@
 
 $(TESTDATA): $(TOOLS_OBJ)
 	$(CC) $(LDFLAGS) $^ $(CJSON_LIBS) -lm -o $@

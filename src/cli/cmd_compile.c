@@ -8,7 +8,6 @@
  * body declares, and the library's function constants.  Exit 0 compiled, 1 did not compile (the
  * first error, mapped to the .metal file and line, on stderr; what the software
  * device cannot provide says so in one line), 2 bad input. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,7 @@
 #include "core/clock.h"
 #include "core/file.h"
 #include "swmetal/msl_include.h"
-#include "swmetal/sw_compile.h"
+#include "swmetal/swmetal.h"
 
 #define MAX_ERROR_LINES 20
 
@@ -182,14 +181,7 @@ static void view_binding(const sw_binding *b, binding_view *v) {
 
 /* ---- output ---------------------------------------------------------------- */
 
-/* Bytes of threadgroup memory the kernel declares in its body (its threadgroup
- * variables); -1 when the library cannot say. */
-static long tg_static_bytes(const sw_kernel *k) {
-    sw_tg_static_bytes_fn fn = (sw_tg_static_bytes_fn)dlsym(k->dl, "sw_tg_static_bytes");
-    return fn && k->info->fn ? fn(k->info->fn) : -1;
-}
-
-static void print_table(const char *path, sw_library *lib, const sw_kernel *ks, int nk, double secs) {
+static void print_table(const char *path, sw_library *lib, const sw_kernel_listing *ks, int nk, double secs) {
     int nc = sw_library_constant_count(lib);
     printf("%s: compiled, %d kernel%s, %d function constant%s (%.2f s)\n", path, nk, nk == 1 ? "" : "s", nc,
            nc == 1 ? "" : "s", secs);
@@ -206,7 +198,7 @@ static void print_table(const char *path, sw_library *lib, const sw_kernel *ks, 
             else
                 printf("  %s(%s)  %s  %s %s  %s\n", v.kind, v.index, v.name, v.space, v.type, v.access);
         }
-        long tg = tg_static_bytes(&ks[k]);
+        long tg = ks[k].tg_static_bytes;
         if (tg > 0) printf("  threadgroup memory: %ld bytes declared in the kernel\n", tg);
         else if (tg < 0) printf("  threadgroup memory: unknown\n");
     }
@@ -219,7 +211,7 @@ static void print_table(const char *path, sw_library *lib, const sw_kernel *ks, 
     }
 }
 
-static cJSON *json_report(const char *path, sw_library *lib, const sw_kernel *ks, int nk, double secs) {
+static cJSON *json_report(const char *path, sw_library *lib, const sw_kernel_listing *ks, int nk, double secs) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "file", path);
     cJSON_AddStringToObject(root, "status", "compiled");
@@ -245,7 +237,7 @@ static cJSON *json_report(const char *path, sw_library *lib, const sw_kernel *ks
             if (v.access[0]) cJSON_AddStringToObject(jb, "access", v.access);
             cJSON_AddItemToArray(barr, jb);
         }
-        long tg = tg_static_bytes(&ks[k]);
+        long tg = ks[k].tg_static_bytes;
         if (tg >= 0) cJSON_AddNumberToObject(jk, "threadgroup_memory_bytes", (double)tg);
         else cJSON_AddNullToObject(jk, "threadgroup_memory_bytes");
         cJSON_AddItemToArray(karr, jk);
@@ -395,10 +387,10 @@ int cmd_compile(int argc, char **argv) {
         return EXIT_CHECK_FAILED;
     }
     int nk = sw_library_kernel_count(lib);
-    sw_kernel *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
+    sw_kernel_listing *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
     int status = EXIT_OK;
     for (int k = 0; k < nk && ks; k++) {
-        if (sw_library_describe_kernel(lib, sw_library_kernel_name(lib, k), &ks[k], &msg) != 0) {
+        if (sw_library_list_kernel(lib, sw_library_kernel_name(lib, k), &ks[k], &msg) != 0) {
             print_error(msg ? msg : "the kernel is missing from its compiled library");
             free(msg);
             status = EXIT_CHECK_FAILED;

@@ -24,6 +24,7 @@
 #include "runner/fixture_bind.h"
 #include "runner/machine.h"
 #include "runner/runner.h"
+#include "swmetal/swmetal.h"
 
 #define MAX_CASES 4096
 
@@ -146,16 +147,12 @@ static int parse_run_option(const op_desc *op, const char *name, const char *val
             return -1;
         }
     } else if (strcmp(name, "sw-checks") == 0) {
-        if (strcmp(val, "none") && strcmp(val, "fast") && strcmp(val, "full")) {
-            snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", val);
-            return -1;
-        }
+        swmtl_checks checks;
+        if (swmtl_parse_checks(val, &checks, "--sw-checks", err, errlen) != 0) return -1;
         o->sw_checks = val;
     } else if (strcmp(name, "sw-schedule") == 0) {
-        if (strcmp(val, "inorder") && strcmp(val, "reverse") && strncmp(val, "random:", 7)) {
-            snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", val);
-            return -1;
-        }
+        swmtl_order order;
+        if (swmtl_parse_order(val, &order, "--sw-schedule", err, errlen) != 0) return -1;
         o->sw_schedule = val;
     } else if (strcmp(name, "dtype") == 0) {
         if (strcmp(val, "bf16") != 0) {

@@ -3,8 +3,14 @@
  * Ownership follows Apple's rules: objects from new... and alloc are ours (+1) and are
  * released in the *_free functions; everything else (command buffers, encoders,
  * strings, errors) is autoreleased, so each run is wrapped in an autorelease pool:
- * NSAutoreleasePool on every platform, which is where the software device's
- * autoreleased objects go too (see src/swmetal/objc_base.c).
+ * NSAutoreleasePool on every platform (where every device's autoreleased objects go).
+ *
+ * Any MTLDevice is driven the same way (the caller creates it: mtl_device_new).  What
+ * a device offers beyond Metal's API (a command buffer's findings, its own classes
+ * for the objects a host instantiates, fast math having no effect, no GPU capture)
+ * is asked for with the gdn_* extension selectors documented in
+ * src/swmetal/swmetal.h, through class_respondsToSelector as for Metal's optional
+ * features; a device without them is taken to be a GPU.
  *
  * Every selector, argument type and enum value below is Metal's as declared in its
  * headers (MTLDevice.h, MTLCommandBuffer.h, MTLCounters.h, MTLComputePass.h,
@@ -16,13 +22,11 @@
 #include <string.h>
 
 #include "metal/mtl.h"
-#include "metal/objc_call.h"
 
+#include "core/objc_call.h"
 #include "swmetal/msl_include.h"
-#include "swmetal/swmtl.h"
 
 #if defined(__APPLE__)
-extern id MTLCreateSystemDefaultDevice(void);
 /* MTLCounters.h: MTL_EXTERN MTLCommonCounterSet const MTLCommonCounterSetTimestamp,
  * where MTLCommonCounterSet is NSString *. */
 extern id const MTLCommonCounterSetTimestamp;
@@ -55,21 +59,19 @@ static const struct {
 struct mtl_device {
     id device;
     id queue;
-    int software;
     char name[128];
     /* Stage timestamps: probed on first use.  sample_buffer holds two samples per
      * pass (start and end of encoder) for up to MTL_MAX_TIMED_PASSES passes. */
     int counters_probed;
     id sample_buffer;
     char counters_why[200];
-    dev_finding *findings;   /* of the last failed mtl_run (software device) */
+    dev_finding *findings;   /* of the last failed mtl_run (a device with gdn_findings:) */
     int nfindings;
 };
 
 struct mtl_library {
     id library;
     int fast_math; /* the code was compiled with fast math */
-    int software;
 };
 
 struct mtl_pipeline {
@@ -94,12 +96,6 @@ static id pool_push(void) {
 
 static void pool_pop(id pool) { MSG0(void, pool, "drain"); }
 
-/* A class the host instantiates and hands to the device: the software device takes
- * only its own (on a Mac, the MTL names are Metal.framework's classes). */
-static id device_class(const mtl_device *d, const char *metal_name) {
-    return d->software ? (id)swmtl_class(metal_name) : objc_class_named(metal_name);
-}
-
 static id nsstring(const char *s) {
     return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s);
 }
@@ -107,9 +103,23 @@ static id nsstring(const char *s) {
 static const char *cstring(id s) { return s ? MSG0(const char *, s, "UTF8String") : NULL; }
 
 /* Whether obj answers sel: asked of the runtime, so it works for objects whose
- * class has no -respondsToSelector: (the software device's). */
+ * class has no -respondsToSelector: (one outside NSObject's hierarchy). */
 static int responds(id obj, const char *sel) {
     return obj && class_respondsToSelector(object_getClass(obj), sel_registerName(sel));
+}
+
+/* A class the host instantiates and hands to the device: the device's own when it
+ * names one (gdn_metalClassNamed:; on a Mac the MTL names are Metal.framework's
+ * classes, which only Metal's devices take), else Metal's. */
+static id device_class(const mtl_device *d, const char *metal_name) {
+    if (responds(d->device, "gdn_metalClassNamed:"))
+        return (id)MSG1(Class, d->device, "gdn_metalClassNamed:", const char *, metal_name);
+    return objc_class_named(metal_name);
+}
+
+/* A BOOL extension selector of the device; `otherwise` when it does not answer it. */
+static int device_says(const mtl_device *d, const char *sel, int otherwise) {
+    return responds(d->device, sel) ? MSG0(BOOL, d->device, sel) != 0 : otherwise;
 }
 
 /* Copies an NSError's description into err (first line only). */
@@ -120,34 +130,18 @@ static void error_text(id error, const char *what, char *err, size_t errlen) {
         if (*p == '\n') *p = ' ';
 }
 
-mtl_device *mtl_device_open(const char *kind, char *err, size_t errlen) {
+mtl_device *mtl_device_new(id device, char *err, size_t errlen) {
+    if (!device) {
+        snprintf(err, errlen, "no Metal device");
+        return NULL;
+    }
     mtl_device *d = calloc(1, sizeof *d);
     if (!d) {
+        release(device);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (strcmp(kind, "metal") == 0) {
-#if defined(__APPLE__)
-        d->device = MTLCreateSystemDefaultDevice();
-        if (!d->device) {
-            snprintf(err, errlen, "--backend metal: no Metal device (MTLCreateSystemDefaultDevice returned nil)");
-            free(d);
-            return NULL;
-        }
-#else
-        snprintf(err, errlen, "--backend metal needs macOS with Metal.framework; on this host use --backend sw (the software Metal device)");
-        free(d);
-        return NULL;
-#endif
-    } else {
-        d->device = swmtl_create_system_default_device();
-        d->software = 1;
-        if (!d->device) {
-            snprintf(err, errlen, "--backend sw: the software Metal device could not start (see the message above)");
-            free(d);
-            return NULL;
-        }
-    }
+    d->device = device;
     id pool = pool_push();
     const char *name = cstring(MSG0(id, d->device, "name"));
     snprintf(d->name, sizeof d->name, "%s", name ? name : "unknown Metal device");
@@ -179,10 +173,12 @@ int mtl_device_take_findings(mtl_device *d, dev_finding **out) {
     return n;
 }
 
-/* Keeps a copy of a failed software command buffer's findings. */
+/* Keeps a copy of a failed command buffer's findings (gdn_findings:: what the
+ * device's checks found). */
 static void keep_findings(mtl_device *d, id cb) {
     int n = 0;
-    const dev_finding *f = d->software ? swmtl_command_buffer_findings(cb, &n) : NULL;
+    const dev_finding *f =
+        responds(cb, "gdn_findings:") ? MSG1(const dev_finding *, cb, "gdn_findings:", int *, &n) : NULL;
     free(d->findings);
     d->findings = NULL;
     d->nfindings = 0;
@@ -193,18 +189,18 @@ static void keep_findings(mtl_device *d, id cb) {
     d->nfindings = n;
 }
 
+id mtl_device_object(const mtl_device *d) { return d->device; }
+
 const char *mtl_device_name(const mtl_device *d) { return d->name; }
 
-int mtl_device_is_software(const mtl_device *d) { return d->software; }
-
-int mtl_device_fast_math_applies(const mtl_device *d) { return !d->software || swmtl_fast_math_applies(); }
+int mtl_device_fast_math_applies(const mtl_device *d) { return device_says(d, "gdn_fastMathApplies", 1); }
 
 /* Metal compiles with fast math unless told otherwise.  macOS 15 split the BOOL
  * fastMathEnabled into mathMode and mathFloatingPointFunctions (fast math off =
  * safe mode + the precise:: functions, as MSL's -fno-fast-math); macOS 14 has only
  * the BOOL. */
-static void set_fast_math(const mtl_device *d, id opts, int on) {
-    if (!d->software && MSG1(BOOL, opts, "respondsToSelector:", SEL, MSG_SEL("setMathMode:"))) {
+static void set_fast_math(id opts, int on) {
+    if (responds(opts, "setMathMode:")) {
         MSG1(void, opts, "setMathMode:", NSInteger, on ? MTL_MATH_MODE_FAST : MTL_MATH_MODE_SAFE);
         MSG1(void, opts, "setMathFloatingPointFunctions:", NSInteger,
              on ? MTL_MATH_FUNCTIONS_FAST : MTL_MATH_FUNCTIONS_PRECISE);
@@ -241,11 +237,9 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
         free(l);
         return NULL;
     }
-    set_fast_math(d, opts, fast_math);
-    /* Metal has no place for a file name; the software device takes it on the side so
-     * its diagnostics say "kkt.metal:12:5". */
-    if (d->software) swmtl_set_source_name(filename);
-    l->software = d->software;
+    set_fast_math(opts, fast_math);
+    /* Metal has no place for a file name: the expanded source's #line 1 "file" is
+     * where a device that reports source lines finds it. */
     l->library = MSG3(id, d->device, "newLibraryWithSource:options:error:", id, src, id, opts, id *, &error);
     release(opts);
     if (!l->library) {
@@ -263,10 +257,8 @@ mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *file
 
 int mtl_library_fast_math(const mtl_library *l) { return l->fast_math; }
 
-/* Metal answers with MTLLibrary.functionNames (an NSArray of NSString); the
- * software device's library has no NSArray to give, so it is asked in C. */
+/* MTLLibrary.functionNames: an NSArray of NSString. */
 int mtl_library_function_count(const mtl_library *l) {
-    if (l->software) return swmtl_library_function_count(l->library);
     id pool = pool_push();
     id names = MSG0(id, l->library, "functionNames");
     int n = names ? (int)MSG0(NSUInteger, names, "count") : 0;
@@ -275,21 +267,13 @@ int mtl_library_function_count(const mtl_library *l) {
 }
 
 int mtl_library_function_name(const mtl_library *l, int i, char *buf, size_t n) {
-    const char *name = NULL;
     if (n == 0 || i < 0 || i >= mtl_library_function_count(l)) return -1;
-    if (l->software) {
-        name = swmtl_library_function_name(l->library, i);
-    } else {
-        id pool = pool_push();
-        id names = MSG0(id, l->library, "functionNames");
-        name = cstring(MSG1(id, names, "objectAtIndex:", NSUInteger, (NSUInteger)i));
-        snprintf(buf, n, "%s", name ? name : "");
-        pool_pop(pool);
-        return name ? 0 : -1;
-    }
-    if (!name) return -1;
-    snprintf(buf, n, "%s", name);
-    return 0;
+    id pool = pool_push();
+    id names = MSG0(id, l->library, "functionNames");
+    const char *name = cstring(MSG1(id, names, "objectAtIndex:", NSUInteger, (NSUInteger)i));
+    snprintf(buf, n, "%s", name ? name : "");
+    pool_pop(pool);
+    return name ? 0 : -1;
 }
 
 int mtl_library_has_function(const mtl_library *l, const char *function) {
@@ -383,8 +367,7 @@ static mtl_buffer *buffer_new(mtl_device *d, size_t length, int private_storage,
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    /* The software device has only host memory: its private buffers are shared ones. */
-    NSUInteger opts = private_storage && !d->software ? MTL_RESOURCE_STORAGE_PRIVATE : MTL_RESOURCE_STORAGE_SHARED;
+    NSUInteger opts = private_storage ? MTL_RESOURCE_STORAGE_PRIVATE : MTL_RESOURCE_STORAGE_SHARED;
     b->buffer = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)(length ? length : 4),
                      NSUInteger, opts);
     if (!b->buffer) {
@@ -392,7 +375,9 @@ static mtl_buffer *buffer_new(mtl_device *d, size_t length, int private_storage,
         free(b);
         return NULL;
     }
-    b->contents = opts == MTL_RESOURCE_STORAGE_PRIVATE ? NULL : MSG0(void *, b->buffer, "contents");
+    /* NULL for a private buffer on a GPU (MTLBuffer.contents); a device with only host
+     * memory gives its memory, and no blit is needed. */
+    b->contents = MSG0(void *, b->buffer, "contents");
     b->length = length;
     return b;
 }
@@ -489,13 +474,16 @@ static void encode_dispatch(id enc, const mtl_dispatch *x, uint32_t rep) {
 
 /* ---- stage timestamps: counter sampling at stage boundaries ---- */
 
-/* The name of the timestamp counter set: MTLCommonCounterSetTimestamp on a real
- * GPU, "timestamp" (its value) on the software device. */
-static const char *timestamp_set_name(const mtl_device *d) {
+/* Whether a counter set is the timestamp set: named MTLCommonCounterSetTimestamp
+ * where Metal.framework declares it, or "timestamp" (its value, for a device that
+ * does not link Metal's constant). */
+static int is_timestamp_set(const char *name) {
+    if (!name) return 0;
 #if defined(__APPLE__)
-    if (!d->software) return cstring(MTLCommonCounterSetTimestamp);
+    const char *metal = cstring(MTLCommonCounterSetTimestamp);
+    if (metal && strcmp(name, metal) == 0) return 1;
 #endif
-    return "timestamp";
+    return strcmp(name, "timestamp") == 0;
 }
 
 static void probe_counters(mtl_device *d) {
@@ -510,11 +498,10 @@ static void probe_counters(mtl_device *d) {
     }
     id sets = MSG0(id, d->device, "counterSets");
     NSUInteger nsets = sets ? MSG0(NSUInteger, sets, "count") : 0;
-    const char *want = timestamp_set_name(d);
     for (NSUInteger i = 0; i < nsets && !set; i++) {
         id candidate = MSG1(id, sets, "objectAtIndex:", NSUInteger, i);
         const char *name = candidate ? cstring(MSG0(id, candidate, "name")) : NULL;
-        if (name && want && strcmp(name, want) == 0) set = candidate;
+        if (is_timestamp_set(name)) set = candidate;
     }
     if (!set) {
         why = "the device has no timestamp counter set";
@@ -685,7 +672,7 @@ int mtl_device_gpu_families(mtl_device *d, const char **names, int max) {
 /* ---- GPU capture ---- */
 
 int mtl_capture_start(mtl_device *d, const char *path, char *err, size_t errlen) {
-    if (d->software) {
+    if (!device_says(d, "gdn_supportsGPUCapture", 1)) {
         snprintf(err, errlen, "a GPU capture needs --backend metal (the %s has no GPU trace to record)", d->name);
         return -1;
     }
@@ -724,7 +711,7 @@ done:
 }
 
 void mtl_capture_stop(mtl_device *d) {
-    if (d->software) return;
+    if (!device_says(d, "gdn_supportsGPUCapture", 1)) return;
     id pool = pool_push();
     MSG0(void, MSG0(id, objc_class_named("MTLCaptureManager"), "sharedCaptureManager"), "stopCapture");
     pool_pop(pool);

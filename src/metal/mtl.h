@@ -1,9 +1,10 @@
 /* mtl.h — a thin C API over Metal's Objective-C objects, sent as plain C messages.
  *
- * The same code drives a real GPU on macOS (MTLCreateSystemDefaultDevice) and the
- * software Metal device (swmtl_create_system_default_device, on Linux or with
- * --backend sw).  Every object made here is released by the matching *_free; the
- * ops layer never sees an `id`. */
+ * The same code drives any MTLDevice the caller hands it: a GPU on macOS
+ * (MTLCreateSystemDefaultDevice) or a device that answers Metal's selectors in
+ * software (src/swmetal).  Extras beyond Metal's API are asked for with optional
+ * extension selectors (swmetal/swmetal.h documents them).  Every object made here
+ * is released by the matching *_free; the ops layer never sees an `id`. */
 #ifndef GDN_MTL_H
 #define GDN_MTL_H
 
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/finding.h"
+#include "core/objc_call.h"
 
 typedef struct mtl_device mtl_device;
 typedef struct mtl_library mtl_library;
@@ -24,13 +26,17 @@ typedef struct mtl_constant {
     char value[32];
 } mtl_constant;
 
-/* kind: "metal" (real GPU, macOS only) or "sw" (software device). */
-mtl_device *mtl_device_open(const char *kind, char *err, size_t errlen);
+/* Drives `device`, a reference (+1) to any MTLDevice, which this takes over (it is
+ * released on failure too).  NULL with err set when device is nil or it cannot make
+ * a command queue. */
+mtl_device *mtl_device_new(id device, char *err, size_t errlen);
 void mtl_device_free(mtl_device *d);
+/* The MTLDevice itself (owned by d), for what a caller that made it asks of it. */
+id mtl_device_object(const mtl_device *d);
 const char *mtl_device_name(const mtl_device *d);
-int mtl_device_is_software(const mtl_device *d);
-/* 1 when fast math (MTLCompileOptions) changes what the device computes: a real
- * GPU; the software device always computes as with fast math off. */
+/* 1 when fast math (MTLCompileOptions) changes what the device computes: a GPU;
+ * 0 when the device answers gdn_fastMathApplies with NO (it always computes as
+ * with fast math off). */
 int mtl_device_fast_math_applies(const mtl_device *d);
 
 /* Compiles MSL source; filename names the source in diagnostics and, when it is
@@ -63,8 +69,8 @@ unsigned mtl_pipeline_max_threads(const mtl_pipeline *p);
 mtl_buffer *mtl_buffer_new(mtl_device *d, size_t length, char *err, size_t errlen);
 /* GPU-private buffer (MTLStorageModePrivate): no CPU view on a real GPU, so it is
  * filled and read with mtl_buffer_write/read (a blit through a shared staging
- * buffer).  The software device has no private memory: there it is a shared buffer
- * and write/read are plain copies. */
+ * buffer).  A device with only host memory gives its contents even so: there
+ * write/read are plain copies. */
 mtl_buffer *mtl_buffer_new_private(mtl_device *d, size_t length, char *err, size_t errlen);
 void mtl_buffer_free(mtl_buffer *b);
 /* NULL for a private buffer on a real GPU. */
@@ -119,7 +125,8 @@ typedef struct mtl_timing {
     /* Per dispatch entry, from timestamp counters sampled at the start and end of
      * its compute pass (0 when not asked for, unavailable, or unusable this run):
      * the pass's length, and its ends in seconds on the CPU timestamp clock of
-     * sampleTimestamps:gpuTimestamp: (on the software device, GPUStartTime's). */
+     * sampleTimestamps:gpuTimestamp: (GPUStartTime's on a device whose timestamps
+     * share that clock). */
     int nstages;
     double stage_us[MTL_MAX_TIMED_PASSES];
     double stage_start_s[MTL_MAX_TIMED_PASSES], stage_end_s[MTL_MAX_TIMED_PASSES];
@@ -142,18 +149,20 @@ int mtl_device_stage_counters(mtl_device *d, char *why, size_t whylen);
 int64_t mtl_device_recommended_working_set(mtl_device *d);
 /* The GPU families (of Apple7..Apple10, Metal3) supportsFamily: answers YES for,
  * into names[0..max); returns how many, or -1 when the device does not answer
- * supportsFamily: (the software device). */
+ * supportsFamily:. */
 int mtl_device_gpu_families(mtl_device *d, const char **names, int max);
 
 /* Starts an MTLCaptureManager capture of the device into a .gputrace document at
  * path (MTL_CAPTURE_ENABLED=1 must be in the environment before the device was
- * created).  Returns 0, or -1 with err set (always on the software device). */
+ * created).  Returns 0, or -1 with err set (always on a device that answers
+ * gdn_supportsGPUCapture with NO). */
 int mtl_capture_start(mtl_device *d, const char *path, char *err, size_t errlen);
 void mtl_capture_stop(mtl_device *d);
 
-/* What the software device's checks found in the last mtl_run that failed (every
- * distinct finding, with source lines): hands over the array (free it) and returns
- * its length; 0 with *out NULL when there is none (always on a real GPU). */
+/* What the device's checks found in the last mtl_run that failed (a command
+ * buffer's gdn_findings:, every distinct finding, with source lines): hands over
+ * the array (free it) and returns its length; 0 with *out NULL when there is none
+ * (always on a GPU). */
 int mtl_device_take_findings(mtl_device *d, dev_finding **out);
 
 #endif

@@ -1,10 +1,17 @@
-/* backend.c — choosing a backend by name. */
+/* backend.c — choosing a backend by name, and the one place the Metal devices are
+ * created: Metal's system default device (a GPU, macOS only) or the software
+ * device, handed to the same Metal bridge (metal/mtl.h). */
 #include <stdio.h>
-#include <string.h>
 
+#include "core/objc_call.h"
+#include "metal/mtl.h"
 #include "runner/backend.h"
 #include "runner/runner.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
+
+#if defined(__APPLE__)
+extern id MTLCreateSystemDefaultDevice(void);
+#endif
 
 const char *backend_default_name(void) {
 #if defined(__APPLE__)
@@ -14,27 +21,58 @@ const char *backend_default_name(void) {
 #endif
 }
 
-backend *backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
-    if (strcmp(name, "cpu") == 0) return backend_cpu_open(err, errlen);
-    if (strcmp(name, "sw") == 0) {
-        /* Process-wide settings of the software device; they must precede its buffers. */
-        if (o && o->sw_checks && swmtl_set_checks(o->sw_checks) != 0) {
-            snprintf(err, errlen, "--sw-checks '%s' is unknown: use none, fast or full", o->sw_checks);
-            return NULL;
-        }
-        if (o && o->sw_schedule && swmtl_set_schedule(o->sw_schedule) != 0) {
-            snprintf(err, errlen, "--sw-schedule '%s' is unknown: use inorder, reverse or random:SEED", o->sw_schedule);
-            return NULL;
-        }
-        /* Every op compiles MSL: without a compiler, say so now, in one line. */
-        char why[768];
-        if (!swmtl_can_compile(why, sizeof why)) {
-            snprintf(err, errlen, "--backend sw: %s", why);
-            return NULL;
-        }
-        return backend_metal_open("sw", err, errlen);
+/* The GPU: Metal's system default device. */
+static mtl_device *open_system_device(char *err, size_t errlen) {
+#if defined(__APPLE__)
+    id dev = MTLCreateSystemDefaultDevice();
+    if (!dev) {
+        snprintf(err, errlen, "--backend metal: no Metal device (MTLCreateSystemDefaultDevice returned nil)");
+        return NULL;
     }
-    if (strcmp(name, "metal") == 0) return backend_metal_open("metal", err, errlen);
-    snprintf(err, errlen, "--backend '%s' is unknown: use cpu, sw or metal", name);
+    return mtl_device_new(dev, err, errlen);
+#else
+    snprintf(err, errlen,
+             "--backend metal needs macOS with Metal.framework; on this host use --backend sw (the software Metal "
+             "device)");
     return NULL;
+#endif
+}
+
+/* The software device, with the run's --sw-checks and --sw-schedule (the
+ * environment's GDNBENCH_SW_* where they are not given). */
+static mtl_device *open_software_device(const run_opts *o, char *err, size_t errlen) {
+    swmtl_options so;
+    swmtl_options_init(&so);
+    if (o && o->sw_checks && swmtl_parse_checks(o->sw_checks, &so.checks, "--sw-checks", err, errlen) != 0)
+        return NULL;
+    if (o && o->sw_schedule &&
+        swmtl_parse_order(o->sw_schedule, &so.schedule.fibers, "--sw-schedule", err, errlen) != 0)
+        return NULL;
+    /* Every op compiles MSL: without a compiler, say so now, in one line. */
+    char why[768];
+    if (!swmtl_can_compile(why, sizeof why)) {
+        snprintf(err, errlen, "--backend sw: %s", why);
+        return NULL;
+    }
+    id dev = swmtl_device_new(&so);
+    if (!dev) {
+        snprintf(err, errlen, "--backend sw: the software Metal device could not start (see the message above)");
+        return NULL;
+    }
+    return mtl_device_new(dev, err, errlen);
+}
+
+backend *backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
+    const backend_desc *d = backend_desc_find(name);
+    if (!d) {
+        snprintf(err, errlen, "--backend '%s' is unknown: use cpu, sw or metal", name);
+        return NULL;
+    }
+    mtl_device *dev = NULL;
+    switch (d->kind) {
+    case BACKEND_CPU: return backend_cpu_open(err, errlen);
+    case BACKEND_SW: dev = open_software_device(o, err, errlen); break;
+    case BACKEND_METAL: dev = open_system_device(err, errlen); break;
+    }
+    return dev ? backend_metal_open(dev, d->kind, err, errlen) : NULL;
 }

@@ -14,6 +14,7 @@
 
 typedef struct run_opts run_opts;
 struct stage_kernel;
+struct swmtl_schedule;
 
 /* Which backend: decided once from the --backend name (backend_desc_find) and turned
  * back into that name only for tables and reports. */
@@ -89,6 +90,9 @@ typedef struct backend {
      * for backends without checks).  Hands over a malloc'd array, returns its length
      * (0 and *out NULL when none). */
     int (*take_findings)(struct backend *b, dev_finding **out);
+    /* The order the software device runs the next run_once's threadgroups and fibers
+     * in (validate compares several); NULL for other backends.  Returns 0 or -1. */
+    int (*set_schedule)(struct backend *b, const struct swmtl_schedule *s);
     /* Resolves which kernel every dispatch of c runs under o (runner/kernel_choice.h)
      * into out[0..nstages) without allocating buffers or running anything, so the
      * CLI can refuse a bad choice for every shape first.  c needs only op and dim.
@@ -112,7 +116,9 @@ backend *backend_open(const char *name, const run_opts *o, char *err, size_t err
 const char *backend_default_name(void);
 
 backend *backend_cpu_open(char *err, size_t errlen);
-/* kind "metal" (real GPU) or "sw" (software device): the same Metal code path. */
-backend *backend_metal_open(const char *kind, char *err, size_t errlen);
+/* The Metal backend on dev (taken over, freed on failure too): kind BACKEND_SW for the
+ * software device, BACKEND_METAL for a GPU.  The same Metal code path for both. */
+struct mtl_device;
+backend *backend_metal_open(struct mtl_device *dev, backend_kind kind, char *err, size_t errlen);
 
 #endif

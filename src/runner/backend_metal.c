@@ -32,6 +32,7 @@
 #include "runner/runner.h"
 #include "runner/shader_source.h"
 #include "swmetal/msl_include.h"
+#include "swmetal/swmetal.h"
 
 #define MAX_LIBS 8
 #define MAX_PIPES 32
@@ -375,7 +376,7 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
 static void metal_device_facts(backend *b, rec_machine *m) {
     metal_state *s = b->state;
     /* The software device is no GPU: nothing to say about one. */
-    if (mtl_device_is_software(s->dev)) return;
+    if (!backend_has(b, BACKEND_GPU)) return;
     const char *name = mtl_device_name(s->dev);
     snprintf(m->gpu_name, sizeof m->gpu_name, "%s", name);
     m->gpu_cores = s->gpu_cores;
@@ -459,6 +460,11 @@ static int metal_take_findings(backend *b, dev_finding **out) {
     return mtl_device_take_findings(s->dev, out);
 }
 
+static int metal_set_schedule(backend *b, const swmtl_schedule *sched) {
+    metal_state *s = b->state;
+    return swmtl_device_set_schedule(mtl_device_object(s->dev), sched);
+}
+
 static void metal_destroy(backend *b) {
     metal_state *s = b->state;
     metal_release_case(b);
@@ -469,8 +475,7 @@ static void metal_destroy(backend *b) {
     free(b);
 }
 
-backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
-    mtl_device *dev = mtl_device_open(kind, err, errlen);
+backend *backend_metal_open(mtl_device *dev, backend_kind kind, char *err, size_t errlen) {
     if (!dev) return NULL;
     backend *b = calloc(1, sizeof *b);
     metal_state *s = calloc(1, sizeof *s);
@@ -482,9 +487,9 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
         return NULL;
     }
     s->dev = dev;
-    b->desc = backend_desc_of(mtl_device_is_software(dev) ? BACKEND_SW : BACKEND_METAL);
+    b->desc = backend_desc_of(kind);
     snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
-    s->gpu_cores = mtl_device_is_software(dev) ? -1 : machine_gpu_core_count();
+    s->gpu_cores = backend_has(b, BACKEND_GPU) ? machine_gpu_core_count() : -1;
     b->gpu_cores = s->gpu_cores;
     b->prepare = metal_prepare;
     b->run_once = metal_run_once;
@@ -496,7 +501,8 @@ backend *backend_metal_open(const char *kind, char *err, size_t errlen) {
     b->check_kernels = metal_check_kernels;
     b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
-    b->take_findings = mtl_device_is_software(dev) ? metal_take_findings : NULL;
+    b->take_findings = backend_has(b, BACKEND_CHECKS) ? metal_take_findings : NULL;
+    b->set_schedule = backend_has(b, BACKEND_SCHEDULES) ? metal_set_schedule : NULL;
     b->destroy = metal_destroy;
     b->state = s;
     return b;

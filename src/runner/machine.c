@@ -13,7 +13,7 @@
 #if defined(__APPLE__)
 #include <sys/sysctl.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #endif
 
 #include "runner/machine.h"

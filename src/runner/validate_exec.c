@@ -25,7 +25,7 @@
 #include "runner/shader_source.h"
 #include "runner/validate.h"
 #include "swmetal/msl_include.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 
 void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {
     memset(cfg, 0, sizeof(validate_run_cfg) * VALIDATE_NRUNS);
@@ -49,9 +49,12 @@ static int is_limit_refusal(const char *msg) {
 /* Every configuration on fibers: lanes (msl_lanes.c) would run only the inorder
  * one, and where a kernel calls simd functions in divergent code they reconverge
  * as a GPU does while fibers may not; that difference is not a race to report. */
-static int apply_run_cfg(const validate_run_cfg *cfg) {
-    swmtl_set_lanes(0);
-    return swmtl_set_schedule(cfg->schedule) == 0 && swmtl_set_threadgroup_order(cfg->tg_order) == 0 ? 0 : -1;
+static int apply_run_cfg(backend *b, const validate_run_cfg *cfg) {
+    swmtl_schedule s = {.lanes = 0};
+    if (swmtl_parse_order(cfg->schedule, &s.fibers, "schedule", NULL, 0) != 0 ||
+        swmtl_parse_order(cfg->tg_order, &s.groups, "threadgroup order", NULL, 0) != 0 || !b->set_schedule)
+        return -1;
+    return b->set_schedule(b, &s);
 }
 
 /* Whether any source the case runs mentions atomics: the files the backend chose
@@ -224,7 +227,7 @@ static op_case *make_case(const validate_ctx *ctx, const validate_case_spec *spe
  * case could not be prepared (nothing to release), res saying why. */
 static int first_run(validate_ctx *ctx, op_case *c, int schedules, validate_result *res) {
     char err[1024] = "";
-    if (schedules && apply_run_cfg(&res->runs[0]) != 0) {
+    if (schedules && apply_run_cfg(ctx->b, &res->runs[0]) != 0) {
         res->status = VAL_ERROR;
         snprintf(res->reason, sizeof res->reason, "the software device refused the schedule %s",
                  res->runs[0].schedule);
@@ -265,7 +268,7 @@ static int other_runs(validate_ctx *ctx, op_case *c, validate_result *res) {
     for (int r = 1; rc == 0 && r < VALIDATE_NRUNS; r++) {
         backend_timing t;
         res->nruns = r + 1;
-        if (apply_run_cfg(&res->runs[r]) != 0 || ctx->b->run_once(ctx->b, c, &t, err, sizeof err) != 0) {
+        if (apply_run_cfg(ctx->b, &res->runs[r]) != 0 || ctx->b->run_once(ctx->b, c, &t, err, sizeof err) != 0) {
             dev_finding *found = NULL;
             int nfound = ctx->b->take_findings ? ctx->b->take_findings(ctx->b, &found) : 0;
             fault_finding(res, &res->runs[r], r, err, found, nfound);
@@ -313,7 +316,7 @@ void validate_run_case(validate_ctx *ctx, const validate_case_spec *spec, valida
             if (ctx->b->release_case) ctx->b->release_case(ctx->b);
         }
         op_case_free(c);
-        if (schedules) apply_run_cfg(&res->runs[0]);
+        if (schedules) apply_run_cfg(ctx->b, &res->runs[0]);
     }
     res->seconds = (clock_now_us() * 1e-6) - t0;
 }

@@ -32,12 +32,6 @@
 
 /* ---- mode ---- */
 
-static struct {
-    pthread_mutex_t mu;
-    int mode;
-    int resolved;
-} checks = {PTHREAD_MUTEX_INITIALIZER, SW_CHECKS_FAST, 0};
-
 static int parse_mode(const char *s) {
     if (strcmp(s, "none") == 0) return SW_CHECKS_NONE;
     if (strcmp(s, "fast") == 0) return SW_CHECKS_FAST;
@@ -49,35 +43,30 @@ const char *sw_checks_mode_name(int mode) {
     return mode == SW_CHECKS_NONE ? "none" : mode == SW_CHECKS_FULL ? "full" : "fast";
 }
 
-int sw_checks_set(const char *mode, char *err, size_t errlen) {
-    int m = mode ? parse_mode(mode) : -1;
+int swmtl_parse_checks(const char *text, swmtl_checks *out, const char *option, char *err, size_t errlen) {
+    int m = text ? parse_mode(text) : -1;
     if (m < 0) {
-        if (err) snprintf(err, errlen, "bad checks mode '%s': use none, fast or full", mode ? mode : "(null)");
+        if (err) snprintf(err, errlen, "%s '%s' is unknown: use none, fast or full", option, text ? text : "");
         return -1;
     }
-    pthread_mutex_lock(&checks.mu);
-    checks.mode = m;
-    checks.resolved = 1;
-    pthread_mutex_unlock(&checks.mu);
+    *out = (swmtl_checks)m;
     return 0;
 }
 
-int sw_checks_mode(void) {
-    pthread_mutex_lock(&checks.mu);
-    if (!checks.resolved) {
-        checks.resolved = 1;
-        const char *env = getenv("GDNBENCH_SW_CHECKS");
-        if (env && *env) {
-            int m = parse_mode(env);
-            if (m < 0)
-                fprintf(stderr, "gdnbench: GDNBENCH_SW_CHECKS='%s' is not none, fast or full; using fast\n", env);
-            else
-                checks.mode = m;
-        }
-    }
-    int m = checks.mode;
-    pthread_mutex_unlock(&checks.mu);
-    return m;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static int default_mode = SW_CHECKS_FAST;
+
+static void read_default_mode(void) {
+    const char *env = getenv("GDNBENCH_SW_CHECKS");
+    if (!env || !*env) return;
+    int m = parse_mode(env);
+    if (m < 0) fprintf(stderr, "gdnbench: GDNBENCH_SW_CHECKS='%s' is not none, fast or full; using fast\n", env);
+    else default_mode = m;
+}
+
+int sw_checks_default(void) {
+    pthread_once(&default_once, read_default_mode);
+    return default_mode;
 }
 
 /* ---- guarded memory ---- */
@@ -137,7 +126,7 @@ static void tg_place(const sw_worker *w, size_t off, size_t n, sw_raw_finding *f
     f->memory = SW_MEM_THREADGROUP;
     f->buffer = -1;
     f->has_range = 1;
-    for (int i = w->nvars - 1; i >= 0; i--) {
+    for (int i = w->group.nvars - 1; i >= 0; i--) {
         const sw_tg_var *v = &w->vars[i];
         if (off < v->offset || off >= v->offset + v->size) continue;
         f->variable = v->name;
@@ -165,9 +154,9 @@ static void report_tg_oob(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, 
     f.has_range = 1;
     f.offset_lo = (int64_t)off;
     f.offset_hi = (int64_t)(off + n);
-    f.length = w->tg_declared_end;
+    f.length = w->group.declared_end;
     const sw_tg_var *below = NULL;
-    for (int i = 0; i < w->nvars; i++)
+    for (int i = 0; i < w->group.nvars; i++)
         if (w->vars[i].offset <= off && (!below || w->vars[i].offset > below->offset)) below = &w->vars[i];
     if (below) {
         f.variable = below->name;
@@ -216,10 +205,10 @@ static void report_race(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, in
     f.side[0] = sw_access_of(NULL, w, code_pc(w->job, prev_at), prev_kind, 0, 0);
     f.side[0].has_thread = 1;
     f.side[0].tid = prev_tid;
-    f.side[0].tg = w->tg_linear;
+    f.side[0].tg = w->group.linear;
     f.side[1] = sw_access_of(t, w, pc, kind, n, 0);
     f.has_interval = 1;
-    f.interval_pc = w->interval_pc;
+    f.interval_pc = w->group.interval_pc;
     sw_findings_add(w->job, w, &f);
 }
 
@@ -237,7 +226,7 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
     uint32_t tid = t->index, sg = tid / SW_SIMD_WIDTH, gen = w->tg_gen, epoch = w->epoch;
     uint32_t simd = w->simd_epoch[sg];
     uint32_t at = code_at(w->job, pc);
-    if (off + n > w->tg_declared_end) report_tg_oob(w, t, off, n, is_write, atomic, pc);
+    if (off + n > w->group.declared_end) report_tg_oob(w, t, off, n, is_write, atomic, pc);
     int uninit_reported = 0, race_reported = 0;
     for (size_t i = 0; i < n; i++) {
         sw_tg_shadow *sh = &w->shadow[off + i];
@@ -383,7 +372,7 @@ static void touch(sw_dev_shadow *ds, size_t off, size_t n, uint8_t what) {
 
 static void device_read(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_dev_shadow *ds, size_t off, size_t n,
                         const void *pc) {
-    uint32_t tg1 = (uint32_t)w->tg_linear + 1;
+    uint32_t tg1 = (uint32_t)w->group.linear + 1;
     uint32_t *rc = ds->r + off;
     /* Quick look: every byte already read by several threadgroups or by this one,
      * and its block written by none or only this one (marks only ever grow during
@@ -426,7 +415,7 @@ static void device_read(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_de
 static void device_write(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_dev_shadow *ds, size_t off, size_t n,
                          const void *pc) {
     sw_job *job = w->job;
-    uint32_t tg1 = (uint32_t)w->tg_linear + 1;
+    uint32_t tg1 = (uint32_t)w->group.linear + 1;
     uint64_t epoch = (uint64_t)(w->epoch & 0xffff) << DEV_W_EPOCH_SHIFT;
     uint64_t mine = (uint64_t)tg1 << DEV_W_TG_SHIFT | (uint64_t)t->index << DEV_W_TID_SHIFT | epoch |
                     sw_site_of(job, w, pc);

@@ -19,19 +19,20 @@
  * Whatever the mode, what the checks find names the .metal line of each access
  * (findings.h, symbolize.h).
  *
- * The mode is process-wide: sw_checks_set() or GDNBENCH_SW_CHECKS, read when first
- * needed.  A buffer keeps the layout of the mode it was allocated in. */
+ * The mode is a device's (swmtl_options.checks; GDNBENCH_SW_CHECKS by default).  A
+ * buffer keeps the layout of the mode it was allocated in. */
 #ifndef GDN_SW_CHECKS_H
 #define GDN_SW_CHECKS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum { SW_CHECKS_NONE = 0, SW_CHECKS_FAST = 1, SW_CHECKS_FULL = 2 };
+#include "swmetal/swmetal.h"
 
-/* "none", "fast" or "full".  Returns 0, or -1 with a message in err. */
-int sw_checks_set(const char *mode, char *err, size_t errlen);
-int sw_checks_mode(void);
+enum { SW_CHECKS_NONE = SWMTL_CHECKS_NONE, SW_CHECKS_FAST = SWMTL_CHECKS_FAST, SW_CHECKS_FULL = SWMTL_CHECKS_FULL };
+
+/* GDNBENCH_SW_CHECKS, read once (a bad value is reported once), else fast. */
+int sw_checks_default(void);
 const char *sw_checks_mode_name(int mode);
 
 /* Memory for one MTLBuffer (or setBytes copy), laid out for the mode. */

@@ -694,3 +694,13 @@ int sw_library_describe_kernel(sw_library *lib, const char *name, sw_kernel *out
 }
 
 int sw_library_is_per_kernel(const sw_library *lib) { return per_kernel(lib); }
+
+int sw_library_list_kernel(sw_library *lib, const char *name, sw_kernel_listing *out, char **err) {
+    sw_kernel k;
+    if (sw_library_describe_kernel(lib, name, &k, err) != 0) return -1;
+    out->info = k.info;
+    /* the body's threadgroup variables, as the library measures them */
+    sw_tg_static_bytes_fn fn = (sw_tg_static_bytes_fn)dlsym(k.dl, "sw_tg_static_bytes");
+    out->tg_static_bytes = fn && k.info->fn ? fn(k.info->fn) : -1;
+    return 0;
+}

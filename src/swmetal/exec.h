@@ -16,6 +16,7 @@
 
 #include "core/finding.h"
 #include "swmetal/sw_abi.h"
+#include "swmetal/swmetal.h"
 
 struct sw_guarded;
 
@@ -54,6 +55,7 @@ typedef struct sw_dispatch {
                                     all zero for dispatchThreadgroups */
     sw_exec_binding buf[SW_MAX_BUFFERS];
     size_t tg_len[SW_MAX_TG_PARAMS]; /* setThreadgroupMemoryLength:atIndex: (0 = not set) */
+    swmtl_schedule schedule;     /* the device's, when the command buffer ran */
 } sw_dispatch;
 
 typedef struct sw_dispatch_result {
@@ -71,16 +73,6 @@ typedef struct sw_dispatch_result {
  * with sw_dispatch_result_free).  Returns 0 on success, -1 when res->failed. */
 int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res);
 void sw_dispatch_result_free(sw_dispatch_result *res);
-
-/* Order the fibers of a threadgroup run in between two synchronisation points:
- * "inorder", "reverse" or "random:SEED".  Returns 0, or -1 with a message in err. */
-int sw_exec_set_schedule(const char *spec, char *err, size_t errlen);
-/* on = 0: kernels with a lanes entry run on fibers (validate compares schedules on
- * fibers only: lanes reconverge divergent simd calls as a GPU does, fibers may not,
- * and that difference is no race of the kernel's). */
-void sw_exec_set_lanes(int on);
-/* Order threadgroups are started in: "inorder", "reverse" or "random:SEED". */
-int sw_exec_set_threadgroup_order(const char *spec, char *err, size_t errlen);
 
 /* Number of worker threads (parallel_threads()); starts the pool. */
 int sw_exec_workers(void);

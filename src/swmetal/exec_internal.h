@@ -1,4 +1,7 @@
-/* exec_internal.h — executor state shared by exec.c and checks.c (not for the host).
+/* exec_internal.h — executor state shared by the executor's files (exec.c: a dispatch;
+ * pool.c: the worker threads; group.c: one threadgroup's fibers; rt.c: the sw_rt_*
+ * services; fault.c: hardware faults; schedule.c: the orders) and the checks
+ * (checks.c, findings.c, atomics.c).  Not for the host.
  *
  * One sw_worker per pool thread; one sw_gpu_thread per GPU thread of the threadgroup
  * the worker runs; one sw_job per dispatch, shared by all workers. */
@@ -6,6 +9,7 @@
 #define GDN_SW_EXEC_INTERNAL_H
 
 #include <pthread.h>
+#include <string.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -141,6 +145,45 @@ typedef struct sw_tg_shadow {
 #define SW_SHADOW_READERS 0x8000 /* in r_sg: several threads read in epoch r_epoch */
 #define SW_SHADOW_MANY 0x7fff   /* in r_sg: readers of several simdgroups */
 
+/* What a worker knows about the threadgroup it runs: set up by run_group with one
+ * assignment (w->group = (sw_group_state){...}), so nothing of the previous
+ * threadgroup survives by accident.  Clocks, caches and storage that outlive a
+ * threadgroup stay in sw_worker. */
+typedef struct sw_group_state {
+    uint64_t linear;             /* the threadgroup's linear index in the grid */
+    uint32_t pos[3];             /* threadgroup_position_in_grid */
+    uint32_t actual[3];          /* threads per threadgroup, cut at the grid's edge */
+    uint32_t nthreads, nsimd;    /* thread records (simdgroups for lanes fibers) and simdgroups */
+    uint32_t live_total, wait_barrier;
+    uint16_t live[SW_MAX_SIMDGROUPS], wait_simd[SW_MAX_SIMDGROUPS];
+    /* Arrivals at the simd sync in progress, per simdgroup: while every arrival is at
+     * the same line (`slow` clear), the sync resolves as soon as arr_count reaches the
+     * live lanes; otherwise the scheduler resolves it when nothing can run. */
+    int arr_line[SW_MAX_SIMDGROUPS];
+    uint32_t arr_mask[SW_MAX_SIMDGROUPS];
+    uint16_t arr_count[SW_MAX_SIMDGROUPS];
+    uint8_t slow[SW_MAX_SIMDGROUPS];
+    uint32_t run_head, run_tail; /* the ring of runnable fibers (sw_worker.run) */
+    uint64_t rng;                /* the fiber order's random stream */
+    int nvars;                   /* named arena regions (sw_worker.vars) */
+    int nallocs_named;           /* sw_rt_tg_alloc regions named so far */
+    int nallocs_reached;         /* sw_rt_tg_alloc regions some thread has reached */
+    size_t declared_end;         /* arena bytes past this belong to no declared region (full checks) */
+    int arena_poisoned;          /* the arena was poisoned for this threadgroup (done lazily) */
+    int abandon;                 /* set by sw_rt_fault before leaving its fiber */
+    int looping;                 /* running as a plain loop: kernel code is on the worker's own
+                                    stack and leaves by siglongjmp to fault_jmp */
+    int ranging;                 /* the plain loop runs inside the kernel's sw_range_fn: only
+                                    loop_thread.ids follows the threads (sw_range_sync_thread) */
+    int lanes_running;           /* inside d->lanes: a fault there is found again with fibers */
+    uint32_t lanes_base[3];      /* lanes fibers: the group's first thread_position_in_grid */
+    uint32_t nlanes_threads;     /* lanes fibers: the group's threads (records are simdgroups) */
+    /* Findings (findings.c). */
+    const void *interval_pc;     /* the barrier that opened the current barrier interval, NULL = group start */
+    int pending[SW_PENDING_MAX]; /* finding groups of this interval waiting for its closing barrier */
+    int npending;
+} sw_group_state;
+
 typedef struct sw_worker {
     int id;
     pthread_t th;
@@ -165,48 +208,24 @@ typedef struct sw_worker {
     const void *volatile fault_pc;   /* the faulting instruction, NULL when the platform does not say */
     volatile int fault_write;        /* 1 write, 0 read, -1 unknown */
     sw_gpu_thread *volatile fault_thread;
-    int tg_abandon;              /* set by sw_rt_fault before leaving its fiber */
     /* Device atomics in threadgroup order (atomics.c). */
     uint64_t group_k;            /* the group being run: its position in execution order, or UINT64_MAX */
     int in_turn;                 /* every earlier group has ended: atomics apply at once */
     struct sw_atomic_log *log;   /* this group's recorded float atomics (the job owns it), or NULL */
-    int looping;                 /* running a threadgroup as a plain loop: kernel code is on this
-                                    worker's own stack and leaves by siglongjmp to fault_jmp */
     sw_gpu_thread loop_thread;   /* the plain loop's one thread record, re-labelled per thread */
-    int ranging;                 /* the plain loop runs inside the kernel's sw_range_fn: only
-                                    loop_thread.ids follows the threads (range_sync_thread) */
-    int arena_poisoned;          /* the arena was poisoned for this threadgroup (done lazily) */
-    int lanes_running;           /* inside d->lanes: a fault there is found again with fibers */
     int lanes_off;               /* run the group with fibers (the re-run of a lanes fault) */
-    uint32_t lanes_base[3];      /* lanes fibers: the group's first thread_position_in_grid */
-    uint32_t nlanes_threads;     /* lanes fibers: the group's threads (records are simdgroups) */
-    uint64_t group_linear;       /* the group being run (for that re-run) */
 
-    /* The threadgroup being run. */
-    uint32_t tg_pos[3], tg_actual[3];
-    uint32_t nthreads, nsimd;
-    uint32_t live_total, wait_barrier;
-    uint16_t live[SW_MAX_SIMDGROUPS], wait_simd[SW_MAX_SIMDGROUPS];
-    /* Arrivals at the simd sync in progress, per simdgroup: while every arrival is at
-     * the same line (`slow` clear), the sync resolves as soon as arr_count reaches the
-     * live lanes; otherwise the scheduler resolves it when nothing can run. */
-    int arr_line[SW_MAX_SIMDGROUPS];
-    uint32_t arr_mask[SW_MAX_SIMDGROUPS];
-    uint16_t arr_count[SW_MAX_SIMDGROUPS];
-    uint8_t slow[SW_MAX_SIMDGROUPS];
-    uint8_t wbank[SW_MAX_SIMDGROUPS]; /* exchange bank the next simd sync publishes */
+    sw_group_state group;        /* the threadgroup being run (group.c) */
+    uint8_t wbank[SW_MAX_SIMDGROUPS]; /* exchange bank the next simd sync publishes (kept across
+                                         threadgroups, as the slots are) */
     /* Runnable fibers: a ring of thread indices (capacity SW_MAX_THREADS_PER_GROUP;
      * a fiber is in it at most once).  A fiber that suspends switches straight to
      * the head; the scheduler runs only when the ring is empty. */
     uint32_t *run;
-    uint32_t run_head, run_tail;
     uint32_t *next;              /* scratch list for the scheduler's releases */
-    uint64_t rng;
+    /* The named regions of the threadgroup arena (group.nvars of them): here rather
+     * than in `group`, which is cleared for every threadgroup. */
     sw_tg_var vars[SW_MAX_TG_VARS];
-    int nvars;
-    int nallocs_named;           /* sw_rt_tg_alloc regions named so far */
-    int nallocs_reached;         /* sw_rt_tg_alloc regions some thread has reached */
-    size_t tg_declared_end;      /* arena bytes past this belong to no declared region (full checks) */
 
     /* Clocks for the full checks: every threadgroup, barrier release and simd sync
      * takes a fresh value, so shadow entries never need clearing. */
@@ -214,11 +233,7 @@ typedef struct sw_worker {
     uint32_t simd_epoch[SW_MAX_SIMDGROUPS];
     sw_tg_shadow *shadow;        /* [SW_TG_MEM_LIMIT], allocated on the first full-check use */
 
-    /* Findings (findings.c). */
-    uint64_t tg_linear;          /* linear index of the threadgroup being run */
-    const void *interval_pc;     /* the barrier that opened the current barrier interval, NULL = group start */
-    int pending[SW_PENDING_MAX]; /* finding groups of this interval waiting for its closing barrier */
-    int npending;
+    /* Findings (findings.c): code address -> site id. */
     struct {
         const void *pc;
         uint32_t id;
@@ -265,5 +280,105 @@ void sw_job_thread_ids(const sw_job *job, uint64_t tg_linear, uint32_t tid, uint
 
 /* Abandons the running fiber's threadgroup after a fatal report: never returns. */
 void sw_exec_abandon_current(void) __attribute__((noreturn));
+
+/* ---- shared by the executor's files ---- */
+
+#define SW_FIBER_STACK_BYTES (256 * 1024)
+#define SW_ALTSTACK_BYTES (64 * 1024)
+/* A worker's simdgroup-matrix product logs, one block per simdgroup (sw_rt_mma_log). */
+#define SW_MMA_LOGS_BYTES ((size_t)SW_MAX_SIMDGROUPS * SW_MMA_LOG_BYTES)
+
+/* Where a call into the runtime came from: the call instruction in kernel code. */
+#define SW_CALL_SITE() ((const void *)((const char *)__builtin_return_address(0) - 1))
+
+/* The worker of this OS thread (pool.c sets it; NULL outside the pool).  A variable
+ * rather than sw_exec_current_worker(): every sw_rt_* service starts by reading it. */
+extern _Thread_local sw_worker *sw_tls_worker;
+
+/* The running thread changes: w->cur and what kernel code sees change together. */
+static inline void sw_set_current(sw_worker *w, sw_gpu_thread *t) {
+    w->cur = t;
+#if SW_RT_CURRENT_TLS
+    if (t) sw_rt_current = t->view;
+    else memset(&sw_rt_current, 0, sizeof sw_rt_current);
+#endif
+}
+
+/* A thread record got its index: its view follows (the product log is per simdgroup).
+ * For the running record, sw_set_current then shows kernel code the new view. */
+static inline void sw_set_view(sw_worker *w, sw_gpu_thread *t) {
+    t->view.ids = &t->ids;
+    t->view.lane = t->lane;
+    t->view.mma_log = w->mma_logs ? w->mma_logs + (size_t)t->sg * SW_MMA_LOG_BYTES : NULL;
+}
+
+/* The plain loop's one thread record becomes thread i of the threadgroup being
+ * run: its ids (the threadgroup's are set already), index, lane and per-thread
+ * state.  Inline: a plain loop calls it once per thread. */
+static inline void sw_label_loop_thread(sw_worker *w, sw_gpu_thread *t, uint32_t i) {
+    uint32_t ax = w->group.actual[0], ay = w->group.actual[1];
+    int one_d = ay == 1 && w->group.actual[2] == 1;
+    uint32_t l[3] = {one_d ? i : i % ax, one_d ? 0 : (i / ax) % ay, one_d ? 0 : i / (ax * ay)};
+    for (int k = 0; k < 3; k++) {
+        t->ids.thread_position_in_threadgroup[k] = l[k];
+        t->ids.thread_position_in_grid[k] = t->ids.threadgroup_position_in_grid[k] * w->job->d->tg_size[k] + l[k];
+    }
+    t->ids.thread_index_in_threadgroup = i;
+    t->ids.simdgroup_index_in_threadgroup = i / SW_SIMD_WIDTH;
+    t->ids.thread_index_in_simdgroup = i % SW_SIMD_WIDTH;
+    t->index = i;
+    t->sg = (uint16_t)(i / SW_SIMD_WIDTH);
+    t->lane = (uint8_t)(i % SW_SIMD_WIDTH);
+    sw_set_view(w, t);
+    t->tg_bump = w->job->tg_static_end;
+    t->tg_allocs = 0;
+    t->ncalls = 0;
+}
+
+/* In a threadgroup run by the kernel's range entry the compiled loop stores only
+ * the index of each thread; the thread record catches up here, before anything
+ * reads it (a report naming the thread, a threadgroup allocation). */
+static inline void sw_range_sync_thread(sw_worker *w) {
+    sw_gpu_thread *t = w->cur;
+    if (!w->group.ranging || !t) return;
+    uint32_t i = t->ids.thread_index_in_threadgroup;
+    if (i != t->index) {
+        sw_label_loop_thread(w, t, i);
+        sw_set_current(w, t);
+    }
+}
+
+/* Poison: 0xFF bytes read as NaN in f32/f16/bf16, so a read of memory nobody wrote
+ * shows up in the results. */
+static inline void sw_poison_arena(sw_worker *w) {
+    memset(w->arena, 0xff, SW_TG_MEM_LIMIT);
+    w->group.arena_poisoned = 1;
+}
+
+/* group.c: one threadgroup. */
+/* Runs threadgroup `linear` of the job.  Returns 0, or -1 when the dispatch is to be
+ * abandoned. */
+int sw_group_run(sw_worker *w, sw_job *job, uint64_t linear);
+/* Maps fiber stacks until the worker has n.  Returns 0, or -1 (errno says why). */
+int sw_group_ensure_stacks(sw_worker *w, uint32_t n);
+/* After a threadgroup was abandoned mid-way: its fibers' stacks made fresh. */
+void sw_group_reset_stacks(sw_worker *w);
+
+/* fault.c: hardware faults in kernel code (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP). */
+void sw_fault_install_handlers(void);
+/* Reports the fault the handler recorded in w (w->fault_*) as a finding. */
+void sw_fault_report(sw_worker *w);
+
+/* pool.c: runs the job on every worker until its threadgroups are done or it is
+ * abandoned; one job at a time.  Returns 0, or -1 with why (nothing ran). */
+int sw_pool_run(sw_job *job, char *why, size_t whylen);
+
+/* schedule.c: the orders of threadgroups and fibers. */
+/* GDNBENCH_SW_SCHEDULE (read once), else inorder: a device's default fiber order. */
+swmtl_order sw_schedule_default_fibers(void);
+/* GDNBENCH_SW_FIBERS=1 (read once): sync-free and lanes kernels run as fibers too. */
+int sw_exec_fibers_only(void);
+/* a[0..n-1] shuffled by the splitmix64 stream *rng. */
+void sw_shuffle_u32(uint32_t *a, uint64_t n, uint64_t *rng);
 
 #endif

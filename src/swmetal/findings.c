@@ -206,7 +206,7 @@ void sw_findings_add(sw_job *job, sw_worker *w, const sw_raw_finding *f) {
             set_add(&g->threads, (f->side[i].tg << 11) | f->side[i].tid);
             set_add(&g->tgs, f->side[i].tg);
         }
-        if (created && f->has_interval && w && w->npending < SW_PENDING_MAX) w->pending[w->npending++] = gi;
+        if (created && f->has_interval && w && w->group.npending < SW_PENDING_MAX) w->group.pending[w->group.npending++] = gi;
         if (f->fatal && fs->fatal_group < 0) fs->fatal_group = gi;
     }
     if (f->fatal) atomic_store(&job->abandoned, 1);
@@ -215,15 +215,15 @@ void sw_findings_add(sw_job *job, sw_worker *w, const sw_raw_finding *f) {
 }
 
 void sw_findings_close_interval(sw_job *job, sw_worker *w, const void *pc) {
-    if (!w->npending) return;
+    if (!w->group.npending) return;
     pthread_mutex_lock(&job->diag_mu);
-    for (int i = 0; i < w->npending; i++) {
-        group *g = &job->findings->groups[w->pending[i]];
+    for (int i = 0; i < w->group.npending; i++) {
+        group *g = &job->findings->groups[w->group.pending[i]];
         if (g->close_known) continue;
         g->close_pc = pc;
         g->close_known = 1;
     }
-    w->npending = 0;
+    w->group.npending = 0;
     pthread_mutex_unlock(&job->diag_mu);
 }
 

@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 
 typedef struct sw_obj {
     Class isa;

@@ -23,7 +23,7 @@
 
 #include "swmetal/exec.h"
 #include "swmetal/objc_metal.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 
 #define SW_CB_ERROR_DOMAIN "MTLCommandBufferErrorDomain"
 #define MTLCommandBufferErrorInternal 1
@@ -83,6 +83,9 @@ typedef struct sw_mtl_cb {
     dev_finding *findings;                   /* of the dispatch that failed */
     int nfindings;
 } sw_mtl_cb;
+
+/* The device whose queue made the command buffer: its settings apply. */
+static id cb_device(const sw_mtl_cb *cb) { return ((sw_mtl_queue *)cb->queue)->device; }
 
 typedef struct sw_mtl_encoder {
     sw_obj base;
@@ -155,7 +158,8 @@ static void cb_add_diags(sw_mtl_cb *cb, sw_dispatch_result *res) {
 
 /* Runs one command; *t0 and *t1 = when it started and ended.  Returns 0, or -1 with
  * *msg (malloc'd). */
-static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, double *t0, double *t1, char **msg) {
+static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, const swmtl_schedule *sched, double *t0, double *t1,
+                   char **msg) {
     if (c->sample_buffer) {
         *t0 = *t1 = sw_exec_now();
         sw_sample_buffer_store(c->sample_buffer, c->sample_index, sw_gpu_timestamp(*t0));
@@ -179,6 +183,7 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, double *t0, double *t1, c
     memcpy(d.tg_size, c->tg, sizeof d.tg_size);
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);
     memcpy(d.tg_len, c->tg_len, sizeof d.tg_len);
+    d.schedule = *sched;
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
         if (c->buffers[i]) bind_buffer(&d.buf[i], &((sw_mtl_buffer *)c->buffers[i])->mem, c->offsets[i], 0);
         if (c->bytes[i].map) bind_buffer(&d.buf[i], &c->bytes[i], 0, 1);
@@ -204,7 +209,9 @@ static void cb_set_status(sw_mtl_cb *cb, int status) {
 static void cb_execute(sw_mtl_cb *cb) {
     cb_set_status(cb, MTLCommandBufferStatusScheduled);
     cb->start = cb->end = sw_exec_now();
-    int full = sw_checks_mode() == SW_CHECKS_FULL;
+    id device = cb_device(cb);
+    int full = sw_mtl_device_checks(device) == SW_CHECKS_FULL;
+    swmtl_schedule sched = sw_mtl_device_schedule(device);
     char *msg = NULL;
     long code = MTLCommandBufferErrorInternal;
     if (cb->encode_error) {
@@ -213,7 +220,7 @@ static void cb_execute(sw_mtl_cb *cb) {
     }
     for (sw_cmd *c = cb->cmds; c && !msg; c = c->next) {
         double t0, t1;
-        cmd_run(cb, c, full, &t0, &t1, &msg);
+        cmd_run(cb, c, full, &sched, &t0, &t1, &msg);
         if (c == cb->cmds) cb->start = t0;
         cb->end = t1;
     }
@@ -472,7 +479,18 @@ static void cb_dealloc(id self, SEL cmd) {
     sw_release(queue); /* last: may end the queue (and this thread's queue loop) */
 }
 
+/* Extension selectors (swmetal.h): the checks' findings and diagnostics of a
+ * completed command buffer. */
+static const dev_finding *cb_ext_findings(id self, SEL cmd, int *n) { return swmtl_command_buffer_findings(self, n); }
+static uint64_t cb_ext_diagnostic_count(id self, SEL cmd, int *kept) {
+    return swmtl_command_buffer_diagnostic_count(self, kept);
+}
+static const char *cb_ext_diagnostic(id self, SEL cmd, int i) { return swmtl_command_buffer_diagnostic(self, i); }
+
 static void cb_methods(Class cls) {
+    sw_method_add(cls, "gdn_findings:", SW_IMP(cb_ext_findings), "^v@:^i");
+    sw_method_add(cls, "gdn_diagnosticCount:", SW_IMP(cb_ext_diagnostic_count), "Q@:^i");
+    sw_method_add(cls, "gdn_diagnosticAtIndex:", SW_IMP(cb_ext_diagnostic), "*@:i");
     sw_method_add(cls, "computeCommandEncoder", SW_IMP(cb_compute_encoder), "@@:");
     sw_method_add(cls, "computeCommandEncoderWithDescriptor:", SW_IMP(cb_compute_encoder_with_descriptor), "@@:@");
     sw_method_add(cls, "enqueue", SW_IMP(cb_enqueue), "v@:");
@@ -606,7 +624,7 @@ static void enc_dispatch(id self, const uint32_t groups[3], const uint32_t tg[3]
         return;
     }
     c->pipeline = sw_retain(e->pipeline);
-    int mode = sw_checks_mode();
+    int mode = sw_mtl_device_checks(cb_device(cb));
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
         c->buffers[i] = sw_retain(e->buffers[i]);
         c->offsets[i] = e->offsets[i];

@@ -24,7 +24,7 @@
 
 #include "swmetal/exec.h"
 #include "swmetal/objc_metal.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 
 /* Apple's values (MTLCounters.h, MTLDevice.h, MTLComputePass.h). */
 #define SW_COUNTER_ERROR_VALUE (~(uint64_t)0)
@@ -50,8 +50,7 @@ typedef struct sw_array {
     id *items; /* retained */
 } sw_array;
 
-/* An autoreleased array of the given objects (each retained by it). */
-static id array_new(const id *items, NSUInteger n) {
+id sw_array_new(const id *items, NSUInteger n) {
     sw_array *a = (sw_array *)sw_obj_new(array_class);
     if (!a) return nil;
     a->items = calloc(n ? n : 1, sizeof *a->items);
@@ -144,7 +143,7 @@ static id timestamp_counter_set(void) {
     if (counter) {
         counter->name = sw_string_new("GPUTimestamp");
         id one = (id)counter;
-        counters = array_new(&one, 1);
+        counters = sw_array_new(&one, 1);
         sw_release((id)counter);
     }
     if (!set || !counters) {
@@ -396,16 +395,11 @@ NSUInteger sw_counter_dont_sample(void) { return SW_COUNTER_DONT_SAMPLE; }
 
 static id device_counter_sets(id self, SEL cmd) {
     id set = timestamp_counter_set();
-    return set ? array_new(&set, 1) : nil;
+    return set ? sw_array_new(&set, 1) : nil;
 }
 
-static _Atomic int counter_sampling = 1;
-
-void swmtl_set_counter_sampling(int enabled) { atomic_store(&counter_sampling, enabled != 0); }
-
-/* Samples are taken where commands begin and end: stage boundaries only. */
 static BOOL device_supports_counter_sampling(id self, SEL cmd, NSUInteger point) {
-    return atomic_load(&counter_sampling) && point == SW_SAMPLING_AT_STAGE_BOUNDARY;
+    return sw_mtl_device_counter_sampling(self) && point == SW_SAMPLING_AT_STAGE_BOUNDARY;
 }
 
 static id device_new_sample_buffer(id self, SEL cmd, id descriptor, id *error) {

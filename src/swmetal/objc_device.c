@@ -1,6 +1,6 @@
 /* objc_device.c — the software device's Metal classes for resources: device,
  * MTLCompileOptions, MTLFunctionConstantValues, library, function, compute pipeline
- * state and buffer, plus the C entry points of swmtl.h.
+ * state and buffer, plus the C entry points of swmetal.h for devices and libraries.
  *
  * Selector semantics follow Metal: new* return +1 objects; failures return nil and,
  * where the selector has an error: argument, an autoreleased NSError. */
@@ -11,7 +11,10 @@
 #include "core/dtype.h"
 #include "swmetal/exec.h"
 #include "swmetal/objc_metal.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
+
+#include "swmetal/checks.h"
+#include "swmetal/exec_internal.h"
 
 #define SW_ERROR_DOMAIN "SWMTLErrorDomain"
 
@@ -21,15 +24,35 @@ static Class device_class, options_class, constants_class, library_class, functi
 Class sw_mtl_buffer_class(void) { return buffer_class; }
 Class sw_mtl_pipeline_class(void) { return pipeline_class; }
 
-static _Thread_local char *next_source_name;
-
-void swmtl_set_source_name(const char *filename) {
-    free(next_source_name);
-    next_source_name = filename ? strdup(filename) : NULL;
+/* The file name a source names itself by: its first `#line 1 "name"` directive,
+ * after the -D macros msl_expand_source puts first (Metal's API has no other place
+ * for a file name).  Malloc'd; NULL when it names none (then "source.metal"). */
+static char *source_name_of(const char *src) {
+    const char *p = src;
+    while (strncmp(p, "#define ", 8) == 0) {
+        p = strchr(p, '\n');
+        if (!p) return NULL;
+        p++;
+    }
+    if (strncmp(p, "#line 1 \"", 9) != 0) return NULL;
+    p += 9;
+    size_t n = 0;
+    char *name = malloc(strlen(p) + 1);
+    if (!name) return NULL;
+    for (; *p && *p != '"' && *p != '\n'; p++) {
+        if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++; /* msl_include.c's put_quoted escapes */
+        name[n++] = *p;
+    }
+    name[n] = '\0';
+    if (*p != '"' || n == 0) {
+        free(name);
+        return NULL;
+    }
+    return name;
 }
 
 /* ---- MTLCompileOptions: accepted and recorded; fast math changes nothing on the
- * software device (its math is always the precise kind: swmtl_fast_math_applies). ---- */
+ * software device (its math is always the precise kind: gdn_fastMathApplies). ---- */
 
 typedef struct sw_mtl_options {
     sw_obj base;
@@ -217,7 +240,40 @@ static void library_dealloc(id self, SEL cmd) {
     sw_obj_free(self);
 }
 
+/* The kernels a library defines (host names, as newFunctionWithName: takes them). */
+static int library_kernel_count(id library) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l) return 0;
+    if (l->compiled) return sw_library_kernel_count(l->compiled);
+    int n = 0;
+    for (const sw_kernel_info *k = l->native; k && k->name; k++) n++;
+    return n;
+}
+
+static const char *library_kernel_name(id library, int i) {
+    const sw_mtl_library *l = (const sw_mtl_library *)library;
+    if (!l || i < 0 || i >= library_kernel_count(library)) return NULL;
+    return l->compiled ? sw_library_kernel_name(l->compiled, i) : l->native[i].name;
+}
+
+/* MTLLibrary.functionNames: an autoreleased NSArray of the kernels' host names. */
+static id library_function_names(id self, SEL cmd) {
+    int n = library_kernel_count(self);
+    id *names = calloc(n > 0 ? (size_t)n : 1, sizeof *names);
+    if (!names) return nil;
+    int made = 0;
+    for (; made < n; made++) {
+        names[made] = sw_string_new(library_kernel_name(self, made));
+        if (!names[made]) break;
+    }
+    id array = made == n ? sw_array_new(names, (NSUInteger)n) : nil;
+    for (int i = 0; i < made; i++) sw_release(names[i]); /* the array holds its own references */
+    free(names);
+    return array;
+}
+
 static void library_methods(Class cls) {
+    sw_method_add(cls, "functionNames", SW_IMP(library_function_names), "@@:");
     sw_method_add(cls, "newFunctionWithName:", SW_IMP(library_new_function), "@@:@");
     sw_method_add(cls, "newFunctionWithName:constantValues:error:", SW_IMP(library_new_function_constants),
                   "@@:@@^@");
@@ -330,14 +386,30 @@ static void buffer_methods(Class cls) {
 typedef struct sw_mtl_device {
     sw_obj base;
     id name;
+    int checks;                  /* SW_CHECKS_*: fixed, buffers are laid out for it */
+    int counter_sampling;
+    pthread_mutex_t mu;          /* guards schedule: validate changes it between command buffers */
+    swmtl_schedule schedule;
 } sw_mtl_device;
+
+int sw_mtl_device_checks(id device) { return ((sw_mtl_device *)device)->checks; }
+
+int sw_mtl_device_counter_sampling(id device) { return ((sw_mtl_device *)device)->counter_sampling; }
+
+swmtl_schedule sw_mtl_device_schedule(id device) {
+    sw_mtl_device *d = (sw_mtl_device *)device;
+    pthread_mutex_lock(&d->mu);
+    swmtl_schedule s = d->schedule;
+    pthread_mutex_unlock(&d->mu);
+    return s;
+}
 
 static id device_name(id self, SEL cmd) { return ((sw_mtl_device *)self)->name; }
 
 static id device_new_buffer(id self, SEL cmd, NSUInteger length, NSUInteger options) {
     sw_mtl_buffer *b = (sw_mtl_buffer *)sw_obj_new(buffer_class);
     if (!b) return nil;
-    if (sw_guarded_alloc(&b->mem, length, sw_checks_mode()) != 0) {
+    if (sw_guarded_alloc(&b->mem, length, ((sw_mtl_device *)self)->checks) != 0) {
         sw_obj_free((id)b);
         return nil; /* Metal answers nil for length 0 or no memory */
     }
@@ -358,15 +430,13 @@ static id device_new_library_native(const sw_kernel_info *kernels) {
 
 /* MTLLibraryErrorDomain / MTLLibraryErrorCompileFailure as Metal reports them. */
 static id device_new_library_source(id self, SEL cmd, id source, id options, id *error) {
-    char *name = next_source_name;
-    next_source_name = NULL;
     const char *src = sw_string_utf8(source);
     if (!src) {
-        free(name);
         sw_error_out(error, sw_error_new("MTLLibraryErrorDomain", 3, "newLibraryWithSource: source is nil"));
         return nil;
     }
     char *msg = NULL;
+    char *name = source_name_of(src);
     sw_library *compiled = sw_library_create(src, name ? name : "source.metal", &msg);
     free(name);
     if (!compiled) {
@@ -406,11 +476,23 @@ static MTLSize device_max_threads(id self, SEL cmd) {
 static NSUInteger device_max_tg_memory(id self, SEL cmd) { return SW_TG_MEM_LIMIT; }
 
 static void device_dealloc(id self, SEL cmd) {
+    pthread_mutex_destroy(&((sw_mtl_device *)self)->mu);
     sw_release(((sw_mtl_device *)self)->name);
     sw_obj_free(self);
 }
 
+/* Extension selectors (swmetal.h, "Extension selectors"): what a host asks with
+ * respondsToSelector: as it asks for Metal's optional features. */
+static Class device_ext_class_named(id self, SEL cmd, const char *metal_name) { return swmtl_class(metal_name); }
+/* The prelude implements MSL's math as precise:: and kernels build with
+ * -ffp-contract=off: there is no fast variant to switch to. */
+static BOOL device_ext_fast_math_applies(id self, SEL cmd) { return NO; }
+static BOOL device_ext_supports_gpu_capture(id self, SEL cmd) { return NO; }
+
 static void device_methods(Class cls) {
+    sw_method_add(cls, "gdn_metalClassNamed:", SW_IMP(device_ext_class_named), "#@:*");
+    sw_method_add(cls, "gdn_fastMathApplies", SW_IMP(device_ext_fast_math_applies), "C@:");
+    sw_method_add(cls, "gdn_supportsGPUCapture", SW_IMP(device_ext_supports_gpu_capture), "C@:");
     sw_method_add(cls, "name", SW_IMP(device_name), "@@:");
     sw_method_add(cls, "newBufferWithLength:options:", SW_IMP(device_new_buffer), "@@:QQ");
     sw_method_add(cls, "newBufferWithBytes:length:options:", SW_IMP(device_new_buffer_bytes), "@@:^vQQ");
@@ -442,12 +524,40 @@ void sw_objc_register_metal(void) {
     sw_objc_register_commands();
 }
 
-id swmtl_create_system_default_device(void) {
+void swmtl_options_init(swmtl_options *o) {
+    *o = (swmtl_options){
+        .checks = (swmtl_checks)sw_checks_default(),
+        .schedule = {.fibers = sw_schedule_default_fibers(), .groups = {SWMTL_ORDER_INORDER, 0}, .lanes = 1},
+        .counter_sampling = 1,
+    };
+}
+
+id swmtl_device_new(const swmtl_options *o) {
+    swmtl_options defaults;
+    if (!o) {
+        swmtl_options_init(&defaults);
+        o = &defaults;
+    }
     sw_objc_init();
     sw_mtl_device *d = (sw_mtl_device *)sw_obj_new(device_class);
     if (!d) return nil;
     d->name = sw_string_new("gdnbench software device");
+    d->checks = (int)o->checks;
+    d->counter_sampling = o->counter_sampling != 0;
+    d->schedule = o->schedule;
+    pthread_mutex_init(&d->mu, NULL);
     return (id)d;
+}
+
+id swmtl_create_system_default_device(void) { return swmtl_device_new(NULL); }
+
+int swmtl_device_set_schedule(id device, const swmtl_schedule *s) {
+    if (!device || !sw_is_kind(device, device_class)) return -1;
+    sw_mtl_device *d = (sw_mtl_device *)device;
+    pthread_mutex_lock(&d->mu);
+    d->schedule = *s;
+    pthread_mutex_unlock(&d->mu);
+    return 0;
 }
 
 Class swmtl_class(const char *metal_name) {
@@ -463,10 +573,6 @@ id swmtl_new_native_library(id device, const sw_kernel_info *kernels) {
     return device && kernels ? device_new_library_native(kernels) : nil;
 }
 
-/* The prelude implements MSL's math as precise:: and kernels build with
- * -ffp-contract=off: there is no fast variant to switch to. */
-int swmtl_fast_math_applies(void) { return 0; }
-
 int swmtl_can_compile(char *err, size_t errlen) {
     char *why = NULL;
     if (sw_compiler_info(NULL, NULL, &why) == 0) return 1;
@@ -474,23 +580,3 @@ int swmtl_can_compile(char *err, size_t errlen) {
     free(why);
     return 0;
 }
-
-int swmtl_library_function_count(id library) {
-    const sw_mtl_library *l = (const sw_mtl_library *)library;
-    if (!l) return 0;
-    if (l->compiled) return sw_library_kernel_count(l->compiled);
-    int n = 0;
-    for (const sw_kernel_info *k = l->native; k && k->name; k++) n++;
-    return n;
-}
-
-const char *swmtl_library_function_name(id library, int i) {
-    const sw_mtl_library *l = (const sw_mtl_library *)library;
-    if (!l || i < 0 || i >= swmtl_library_function_count(library)) return NULL;
-    return l->compiled ? sw_library_kernel_name(l->compiled, i) : l->native[i].name;
-}
-
-int swmtl_set_checks(const char *mode) { return sw_checks_set(mode, NULL, 0); }
-int swmtl_set_schedule(const char *spec) { return sw_exec_set_schedule(spec, NULL, 0); }
-void swmtl_set_lanes(int on) { sw_exec_set_lanes(on); }
-int swmtl_set_threadgroup_order(const char *spec) { return sw_exec_set_threadgroup_order(spec, NULL, 0); }

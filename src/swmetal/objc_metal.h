@@ -61,6 +61,12 @@ typedef struct sw_mtl_buffer {
 } sw_mtl_buffer;
 
 Class sw_mtl_buffer_class(void);
+
+/* A device's settings (swmetal.h's options): its checks mode (SW_CHECKS_*, fixed),
+ * whether it samples counters, and its schedule now. */
+int sw_mtl_device_checks(id device);
+int sw_mtl_device_counter_sampling(id device);
+swmtl_schedule sw_mtl_device_schedule(id device);
 Class sw_mtl_pipeline_class(void);
 
 /* The entry to run for a pipeline: the full-check variant when `full` (compiled on
@@ -79,6 +85,10 @@ const sw_lanes_info *sw_mtl_pipeline_lanes(id pipeline);
 /* objc_command.c */
 id sw_mtl_queue_new(id device);
 void sw_objc_register_commands(void);
+
+/* An autoreleased read-only NSArray of the given objects (each retained by it):
+ * what counterSets, counters and a library's functionNames return. */
+id sw_array_new(const id *items, NSUInteger n);
 
 /* objc_counters.c: counter sets, sample buffers and compute pass descriptors. */
 void sw_objc_register_counters(void);

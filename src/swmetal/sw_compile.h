@@ -6,7 +6,8 @@
  * calls sw_library_get_kernel, which compiles the variant for those constant values
  * (cached on disk by hash) and dlopens it.  A library of more than 16 kernels is
  * only checked (clang -fsyntax-only) at creation, and each kernel is compiled on
- * its own when asked for: MLX's files instantiate thousands. */
+ * its own when asked for: MLX's files instantiate thousands.  The part `gdnbench
+ * compile` uses (create, kernels, constants, listing) is public, in swmetal.h. */
 #ifndef GDN_SW_COMPILE_H
 #define GDN_SW_COMPILE_H
 
@@ -15,8 +16,7 @@
 
 #include "swmetal/msl_include.h"
 #include "swmetal/sw_abi.h"
-
-typedef struct sw_library sw_library;
+#include "swmetal/swmetal.h"
 
 /* A function-constant value supplied at function creation. */
 typedef struct sw_fc_value {
@@ -28,8 +28,6 @@ typedef struct sw_fc_value {
         double f;
     } v;
 } sw_fc_value;
-
-enum { SW_FC_BOOL = 1, SW_FC_INT, SW_FC_UINT, SW_FC_FLOAT, SW_FC_HALF, SW_FC_SHORT, SW_FC_USHORT };
 
 /* Instrumentation of a compiled variant: plain, or with every memory access hooked
  * (full checks: uninitialised threadgroup reads, threadgroup races, exact OOB). */
@@ -48,24 +46,10 @@ typedef struct sw_kernel {
  * NULL and sets *err (malloc'd, caller frees) to the compiler's message mapped to
  * "file.metal:LINE:COL: error: ...". */
 sw_library *sw_library_create(const char *source, const char *filename, char **err);
-/* The same with include directories and -D definitions (msl_include.h); quoted
- * includes start from filename's directory.  opts may be NULL. */
-sw_library *sw_library_create_opts(const char *source, const char *filename, const msl_source_opts *opts,
-                                   char **err);
-void sw_library_free(sw_library *lib);
 
-/* Names of the kernels found in the library (host names). */
-int sw_library_kernel_count(const sw_library *lib);
-const char *sw_library_kernel_name(const sw_library *lib, int i);
-
-/* Function constants declared in the source: count and (index, type, name). */
-int sw_library_constant_count(const sw_library *lib);
+/* Function constant i: (index, type, name); sw_library_constant_info also says
+ * whether it is required. */
 int sw_library_constant(const sw_library *lib, int i, int *index, int *type, const char **name);
-/* The same and whether a value is required: 0 when the source tests the constant
- * with is_function_constant_defined() (Metal's MTLFunctionConstant.required). */
-int sw_library_constant_info(const sw_library *lib, int i, int *index, int *type, const char **name, int *required);
-/* "bool", "int", ... for SW_FC_* */
-const char *sw_fc_type_name(int type);
 
 /* Compiles (or loads from cache) the variant of kernel `name` for these constant
  * values and instrumentation, and fills *out.  Returns 0, or -1 with *err set. */
@@ -77,10 +61,6 @@ int sw_library_get_kernel(sw_library *lib, const char *name, const sw_fc_value *
  * library; for a large one, every kernel built at once without optimisation
  * (fast to build, slow to run: for inspecting, not for timing). */
 int sw_library_describe_kernel(sw_library *lib, const char *name, sw_kernel *out, char **err);
-
-/* 1 when the library is compiled a kernel at a time (more kernels than
- * GDNBENCH_SW_WHOLE_LIBRARY_MAX, default 16): newLibrary only checks it. */
-int sw_library_is_per_kernel(const sw_library *lib);
 
 /* Compiles (or finds in the on-disk cache) the variant for these constants without
  * loading it, and writes the shared object's path (for tests and tools that inspect

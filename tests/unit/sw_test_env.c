@@ -3,14 +3,27 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "swmetal/sw_compile.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 id sw_test_str(const char *s) {
     return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s);
+}
+
+id sw_test_named_source(const char *src, const char *name) {
+    if (!name) return sw_test_str(src);
+    size_t n = strlen(src) + strlen(name) + 16;
+    char *text = malloc(n);
+    CHECK(text != NULL);
+    if (!text) return nil;
+    snprintf(text, n, "#line 1 \"%s\"\n%s", name, src);
+    id s = sw_test_str(text);
+    free(text);
+    return s;
 }
 
 void sw_test_env_open(sw_test_env *e, const char *checks, const char *src, const char *source_name) {
@@ -20,12 +33,14 @@ void sw_test_env_open(sw_test_env *e, const char *checks, const char *src, const
     char cache[96];
     snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
     setenv("GDNBENCH_CACHE_DIR", cache, 1);
-    CHECK(swmtl_set_checks(checks) == 0);
+    swmtl_options o;
+    swmtl_options_init(&o);
+    CHECK(swmtl_parse_checks(checks, &o.checks, "checks", NULL, 0) == 0);
     e->pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
-    e->dev = swmtl_create_system_default_device();
-    swmtl_set_source_name(source_name);
+    e->dev = swmtl_device_new(&o);
     id error = nil;
-    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, sw_test_str(src), id, nil, id *, &error);
+    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, sw_test_named_source(src, source_name), id,
+                  nil, id *, &error);
     CHECK_MSG(e->lib != nil, "compile: %s",
               error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
     e->queue = MSG0(id, e->dev, "newCommandQueue");
@@ -36,7 +51,6 @@ void sw_test_env_close(sw_test_env *e) {
     if (e->lib) MSG0(void, e->lib, "release");
     if (e->dev) MSG0(void, e->dev, "release");
     if (e->pool) MSG0(void, e->pool, "drain");
-    swmtl_set_checks("fast");
 }
 
 id sw_test_run(sw_test_env *e, const char *name, id *bufs, int n, const char *dispatch, MTLSize size, MTLSize tg) {

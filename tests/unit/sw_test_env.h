@@ -4,7 +4,7 @@
 #ifndef GDN_TEST_SW_TEST_ENV_H
 #define GDN_TEST_SW_TEST_ENV_H
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 
 typedef struct sw_test_env {
     id pool, dev, lib, queue;
@@ -12,6 +12,10 @@ typedef struct sw_test_env {
 
 /* An NSString (autoreleased). */
 id sw_test_str(const char *s);
+/* An NSString of src that names itself `name` (a first line `#line 1 "name"`, as
+ * msl_expand_source writes it: where the software device finds the file name
+ * its diagnostics report).  name NULL: src as it is. */
+id sw_test_named_source(const char *src, const char *name);
 
 /* Sets the checks mode (`none`, `fast`, `full`), then makes the device, compiles
  * `src` (findings name it `source_name`) and makes a queue.  Skips the test when

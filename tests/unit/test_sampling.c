@@ -7,7 +7,7 @@
 
 #include "runner/runner.h"
 #include "runner/sampling.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 /* Feeds samples[i] at cost[i] until the rule stops; returns the count taken. */
@@ -211,7 +211,7 @@ TEST(sampling_chunk_fwd_adaptive_runs_the_op_once_per_sample) {
     dim[op_dim_index(op, "T")] = 100, dim[op_dim_index(op, "H")] = 2, dim[op_dim_index(op, "Hg")] = 1;
     dim[op_dim_index(op, "K")] = 64, dim[op_dim_index(op, "V")] = 64;
     op_case *c = op_case_new(op, dim, 3, err, sizeof err);
-    backend *b = c ? backend_metal_open("sw", err, sizeof err) : NULL;
+    backend *b = c ? backend_open("sw", NULL, err, sizeof err) : NULL;
     CHECK_MSG(b != NULL, "%s", err);
     if (!b) {
         op_case_free(c);

@@ -13,7 +13,7 @@
 #include "report/report_json.h"
 #include "report_testdata.h"
 #include "runner/runner.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 static const char *busy_src =
@@ -31,7 +31,7 @@ static const char *busy_src =
 
 TEST(stage_timing_counters_nest_in_the_command_buffer) {
     char err[512] = "";
-    mtl_device *d = mtl_device_open("sw", err, sizeof err);
+    mtl_device *d = mtl_device_new(swmtl_create_system_default_device(), err, sizeof err);
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     CHECK_MSG(mtl_device_stage_counters(d, err, sizeof err), "no stage counters: %s", err);
@@ -99,10 +99,18 @@ TEST(stage_timing_counters_nest_in_the_command_buffer) {
     mtl_device_free(d);
 }
 
+/* A software device whose supportsCounterSampling: says NO, as a GPU without stage
+ * boundary counters does. */
+static id device_without_counters(void) {
+    swmtl_options so;
+    swmtl_options_init(&so);
+    so.counter_sampling = 0;
+    return swmtl_device_new(&so);
+}
+
 TEST(stage_timing_device_without_counters_says_why) {
     char err[512] = "";
-    swmtl_set_counter_sampling(0);
-    mtl_device *d = mtl_device_open("sw", err, sizeof err);
+    mtl_device *d = mtl_device_new(device_without_counters(), err, sizeof err);
     CHECK_MSG(d != NULL, "%s", err);
     if (!d) return;
     char why[200] = "";
@@ -112,8 +120,8 @@ TEST(stage_timing_device_without_counters_says_why) {
 }
 
 /* chunk_fwd at a small shape with a tail chunk, on the software device. */
-static int run_chunk_fwd(run_record *rec, int warmup, int iters, int check, uint64_t *dispatches, uint64_t *cbs,
-                         char *err, size_t errlen) {
+static int run_chunk_fwd(run_record *rec, int warmup, int iters, int check, int counters, uint64_t *dispatches,
+                         uint64_t *cbs, char *err, size_t errlen) {
     const op_desc *op = op_find("chunk_fwd");
     if (!op) {
         snprintf(err, errlen, "no chunk_fwd op");
@@ -127,7 +135,9 @@ static int run_chunk_fwd(run_record *rec, int warmup, int iters, int check, uint
     } small[] = {{"T", 100}, {"H", 2}, {"Hg", 1}, {"K", 64}, {"V", 64}, {"B", 1}};
     for (size_t k = 0; k < sizeof small / sizeof small[0]; k++) dim[op_dim_index(op, small[k].name)] = small[k].v;
     op_case *c = op_case_new(op, dim, 3, err, errlen);
-    backend *b = c ? backend_metal_open("sw", err, errlen) : NULL;
+    backend *b = NULL;
+    if (c && counters) b = backend_open("sw", NULL, err, errlen);
+    else if (c) b = backend_metal_open(mtl_device_new(device_without_counters(), err, errlen), 1, err, errlen);
     if (!b) {
         op_case_free(c);
         return -1;
@@ -166,7 +176,7 @@ TEST(stage_timing_chunk_fwd_runs_once_per_iteration) {
     char err[512] = "";
     run_record rec;
     uint64_t dispatches = 0, cbs = 0;
-    int rc = run_chunk_fwd(&rec, 1, 3, CHECK_NONE, &dispatches, &cbs, err, sizeof err);
+    int rc = run_chunk_fwd(&rec, 1, 3, CHECK_NONE, 1, &dispatches, &cbs, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc != 0) return;
     CHECK_MSG(strcmp(rec.stage_timing, "counters") == 0, "stage_timing '%s' (%s)", rec.stage_timing,
@@ -191,11 +201,10 @@ TEST(stage_timing_chunk_fwd_runs_once_per_iteration) {
 }
 
 TEST(stage_timing_without_counters_runs_stages_again) {
-    swmtl_set_counter_sampling(0);
     char err[512] = "";
     run_record rec;
     uint64_t dispatches = 0, cbs = 0;
-    int rc = run_chunk_fwd(&rec, 0, 2, CHECK_F64, &dispatches, &cbs, err, sizeof err);
+    int rc = run_chunk_fwd(&rec, 0, 2, CHECK_F64, 0, &dispatches, &cbs, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     if (rc != 0) return;
     CHECK_MSG(strcmp(rec.stage_timing, "separate command buffers") == 0, "stage_timing '%s'", rec.stage_timing);

@@ -36,6 +36,10 @@ static void bind_guarded(sw_dispatch *d, int index, sw_guarded *g) {
     d->buf[index].map_hi = g->map + g->map_size;
 }
 
+/* The schedule dispatches made here run under (a device's swmtl_schedule; tests
+ * change it between dispatches). */
+static swmtl_schedule test_schedule = {.lanes = 1};
+
 static sw_dispatch make_dispatch(const char *name, sw_entry_fn entry, uint32_t groups, uint32_t tg) {
     sw_dispatch d;
     memset(&d, 0, sizeof d);
@@ -43,18 +47,21 @@ static sw_dispatch make_dispatch(const char *name, sw_entry_fn entry, uint32_t g
     d.entry = entry;
     d.groups[0] = groups, d.groups[1] = d.groups[2] = 1;
     d.tg_size[0] = tg, d.tg_size[1] = d.tg_size[2] = 1;
+    d.schedule = test_schedule;
     return d;
 }
 
-TEST(sw_checks_mode_setting) {
+/* The one parser of a checks mode: what --sw-checks and the device options take. */
+TEST(sw_checks_mode_parsing) {
     char err[200];
-    CHECK(sw_checks_set("full", err, sizeof err) == 0);
-    CHECK_EQ_INT(sw_checks_mode(), SW_CHECKS_FULL);
-    CHECK(sw_checks_set("none", err, sizeof err) == 0);
-    CHECK_EQ_INT(sw_checks_mode(), SW_CHECKS_NONE);
-    CHECK(sw_checks_set("paranoid", err, sizeof err) != 0);
-    CHECK(strstr(err, "use none, fast or full") != NULL);
-    CHECK_EQ_INT(sw_checks_mode(), SW_CHECKS_NONE);
+    swmtl_checks m = SWMTL_CHECKS_FAST;
+    CHECK(swmtl_parse_checks("full", &m, "--sw-checks", err, sizeof err) == 0);
+    CHECK_EQ_INT(m, SW_CHECKS_FULL);
+    CHECK(swmtl_parse_checks("none", &m, "--sw-checks", err, sizeof err) == 0);
+    CHECK_EQ_INT(m, SW_CHECKS_NONE);
+    CHECK(swmtl_parse_checks("paranoid", &m, "--sw-checks", err, sizeof err) != 0);
+    CHECK_MSG(strcmp(err, "--sw-checks 'paranoid' is unknown: use none, fast or full") == 0, "%s", err);
+    CHECK_EQ_INT(m, SW_CHECKS_NONE); /* left as it was */
 }
 
 TEST(sw_checks_guarded_layouts) {
@@ -320,7 +327,7 @@ TEST(sw_checks_full_correct_kernel_is_clean) {
     const char *schedules[] = {"inorder", "reverse", "random:3"};
     for (int s = 0; s < 3; s++) {
         char err[200];
-        CHECK(sw_exec_set_schedule(schedules[s], err, sizeof err) == 0);
+        CHECK(swmtl_parse_order(schedules[s], &test_schedule.fibers, "schedule", err, sizeof err) == 0);
         memset(counter.data, 0, 4);
         sw_dispatch_result res;
         int rc = run_full(&lib, "k_clean", 40, 64, &out, &counter, 0, &res);

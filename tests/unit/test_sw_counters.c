@@ -4,8 +4,8 @@
  * sampleTimestamps:gpuTimestamp:.  Kernels are C entries in a native library. */
 #include <string.h>
 
-#include "metal/objc_call.h"
-#include "swmetal/swmtl.h"
+#include "core/objc_call.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 #define ERROR_VALUE (~(uint64_t)0)
@@ -123,9 +123,12 @@ TEST(sw_counters_device_lists_timestamps_at_stage_boundaries) {
     /* MTLCounterSamplingPoint: AtStageBoundary 0 yes; draw, dispatch, tile, blit no. */
     CHECK(MSG1(BOOL, dev, "supportsCounterSampling:", NSUInteger, 0));
     for (NSUInteger p = 1; p <= 4; p++) CHECK(!MSG1(BOOL, dev, "supportsCounterSampling:", NSUInteger, p));
-    swmtl_set_counter_sampling(0);
-    CHECK(!MSG1(BOOL, dev, "supportsCounterSampling:", NSUInteger, 0));
-    swmtl_set_counter_sampling(1);
+    swmtl_options o;
+    swmtl_options_init(&o);
+    o.counter_sampling = 0;
+    id dev_without = swmtl_device_new(&o);
+    CHECK(!MSG1(BOOL, dev_without, "supportsCounterSampling:", NSUInteger, 0));
+    MSG0(void, dev_without, "release");
 
     /* CPU timestamps are nanoseconds, GPU timestamps half-nanoseconds of one clock. */
     uint64_t c0 = 0, g0 = 0, c1 = 0, g1 = 0;

@@ -8,6 +8,10 @@
 #include "swmetal/exec.h"
 #include "test.h"
 
+/* The schedule dispatches made here run under (a device's swmtl_schedule; tests
+ * change it between dispatches). */
+static swmtl_schedule test_schedule = {.lanes = 1};
+
 static sw_dispatch make_dispatch(const char *name, sw_entry_fn entry, uint32_t groups, uint32_t tg) {
     sw_dispatch d;
     memset(&d, 0, sizeof d);
@@ -17,6 +21,7 @@ static sw_dispatch make_dispatch(const char *name, sw_entry_fn entry, uint32_t g
     d.groups[1] = d.groups[2] = 1;
     d.tg_size[0] = tg;
     d.tg_size[1] = d.tg_size[2] = 1;
+    d.schedule = test_schedule;
     return d;
 }
 
@@ -236,7 +241,7 @@ static sw_entry_fn order_kernel = k_order;
 
 static void run_order(const char *schedule, uint32_t *order, uint32_t groups, uint32_t n) {
     char err[200];
-    CHECK_MSG(sw_exec_set_schedule(schedule, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(swmtl_parse_order(schedule, &test_schedule.fibers, "schedule", err, sizeof err) == 0, "%s", err);
     uint32_t *counter = calloc(groups, sizeof *counter);
     sw_dispatch d = make_dispatch("order", order_kernel, groups, n);
     bind(&d, 0, counter, groups * sizeof *counter);
@@ -272,11 +277,11 @@ TEST(sw_exec_schedules_change_fiber_order) {
             for (int i = 0; i < N; i++) CHECK_EQ_INT(seen[i], 1);
         }
     }
-    sw_exec_set_schedule("inorder", NULL, 0);
+    swmtl_parse_order("inorder", &test_schedule.fibers, "schedule", NULL, 0);
     char err[200];
-    CHECK(sw_exec_set_schedule("sideways", err, sizeof err) != 0);
+    CHECK(swmtl_parse_order("sideways", &test_schedule.fibers, "schedule", err, sizeof err) != 0);
     CHECK(strstr(err, "inorder, reverse or random:SEED") != NULL);
-    CHECK(sw_exec_set_schedule("random:", err, sizeof err) != 0);
+    CHECK(swmtl_parse_order("random:", &test_schedule.fibers, "schedule", err, sizeof err) != 0);
 }
 
 /* Threadgroup order: every group runs exactly once whatever the order. */
@@ -289,7 +294,7 @@ TEST(sw_exec_threadgroup_orders_run_every_group_once) {
     const char *orders[] = {"inorder", "reverse", "random:42"};
     for (int o = 0; o < 3; o++) {
         char err[200];
-        CHECK(sw_exec_set_threadgroup_order(orders[o], err, sizeof err) == 0);
+        CHECK(swmtl_parse_order(orders[o], &test_schedule.groups, "threadgroup order", err, sizeof err) == 0);
         uint32_t hits[500] = {0};
         sw_dispatch d = make_dispatch("group_ids", k_group_ids, 500, 8);
         bind(&d, 0, hits, sizeof hits);
@@ -578,7 +583,7 @@ TEST(sw_exec_float_atomics_land_in_threadgroup_order) {
     const char *orders[] = {"inorder", "reverse", "random:7"};
     for (int o = 0; o < 3; o++) {
         char err[200];
-        CHECK(sw_exec_set_threadgroup_order(orders[o], err, sizeof err) == 0);
+        CHECK(swmtl_parse_order(orders[o], &test_schedule.groups, "threadgroup order", err, sizeof err) == 0);
         /* what one worker gives: groups in the schedule's order, threads in order */
         uint32_t order[300];
         for (uint32_t i = 0; i < groups; i++) order[i] = i;
@@ -602,7 +607,7 @@ TEST(sw_exec_float_atomics_land_in_threadgroup_order) {
         }
     }
     char err[200];
-    sw_exec_set_threadgroup_order("inorder", err, sizeof err);
+    swmtl_parse_order("inorder", &test_schedule.groups, "threadgroup order", err, sizeof err);
 }
 
 TEST(sw_exec_atomic_turn_sees_own_and_earlier_groups) {

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "report_testdata.h"
 #include "swmetal/sw_compile.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "sw_test_env.h"
 #include "test.h"
 
@@ -60,9 +60,11 @@ static int env_open(fenv *e, const char *checks) {
     e->src = slurp(file);
     CHECK_MSG(e->src != NULL, "cannot read %s", file);
     if (!e->src) return -1;
-    CHECK(swmtl_set_schedule("inorder") == 0 && swmtl_set_threadgroup_order("inorder") == 0);
     sw_test_env_open(&e->env, checks, e->src, KFILE);
-    return e->env.lib ? 0 : -1;
+    if (!e->env.lib) return -1;
+    swmtl_schedule inorder = {.lanes = 1}; /* whatever GDNBENCH_SW_SCHEDULE says */
+    CHECK(swmtl_device_set_schedule(e->env.dev, &inorder) == 0);
+    return 0;
 }
 
 static void env_close(fenv *e) {
@@ -122,7 +124,8 @@ TEST(sw_findings_inplace_update_without_barrier) {
     CHECK(f[1].occurrences == 4 * 32 && f[1].threads == 4 * 64 && f[1].threadgroups == 4);
     /* Threadgroups started last to first: each group still shows its lowest
      * occurrence (threadgroup (0,0,0), the lowest thread), not the first reached. */
-    CHECK(swmtl_set_threadgroup_order("reverse") == 0);
+    swmtl_schedule reverse = {.groups = {SWMTL_ORDER_REVERSE, 0}, .lanes = 1};
+    CHECK(swmtl_device_set_schedule(e.env.dev, &reverse) == 0);
     f = findings(run(&e, "inplace_scale_no_barrier"), &n);
     CHECK_EQ_INT(n, 2);
     for (int i = 0; i < n && i < 2; i++) {
@@ -314,9 +317,10 @@ TEST(sw_findings_name_lines_in_included_headers) {
              "    out[tid] = stage_and_peek(st, tid);\n"
              "}\n",
              hdr);
-    CHECK(swmtl_set_schedule("inorder") == 0);
     sw_test_env env;
     sw_test_env_open(&env, "full", src, "peek.metal");
+    swmtl_schedule inorder = {.lanes = 1};
+    if (env.lib) CHECK(swmtl_device_set_schedule(env.dev, &inorder) == 0);
     if (env.lib) {
         id out = MSG2(id, env.dev, "newBufferWithLength:options:", NSUInteger, 256, NSUInteger, 0);
         id cb = sw_test_run(&env, "peek", &out, 1, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){1, 1, 1},

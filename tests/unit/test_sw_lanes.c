@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "swmetal/exec.h"
 #include "swmetal/msl_front.h"
 #include "swmetal/sw_compile.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "sw_test_env.h"
 #include "test.h"
 
@@ -372,7 +372,10 @@ static float reconverge_run(int lanes, int *used) {
     sw_test_env e;
     sw_test_env_open(&e, "fast", reconverge_src, "reconverge.metal");
     if (!e.lib) return -1.0f;
-    swmtl_set_lanes(lanes);
+    swmtl_options o;
+    swmtl_options_init(&o);
+    o.schedule.lanes = lanes;
+    CHECK(swmtl_device_set_schedule(e.dev, &o.schedule) == 0);
     id bufs[2] = {new_buffer(&e, 32 * 4), new_buffer(&e, 32 * 4)};
     float *in = MSG0(void *, bufs[0], "contents");
     for (int i = 0; i < 32; i++) in[i] = (float)i;
@@ -380,7 +383,6 @@ static float reconverge_run(int lanes, int *used) {
     id cb = sw_test_run(&e, "reconverge", bufs, 2, "dispatchThreadgroups:threadsPerThreadgroup:", (MTLSize){1, 1, 1},
                         (MTLSize){32, 1, 1});
     *used = sw_exec_lanes_dispatches() > before;
-    swmtl_set_lanes(1);
     CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 4);
     float r = ((float *)MSG0(void *, bufs[1], "contents"))[0];
     for (int i = 0; i < 2; i++) MSG0(void, bufs[i], "release");
@@ -396,7 +398,7 @@ TEST(sw_lanes_divergent_simd_calls_reconverge_as_on_a_gpu) {
     /* lanes 16..31 hold 16+...+31 = 376, lanes 0..15 hold 1: 16 + 16 * 376 */
     CHECK_MSG(lanes == 16.0f + 16.0f * 376.0f, "lanes: %g", (double)lanes);
     float fibers = reconverge_run(0, &used);
-    CHECK(!used); /* swmtl_set_lanes(0) keeps the kernel on fibers */
+    CHECK(!used); /* a schedule without lanes keeps the kernel on fibers */
     CHECK_MSG(fibers == 16.0f, "fibers: %g (the documented difference changed: update msl_lanes.c)", (double)fibers);
 }
 

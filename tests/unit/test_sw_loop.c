@@ -10,6 +10,10 @@
 #include "swmetal/msl_front.h"
 #include "test.h"
 
+/* The schedule dispatches made here run under (a device's swmtl_schedule; tests
+ * change it between dispatches). */
+static swmtl_schedule test_schedule = {.lanes = 1};
+
 static sw_dispatch loop_dispatch(const char *name, sw_entry_fn entry, uint32_t groups, uint32_t tg, int sync_free) {
     sw_dispatch d;
     memset(&d, 0, sizeof d);
@@ -20,6 +24,7 @@ static sw_dispatch loop_dispatch(const char *name, sw_entry_fn entry, uint32_t g
     d.groups[1] = d.groups[2] = 1;
     d.tg_size[0] = tg;
     d.tg_size[1] = d.tg_size[2] = 1;
+    d.schedule = test_schedule;
     return d;
 }
 
@@ -79,7 +84,7 @@ static void k_order(const sw_thread_args *a) {
 
 static void run_order(const char *schedule, uint32_t *order, uint32_t groups, uint32_t n) {
     char err[200];
-    CHECK_MSG(sw_exec_set_schedule(schedule, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(swmtl_parse_order(schedule, &test_schedule.fibers, "schedule", err, sizeof err) == 0, "%s", err);
     uint32_t *counter = calloc(groups, sizeof *counter);
     sw_dispatch d = loop_dispatch("order", k_order, groups, n, 1);
     bind(&d, 0, counter, groups * sizeof *counter);
@@ -100,7 +105,7 @@ TEST(sw_loop_follows_the_schedule) {
     run_order("random:1", rnd1, G, N);
     run_order("random:1", rnd1b, G, N);
     run_order("random:2", rnd2, G, N);
-    sw_exec_set_schedule("inorder", NULL, 0);
+    swmtl_parse_order("inorder", &test_schedule.fibers, "schedule", NULL, 0);
     for (int i = 0; i < G * N; i++) {
         CHECK_EQ_INT(inorder[i], i % N);
         CHECK_EQ_INT(reverse[i], N - 1 - i % N);

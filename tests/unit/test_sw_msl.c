@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "swmetal/sw_compile.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "sw_test_env.h"
 #include "test.h"
 
@@ -347,11 +347,11 @@ TEST(sw_msl_compile_error_comes_back_as_nserror) {
     if (sw_compiler_info(&path, &version, &cerr) != 0) SKIP("%s", cerr ? cerr : "no clang++ >= 17");
     id pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
     id dev = swmtl_create_system_default_device();
-    swmtl_set_source_name("broken.metal");
     id error = nil;
     id lib = MSG3(id, dev, "newLibraryWithSource:options:error:", id,
-                  sw_test_str("#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float *o [[buffer(0)]]) {\n"
-                      "    o[0] = undefined_name;\n}\n"),
+                  sw_test_named_source("#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float *o "
+                                       "[[buffer(0)]]) {\n    o[0] = undefined_name;\n}\n",
+                                       "broken.metal"),
                   id, nil, id *, &error);
     CHECK(lib == nil && error != nil);
     const char *text = error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : NULL;

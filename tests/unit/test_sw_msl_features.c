@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "core/dtype.h"
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "swmetal/sw_compile.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
+#include "sw_test_env.h"
 #include "test.h"
 
 #define OUT_FLOATS 256
@@ -45,15 +46,17 @@ static int feat_open(feat_env *e, const char *checks) {
     char cache[96], path[1024];
     snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
     setenv("GDNBENCH_CACHE_DIR", cache, 1);
-    CHECK(swmtl_set_checks(checks) == 0);
+    swmtl_options o;
+    swmtl_options_init(&o);
+    CHECK(swmtl_parse_checks(checks, &o.checks, "checks", NULL, 0) == 0);
     char *src = read_source(path, sizeof path);
     CHECK_MSG(src != NULL, "cannot read %s", path);
     if (!src) return -1;
     e->pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
-    e->dev = swmtl_create_system_default_device();
-    swmtl_set_source_name(path);
+    e->dev = swmtl_device_new(&o);
     id error = nil;
-    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, str(src), id, nil, id *, &error);
+    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, sw_test_named_source(src, path), id, nil,
+                  id *, &error);
     free(src);
     CHECK_MSG(e->lib != nil, "compile: %s",
               error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");

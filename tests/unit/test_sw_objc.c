@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "metal/objc_call.h"
+#include "core/objc_call.h"
 #include "swmetal/objc_base.h"
-#include "swmetal/swmtl.h"
+#include "swmetal/swmetal.h"
 #include "test.h"
 
 /* ---- kernels ---- */
@@ -219,10 +219,11 @@ TEST(sw_objc_fault_sets_error_status_and_queue_goes_on) {
 }
 
 TEST(sw_objc_oob_write_names_buffer_and_thread) {
-    CHECK(swmtl_set_checks("fast") == 0);
-    CHECK(swmtl_set_checks("sometimes") != 0);
+    swmtl_options o;
+    swmtl_options_init(&o);
+    o.checks = SWMTL_CHECKS_FAST;
     id pool = new_pool();
-    id dev = swmtl_create_system_default_device();
+    id dev = swmtl_device_new(&o);
     id lib = swmtl_new_native_library(dev, kernels);
     id pso = new_pipeline(dev, lib, "add");
     id queue = MSG0(id, dev, "newCommandQueue");
@@ -359,7 +360,31 @@ TEST(sw_objc_host_classes_are_the_devices_own) {
     CHECK(objc_class_named("MTLFunctionConstantValues") == nil);
     CHECK(objc_class_named("MTLCompileOptions") == nil);
 #endif
-    CHECK(!swmtl_fast_math_applies());
+}
+
+/* What the device offers beyond Metal's API is reached through its extension
+ * selectors (swmetal.h), asked with class_respondsToSelector as a host asks for
+ * Metal's optional features; the class of a Metal object does not answer them. */
+TEST(sw_objc_device_answers_its_extension_selectors) {
+    id dev = swmtl_create_system_default_device();
+    Class cls = object_getClass(dev);
+    CHECK(class_respondsToSelector(cls, sel_registerName("gdn_metalClassNamed:")));
+    CHECK(MSG1(Class, dev, "gdn_metalClassNamed:", const char *, "MTLCompileOptions") == swmtl_class("MTLCompileOptions"));
+    CHECK(MSG1(Class, dev, "gdn_metalClassNamed:", const char *, "NSString") == Nil);
+    CHECK(class_respondsToSelector(cls, sel_registerName("gdn_fastMathApplies")));
+    CHECK(!MSG0(BOOL, dev, "gdn_fastMathApplies"));
+    CHECK(class_respondsToSelector(cls, sel_registerName("gdn_supportsGPUCapture")));
+    CHECK(!MSG0(BOOL, dev, "gdn_supportsGPUCapture"));
+    CHECK(!class_respondsToSelector(cls, sel_registerName("gdn_findings:"))); /* a command buffer's */
+    id queue = MSG0(id, dev, "newCommandQueue");
+    id pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
+    id cb = MSG0(id, queue, "commandBuffer");
+    CHECK(class_respondsToSelector(object_getClass(cb), sel_registerName("gdn_findings:")));
+    int n = -1;
+    CHECK(MSG1(const void *, cb, "gdn_findings:", int *, &n) == NULL && n == 0); /* not completed */
+    MSG0(void, pool, "drain");
+    MSG0(void, queue, "release");
+    MSG0(void, dev, "release");
 }
 
 /* An object the device autoreleases goes to the NSAutoreleasePool the host pushes

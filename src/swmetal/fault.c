@@ -1,0 +1,181 @@
+/* fault.c — hardware faults in kernel code.  A worker's signal handler (on its
+ * alternate stack) records the signal, the address and the faulting instruction,
+ * and jumps back to the worker's scheduler context (pool.c), which reports the
+ * fault as a finding: an out-of-bounds access into a buffer's or the arena's guard
+ * page, a fiber's stack overflow, a wild address, a division trap.  Signals outside
+ * kernel code go to whoever handled them before. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#ifdef __APPLE__
+#include <sys/ucontext.h>
+#else
+#include <ucontext.h>
+#endif
+
+#include "swmetal/exec_internal.h"
+
+static const char *signal_what(int sig, int code) {
+    switch (sig) {
+    case SIGFPE:
+        return code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
+    case SIGILL:
+    case SIGTRAP:
+        return "trap instruction (__builtin_trap or unreachable code reached)";
+    case SIGBUS:
+        return "bus error (misaligned or unmapped access)";
+    default:
+        return "invalid memory access";
+    }
+}
+
+/* A fault at addr: an out-of-bounds access (a buffer's guard page, the arena's), a
+ * stack overflow, or a wild address. */
+void sw_fault_report(sw_worker *w) {
+    sw_raw_finding f;
+    memset(&f, 0, sizeof f);
+    char what[300] = "";
+    const uint8_t *addr = w->fault_addr;
+    int acc = w->fault_write < 0 ? SW_ACC_NONE : w->fault_write ? SW_ACC_WRITE : SW_ACC_READ;
+    f.kind = DEV_FIND_FAULT;
+    f.buffer = -1;
+    f.fatal = 1;
+    if (w->fault_sig == SIGSEGV || w->fault_sig == SIGBUS) {
+        const sw_dispatch *d = w->job->d;
+        int found = 0;
+        for (int i = 0; i < SW_MAX_BUFFERS && !found; i++) {
+            const sw_exec_binding *b = &d->buf[i];
+            if (!b->ptr || !b->map_lo || addr < b->map_lo || addr >= b->map_hi) continue;
+            found = 1;
+            f.memory = SW_MEM_DEVICE;
+            f.buffer = i;
+            f.has_range = 1;
+            f.offset_lo = addr >= b->data ? (int64_t)(addr - b->data) : -(int64_t)(b->data - addr);
+            f.offset_hi = f.offset_lo + 1;
+            f.length = b->length;
+            if (addr >= b->data + b->length || addr < b->data) {
+                f.kind = DEV_FIND_OOB;
+                if (b->is_bytes) snprintf(what, sizeof what, "setBytes data");
+            } else {
+                snprintf(what, sizeof what, "access fault inside the buffer");
+            }
+        }
+        if (!found && addr >= w->arena_map && addr < w->arena_map + w->arena_map_size) {
+            found = 1;
+            f.kind = DEV_FIND_OOB;
+            f.memory = SW_MEM_THREADGROUP;
+            f.has_range = 1;
+            f.offset_lo = (int64_t)(addr - w->arena);
+            f.offset_hi = f.offset_lo + 1;
+            f.length = SW_TG_MEM_LIMIT;
+            snprintf(what, sizeof what, "past the %d-byte threadgroup memory", SW_TG_MEM_LIMIT);
+        }
+        for (int i = 0; i < w->nstacks && !found; i++) {
+            const uint8_t *lo = w->stacks[i].map, *hi = w->stacks[i].base;
+            if (addr < lo || addr >= hi) continue;
+            found = 1;
+            snprintf(what, sizeof what, "stack overflow in a GPU thread (each has %d KB of stack)",
+                     SW_FIBER_STACK_BYTES / 1024);
+        }
+        if (!found)
+            snprintf(what, sizeof what, "invalid memory access at address %p (not in any bound buffer)",
+                     (const void *)addr);
+    } else {
+        snprintf(what, sizeof what, "%s", signal_what(w->fault_sig, w->fault_code));
+        acc = SW_ACC_NONE;
+    }
+    f.detail = what;
+    f.nsides = 1;
+    f.side[0] = sw_access_of(w->fault_thread, w, w->fault_pc, acc, 0, 0);
+    sw_findings_add(w->job, w, &f);
+}
+
+/* The faulting instruction and whether it wrote, from the signal context. */
+static void fault_context(void *ucv, const void **pc, int *write) {
+    *pc = NULL;
+    *write = -1;
+#if defined(__APPLE__) && defined(__aarch64__)
+    ucontext_t *uc = ucv;
+#ifdef __darwin_arm_thread_state64_get_pc
+    *pc = (const void *)__darwin_arm_thread_state64_get_pc(uc->uc_mcontext->__ss);
+#else
+    *pc = (const void *)uc->uc_mcontext->__ss.__pc;
+#endif
+    *write = (uc->uc_mcontext->__es.__esr >> 6) & 1; /* ESR_ELx.WnR of a data abort */
+#elif defined(__APPLE__) && defined(__x86_64__)
+    ucontext_t *uc = ucv;
+    *pc = (const void *)uc->uc_mcontext->__ss.__rip;
+    *write = (uc->uc_mcontext->__es.__err >> 1) & 1;
+#elif defined(__linux__) && defined(__x86_64__)
+    ucontext_t *uc = ucv;
+    *pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+    *write = (int)((uc->uc_mcontext.gregs[REG_ERR] >> 1) & 1); /* page-fault error code bit 1: write */
+#elif defined(__linux__) && defined(__aarch64__)
+    ucontext_t *uc = ucv;
+    *pc = (const void *)uc->uc_mcontext.pc;
+    /* The kernel appends an esr_context record (magic "ESR\x01") to the signal
+     * frame's __reserved area for data aborts; its WnR bit says write.  Records are
+     * {u32 magic, u32 size} headers ending with magic 0. */
+    const uint8_t *rec = (const uint8_t *)uc->uc_mcontext.__reserved;
+    const uint8_t *end = rec + sizeof uc->uc_mcontext.__reserved;
+    while (rec + 8 <= end) {
+        uint32_t magic, size;
+        memcpy(&magic, rec, 4);
+        memcpy(&size, rec + 4, 4);
+        if (magic == 0 || size < 8 || rec + size > end) break;
+        if (magic == 0x45535201u && size >= 16) {
+            uint64_t esr;
+            memcpy(&esr, rec + 8, 8);
+            *write = (int)((esr >> 6) & 1);
+            break;
+        }
+        rec += size;
+    }
+#else
+    (void)ucv;
+#endif
+}
+
+static struct sigaction old_actions[32];
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
+
+static void fault_handler(int sig, siginfo_t *si, void *uc) {
+    sw_worker *w = sw_tls_worker;
+    if (w && w->cur) {
+        sw_range_sync_thread(w);
+        w->fault_sig = sig;
+        w->fault_code = si->si_code;
+        w->fault_addr = si->si_addr;
+        w->fault_thread = w->cur;
+        const void *pc;
+        int write;
+        fault_context(uc, &pc, &write);
+        w->fault_pc = pc;
+        w->fault_write = sig == SIGSEGV || sig == SIGBUS ? write : -1;
+        sw_set_current(w, NULL);
+        if (!w->group.looping) sw_fiber_note_jump(&w->sched);
+        siglongjmp(w->fault_jmp, 1);
+    }
+    /* Not kernel code: hand over to whoever handled this before us, or die. */
+    struct sigaction *old = &old_actions[sig];
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+        old->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL);
+    /* Returning re-executes the faulting instruction under the default action. */
+}
+
+void sw_fault_install_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fault_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        sigaction(fault_signals[i], &sa, &old_actions[fault_signals[i]]);
+}
