@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/clock.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/sw_compile.h"
 
 #define MAX_ERROR_LINES 20

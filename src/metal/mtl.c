@@ -18,7 +18,7 @@
 #include "metal/mtl.h"
 #include "metal/objc_call.h"
 
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/swmtl.h"
 
 #if defined(__APPLE__)

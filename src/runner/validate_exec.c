@@ -24,7 +24,7 @@
 #include "runner/kernel_choice.h"
 #include "runner/shader_source.h"
 #include "runner/validate.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/swmtl.h"
 
 void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {

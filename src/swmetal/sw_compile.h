@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/sw_abi.h"
 
 typedef struct sw_library sw_library;

@@ -1,6 +1,6 @@
 /* msl_include.c — msl_include.h: inlines the headers a .metal file includes.
  *
- * Directives are found with the front end's lexer (so an #include inside a comment
+ * Directives are found with the shared MSL lexer (msl_lex.h) (so an #include inside a comment
  * or a string is not one).  The text between directives is copied unchanged; the
  * line markers around an inlined header keep every line's number. */
 #include <limits.h>
@@ -11,8 +11,8 @@
 
 #include "core/sha256.h"
 #include "core/strutil.h"
-#include "swmetal/msl_front.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
+#include "msl/msl_lex.h"
 
 #define MAX_DEPTH 200
 

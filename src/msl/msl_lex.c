@@ -1,7 +1,7 @@
-/* msl_lex.c — tokens of MSL/C++ source for the front end's pre-pass, and the
- * small text buffer the front end builds its output with.
+/* msl_lex.c — msl_lex.h: tokens of MSL/C++ source, and the small text buffer
+ * the readers of MSL build their output with.
  *
- * Only what the pre-pass needs: identifiers, numbers, string/char literals,
+ * Only what those readers need: identifiers, numbers, string/char literals,
  * punctuation, and preprocessor lines as whole tokens.  Comments vanish.  Line
  * markers (`# 12 "kkt.metal"` from clang -E, or `#line 12 "kkt.metal"`) move the
  * reported positions so every token carries its .metal line. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swmetal/msl_front.h"
+#include "msl/msl_lex.h"
 
 /* ---- msl_buf ---- */
 
