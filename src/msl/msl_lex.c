@@ -252,35 +252,11 @@ fail:
 }
 
 void msl_lexed_free(msl_lexed *lx) {
-    for (int i = 0; i < lx->nfiles; i++) free(lx->files[i]);
-    free(lx->files);
-    free(lx->toks);
-    *lx = (msl_lexed){0};
-}
-
-int msl_tok_is(const msl_lexed *lx, int i, const char *s) {
-    if (i < 0 || i >= lx->ntoks) return 0;
-    const msl_tok *t = &lx->toks[i];
-    return t->kind != MSL_TK_ATTR && t->kind != MSL_TK_DIRECTIVE && (size_t)t->len == strlen(s) &&
-           memcmp(lx->text + t->start, s, (size_t)t->len) == 0;
-}
-
-char *msl_error_at(const msl_lexed *lx, int i, const char *fmt, ...) {
-    msl_buf b = {0};
-    if (i >= 0 && i < lx->ntoks) {
-        const msl_tok *t = &lx->toks[i];
-        msl_buf_printf(&b, "%s:%d:%d: error: ", lx->files[t->file], t->line, t->col);
-    } else if (lx->ntoks > 0) {
-        const msl_tok *t = &lx->toks[lx->ntoks - 1];
-        msl_buf_printf(&b, "%s:%d:%d: error: ", lx->files[t->file], t->line, t->col + t->len);
-    } else {
-        msl_buf_printf(&b, "%s:1:1: error: ", lx->nfiles ? lx->files[0] : "source");
+    if (!lx->view) {
+        for (int i = 0; i < lx->nfiles; i++) free(lx->files[i]);
+        free(lx->files);
     }
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    msl_buf_puts(&b, tmp);
-    return msl_buf_take(&b);
+    free(lx->toks);
+    free(lx->match);
+    *lx = (msl_lexed){0};
 }

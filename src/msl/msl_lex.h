@@ -49,15 +49,15 @@ typedef struct msl_lexed {
     int ntoks;
     char **files;      /* file names seen in line markers; files[0] = the given name */
     int nfiles;
+    int *match;        /* matching brackets (msl_match_brackets, msl_cursor.h); NULL until then */
+    int view;          /* 1: text and files belong to another msl_lexed (msl_lexed_view) */
 } msl_lexed;
 
 /* Tokenises `text`; line markers (`# N "f"`, `#line N "f"`) update positions.
  * Returns 0, or -1 with *err = "file:line:col: error: ..." (unterminated comment,
  * string or character literal). */
 int msl_lex(const char *text, const char *filename, msl_lexed *out, char **err);
+/* Frees the tokens and matches, and the file names unless lx is a view. */
 void msl_lexed_free(msl_lexed *lx);
-int msl_tok_is(const msl_lexed *lx, int i, const char *s);
-/* malloc'd "file:line:col: error: msg" at token i (or at the end of the text). */
-char *msl_error_at(const msl_lexed *lx, int i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -55,14 +55,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msl/msl_cursor.h"
 #include "swmetal/msl_front.h"
 
 #define LV_MAX_NAMES 4096
-
-typedef struct lv_tok {
-    int kind;     /* MSL_TK_* */
-    int start, end;
-} lv_tok;
 
 enum { ST_SIMPLE, ST_COMPOUND, ST_IF, ST_FOR, ST_WHILE, ST_DO, ST_SWITCH, ST_RETURN, ST_BREAK, ST_CONTINUE,
        ST_LABEL, ST_EMPTY, ST_DIRECTIVE };
@@ -113,9 +109,7 @@ typedef struct lv_fn {
 typedef struct lanes {
     const char *text;
     const msl_unit *u;
-    lv_tok *t;
-    int n;
-    int *match;         /* matching bracket for ( [ { */
+    msl_lexed c;        /* tokens, operators joined; c.match: matching brackets (lenient) */
     lv_stmt *st;
     int nst, capst;
     lv_fn *fns;
@@ -136,20 +130,12 @@ typedef struct lanes {
 
 /* ------------------------------------------------------------------ tokens */
 
-static int tlen(const lanes *L, int i) { return L->t[i].end - L->t[i].start; }
-static const char *ttext(const lanes *L, int i) { return L->text + L->t[i].start; }
-
-static int is(const lanes *L, int i, const char *s) {
-    if (i < 0 || i >= L->n || L->t[i].kind == MSL_TK_DIRECTIVE) return 0;
-    size_t n = strlen(s);
-    return (size_t)tlen(L, i) == n && memcmp(ttext(L, i), s, n) == 0;
-}
-
-static int is_ident(const lanes *L, int i) { return i >= 0 && i < L->n && L->t[i].kind == MSL_TK_IDENT; }
-
-static int same_text(const lanes *L, int a, int b) {
-    return tlen(L, a) == tlen(L, b) && memcmp(ttext(L, a), ttext(L, b), (size_t)tlen(L, a)) == 0;
-}
+/* Shorthands over the shared token layer (msl/msl_cursor.h). */
+static int tlen(const lanes *L, int i) { return L->c.toks[i].len; }
+static const char *ttext(const lanes *L, int i) { return msl_tok_text(&L->c, i); }
+static int is(const lanes *L, int i, const char *s) { return msl_tok_is(&L->c, i, s); }
+static int is_ident(const lanes *L, int i) { return msl_tok_ident(&L->c, i); }
+static int same_text(const lanes *L, int a, int b) { return msl_tok_same(&L->c, a, b); }
 
 static void reject(lanes *L, int at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void reject(lanes *L, int at, const char *fmt, ...) {
@@ -159,74 +145,28 @@ static void reject(lanes *L, int at, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (at >= 0 && at < L->n) {
+    if (at >= 0 && at < L->c.ntoks) {
         int line = 1;
-        for (int k = 0; k < L->t[at].start; k++) line += L->text[k] == '\n';
+        for (int k = 0; k < L->c.toks[at].start; k++) line += L->text[k] == '\n';
         snprintf(L->why, sizeof L->why, "%s (text line %d)", msg, line);
     } else {
         snprintf(L->why, sizeof L->why, "%s", msg);
     }
 }
 
-/* C++ operators of more than one character, longest first: the lexer gives one
- * punctuation character per token (but :: and ->). */
-static const char *const multi_ops[] = {"<<=", ">>=", "...", "&&", "||", "==", "!=", "<=", ">=", "+=", "-=", "*=",
-                                        "/=",  "%=",  "&=",  "|=", "^=", "<<", ">>", "++", "--", NULL};
-
 static int lex_lanes(lanes *L, char **err) {
-    msl_lexed lx;
-    if (msl_lex(L->text, "lanes", &lx, err) != 0) return -1;
-    L->t = malloc(sizeof *L->t * (size_t)(lx.ntoks + 1));
-    L->match = malloc(sizeof *L->match * (size_t)(lx.ntoks + 1));
-    int *stack = malloc(sizeof *stack * (size_t)(lx.ntoks + 1));
-    if (!L->t || !L->match || !stack) {
-        free(stack);
-        msl_lexed_free(&lx);
+    if (msl_lex(L->text, "lanes", &L->c, err) != 0) return -1;
+    msl_join_ops(&L->c);
+    if (msl_match_brackets(&L->c, 0, err) != 0) {
         *err = strdup("out of memory");
         return -1;
     }
-    int n = 0;
-    for (int i = 0; i < lx.ntoks; i++) {
-        const msl_tok *k = &lx.toks[i];
-        lv_tok t = {k->kind, k->start, k->start + k->len};
-        if (k->kind == MSL_TK_PUNCT && k->len == 1) {
-            for (int m = 0; multi_ops[m]; m++) {
-                size_t ml = strlen(multi_ops[m]);
-                int ok = 1;
-                for (size_t j = 0; j < ml && ok; j++) {
-                    int q = i + (int)j;
-                    ok = q < lx.ntoks && lx.toks[q].kind == MSL_TK_PUNCT && lx.toks[q].len == 1 &&
-                         lx.toks[q].start == k->start + (int)j && L->text[lx.toks[q].start] == multi_ops[m][j];
-                }
-                if (ok) {
-                    t.end = k->start + (int)ml;
-                    i += (int)ml - 1;
-                    break;
-                }
-            }
-        }
-        L->t[n++] = t;
-    }
-    msl_lexed_free(&lx);
-    L->n = n;
-    int sp = 0;
-    for (int i = 0; i < n; i++) {
-        L->match[i] = -1;
-        if (is(L, i, "(") || is(L, i, "[") || is(L, i, "{")) stack[sp++] = i;
-        else if (is(L, i, ")") || is(L, i, "]") || is(L, i, "}")) {
-            if (sp == 0) continue;
-            int o = stack[--sp];
-            L->match[o] = i;
-            L->match[i] = o;
-        }
-    }
-    free(stack);
-    L->decl = malloc(sizeof *L->decl * (size_t)(n + 1));
+    L->decl = malloc(sizeof *L->decl * (size_t)(L->c.ntoks + 1));
     if (!L->decl) {
         *err = strdup("out of memory");
         return -1;
     }
-    for (int i = 0; i <= n; i++) L->decl[i] = -1;
+    for (int i = 0; i <= L->c.ntoks; i++) L->decl[i] = -1;
     return 0;
 }
 
@@ -301,26 +241,8 @@ static int is_template_name(const lanes *L, int i) {
     return 0;
 }
 
-/* Index past a template argument list that starts at `lt` ("<"), or -1. */
-static int skip_angles(const lanes *L, int lt, int limit) {
-    int depth = 0;
-    for (int i = lt; i < limit; i++) {
-        if (is(L, i, "(") || is(L, i, "[")) {
-            if (L->match[i] < 0) return -1;
-            i = L->match[i];
-        } else if (is(L, i, "<")) depth++;
-        else if (is(L, i, ">")) {
-            if (--depth == 0) return i + 1;
-        } else if (is(L, i, ">>")) {
-            depth -= 2;
-            if (depth <= 0) return depth == 0 ? i + 1 : -1;
-        } else if (is(L, i, ";") || is(L, i, "{") || is(L, i, "}")) return -1;
-    }
-    return -1;
-}
-
 static void collect_names(lanes *L) {
-    for (int i = 0; i < L->n; i++) {
+    for (int i = 0; i < L->c.ntoks; i++) {
         if ((is(L, i, "struct") || is(L, i, "class") || is(L, i, "union") || is(L, i, "enum")) && is_ident(L, i + 1)) {
             int k = i + 1;
             if (is(L, k, "class") || is(L, k, "struct")) k++; /* enum class */
@@ -329,21 +251,21 @@ static void collect_names(lanes *L) {
             push_int(&L->types, &L->ntypes, &L->captypes, i + 1);
         } else if (is(L, i, "typedef")) {
             int k = i;
-            while (k < L->n && !is(L, k, ";")) {
-                if (L->match[k] > k && (is(L, k, "(") || is(L, k, "{") || is(L, k, "["))) k = L->match[k];
+            while (k < L->c.ntoks && !is(L, k, ";")) {
+                if (L->c.match[k] > k && (is(L, k, "(") || is(L, k, "{") || is(L, k, "["))) k = L->c.match[k];
                 k++;
             }
             int name = k - 1;
             while (name > i && !is_ident(L, name)) name--;
             if (name > i) push_int(&L->types, &L->ntypes, &L->captypes, name);
         } else if (is(L, i, "template") && is(L, i + 1, "<")) {
-            int end = skip_angles(L, i + 1, L->n);
+            int end = msl_skip_angles(&L->c, i + 1, L->c.ntoks);
             if (end < 0) continue;
             for (int k = i + 2; k < end; k++)
                 if ((is(L, k, "typename") || is(L, k, "class")) && is_ident(L, k + 1))
                     push_int(&L->types, &L->ntypes, &L->captypes, k + 1);
             /* the templated entity's name: the identifier before the first ( or { */
-            for (int k = end; k < L->n; k++) {
+            for (int k = end; k < L->c.ntoks; k++) {
                 if (is(L, k, "(") || is(L, k, "{") || is(L, k, ";")) {
                     int name = k - 1;
                     if (is(L, k, "{") || is(L, k, ";")) {
@@ -361,7 +283,7 @@ static void collect_names(lanes *L) {
 static int scan_unsupported(lanes *L) {
     static const char *const words[] = {"goto", "asm", "__asm__", "thread_local", "quad_sum", "quad_shuffle",
                                         "quad_shuffle_xor", "quad_broadcast", NULL};
-    for (int i = 0; i < L->n; i++) {
+    for (int i = 0; i < L->c.ntoks; i++) {
         if (!is_ident(L, i)) continue;
         const char *s = ttext(L, i);
         int n = tlen(L, i);
@@ -397,7 +319,7 @@ static int scan_unsupported(lanes *L) {
  * its fibers (wy: 1.15 s as lanes against 0.29 s on fibers). */
 static int needs_collectives(lanes *L) {
     /* calls, not names: MLX-style kernels call their parameters simd_lane_id */
-    for (int i = 0; i < L->n; i++)
+    for (int i = 0; i < L->c.ntoks; i++)
         if ((is(L, i + 1, "(") && (has_prefix(L, i, "simd_") || is(L, i, "simdgroup_barrier"))) ||
             is_one_of(L, i, matrix_types) || is_one_of(L, i, matrix_functions))
             return 0;
@@ -426,20 +348,20 @@ static const char *const specifiers[] = {"static", "inline", "constexpr", "exter
 /* The first token of a function's return type, scanning back from its name. */
 static int decl_start(const lanes *L, int name) {
     int i = name - 1;
-    while (i >= 0 && !is(L, i, ";") && !is(L, i, "}") && !is(L, i, "{") && L->t[i].kind != MSL_TK_DIRECTIVE) {
-        if (is(L, i, ")") && L->match[i] >= 0) i = L->match[i];
+    while (i >= 0 && !is(L, i, ";") && !is(L, i, "}") && !is(L, i, "{") && L->c.toks[i].kind != MSL_TK_DIRECTIVE) {
+        if (is(L, i, ")") && L->c.match[i] >= 0) i = L->c.match[i];
         i--;
     }
     i++;
     for (;;) {
         if (is(L, i, "template") && is(L, i + 1, "<")) {
-            int e = skip_angles(L, i + 1, name);
+            int e = msl_skip_angles(&L->c, i + 1, name);
             if (e < 0) return -1;
             i = e;
             continue;
         }
-        if (is(L, i, "__attribute__") && is(L, i + 1, "(") && L->match[i + 1] > 0) {
-            i = L->match[i + 1] + 1;
+        if (is(L, i, "__attribute__") && is(L, i + 1, "(") && L->c.match[i + 1] > 0) {
+            i = L->c.match[i + 1] + 1;
             continue;
         }
         int spec = 0;
@@ -457,13 +379,7 @@ static int parse_params(lanes *L, lv_fn *f) {
     f->params = calloc((size_t)cap, sizeof *f->params);
     if (!f->params) return -1;
     for (int s = lo; s < hi;) {
-        int e = s, angle = 0;
-        while (e < hi && !(is(L, e, ",") && angle == 0)) {
-            if (is(L, e, "<")) angle++;
-            else if (is(L, e, ">") && angle > 0) angle--;
-            if (L->match[e] > e && (is(L, e, "(") || is(L, e, "[") || is(L, e, "{"))) e = L->match[e];
-            e++;
-        }
+        int e = msl_list_item_end(&L->c, s, hi);
         if (f->nparams == cap) {
             cap *= 2;
             lv_param *p = realloc(f->params, sizeof *p * (size_t)cap);
@@ -482,8 +398,8 @@ static int parse_params(lanes *L, lv_fn *f) {
                 break;
             }
         for (int k = stop - 1; k >= s; k--) {
-            if (is(L, k, "]") && L->match[k] >= s) {
-                k = L->match[k];
+            if (is(L, k, "]") && L->c.match[k] >= s) {
+                k = L->c.match[k];
                 continue;
             }
             if (is_ident(L, k)) {
@@ -517,29 +433,29 @@ static int reject_simd_in(lanes *L, int lo, int hi, const char *what) {
 /* Functions defined at namespace scope: `... name ( params ) [const] { body }`. */
 static int find_functions(lanes *L) {
     int cap = 0;
-    for (int i = 0; i < L->n; i++) {
+    for (int i = 0; i < L->c.ntoks; i++) {
         if (is(L, i, "namespace")) {
             int k = i + 1;
-            while (k < L->n && !is(L, k, "{") && !is(L, k, ";")) k++;
+            while (k < L->c.ntoks && !is(L, k, "{") && !is(L, k, ";")) k++;
             i = k; /* step into the namespace's block */
             continue;
         }
-        if (is(L, i, "extern") && L->t[i + 1].kind == MSL_TK_STRING && is(L, i + 2, "{")) {
+        if (is(L, i, "extern") && L->c.toks[i + 1].kind == MSL_TK_STRING && is(L, i + 2, "{")) {
             i += 2;
             continue;
         }
         if (!is(L, i, "{")) continue;
-        int close = L->match[i];
+        int close = L->c.match[i];
         if (close < 0) return -1;
         int prev = i - 1;
         while (prev >= 0 && (is(L, prev, "const") || is(L, prev, "noexcept"))) prev--;
-        if (prev < 0 || !is(L, prev, ")") || L->match[prev] < 1 || !is_ident(L, L->match[prev] - 1)) {
+        if (prev < 0 || !is(L, prev, ")") || L->c.match[prev] < 1 || !is_ident(L, L->c.match[prev] - 1)) {
             /* a struct, an initializer, ...: not a function body */
             if (reject_simd_in(L, i, close, "a struct or other body the lanes rewrite does not reach") != 0) return -1;
             i = close;
             continue;
         }
-        int open = L->match[prev], name = open - 1;
+        int open = L->c.match[prev], name = open - 1;
         if (is(L, name, "operator") || is(L, name - 1, "::") || is(L, name - 1, "operator")) {
             if (reject_simd_in(L, i, close, "an operator or out-of-line member function") != 0) return -1;
             i = close;
@@ -589,7 +505,7 @@ static int new_stmt(lanes *L, int kind, int lo) {
 /* End (exclusive) of the simple statement starting at i: its ';' at depth 0. */
 static int simple_end(const lanes *L, int i, int limit) {
     for (; i < limit; i++) {
-        if (L->match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) i = L->match[i];
+        if (L->c.match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) i = L->c.match[i];
         else if (is(L, i, ";")) return i + 1;
     }
     return -1;
@@ -598,13 +514,13 @@ static int simple_end(const lanes *L, int i, int limit) {
 static int parse_stmt(lanes *L, int i, int limit, int *next);
 
 static int parse_paren(lanes *L, int i, int *lo, int *hi) {
-    if (!is(L, i, "(") || L->match[i] < 0) {
+    if (!is(L, i, "(") || L->c.match[i] < 0) {
         reject(L, i, "expected (");
         return -1;
     }
     *lo = i + 1;
-    *hi = L->match[i];
-    return L->match[i] + 1;
+    *hi = L->c.match[i];
+    return L->c.match[i] + 1;
 }
 
 /* Statement s (for, while, switch) ends with its body, which starts at token k. */
@@ -622,7 +538,7 @@ static int parse_stmt(lanes *L, int i, int limit, int *next) {
         reject(L, i, "statement expected");
         return -1;
     }
-    if (L->t[i].kind == MSL_TK_DIRECTIVE) {
+    if (L->c.toks[i].kind == MSL_TK_DIRECTIVE) {
         int s = new_stmt(L, ST_DIRECTIVE, i);
         if (s < 0) return -1;
         L->st[s].hi = i + 1;
@@ -630,7 +546,7 @@ static int parse_stmt(lanes *L, int i, int limit, int *next) {
         return s;
     }
     if (is(L, i, "{")) {
-        int close = L->match[i];
+        int close = L->c.match[i];
         int s = new_stmt(L, ST_COMPOUND, i);
         if (s < 0 || close < 0) return -1;
         int prev = -1;
@@ -669,7 +585,7 @@ static int parse_stmt(lanes *L, int i, int limit, int *next) {
         if (s < 0 || (k = parse_paren(L, i + 1, &lo, &hi)) < 0) return -1;
         int semi1 = -1, semi2 = -1;
         for (int q = lo; q < hi; q++) {
-            if (L->match[q] > q && (is(L, q, "(") || is(L, q, "[") || is(L, q, "{"))) q = L->match[q];
+            if (L->c.match[q] > q && (is(L, q, "(") || is(L, q, "[") || is(L, q, "{"))) q = L->c.match[q];
             else if (is(L, q, ";")) {
                 if (semi1 < 0) semi1 = q;
                 else if (semi2 < 0) semi2 = q;
@@ -710,7 +626,7 @@ static int parse_stmt(lanes *L, int i, int limit, int *next) {
         s = new_stmt(L, ST_LABEL, i);
         if (s < 0) return -1;
         for (k = i + 1; k < limit && !(is(L, k, ":")); k++)
-            if (L->match[k] > k && is(L, k, "(")) k = L->match[k];
+            if (L->c.match[k] > k && is(L, k, "(")) k = L->c.match[k];
         L->st[s].hi = k + 1;
         *next = k + 1;
         return s;
@@ -813,7 +729,7 @@ static int lanes_view(const lanes *L, int i) {
 static int has_lanes_view(const lanes *L, int lo, int hi) {
     for (int i = lo; i < hi; i++) {
         if (lanes_view(L, i)) return 1;
-        if ((is(L, i, "[") || is(L, i, "(")) && L->match[i] > i) i = L->match[i];
+        if ((is(L, i, "[") || is(L, i, "(")) && L->c.match[i] > i) i = L->c.match[i];
     }
     return 0;
 }
@@ -835,9 +751,9 @@ static int chain_base(const lanes *L, int lo, int end, int *has_sub, int *has_de
     *has_sub = 0;
     *has_deref = 0;
     while (i >= lo) {
-        if ((is(L, i, "]") || is(L, i, ")")) && L->match[i] >= lo) {
+        if ((is(L, i, "]") || is(L, i, ")")) && L->c.match[i] >= lo) {
             if (is(L, i, "]")) *has_sub = 1;
-            i = L->match[i] - 1;
+            i = L->c.match[i] - 1;
         } else if (is_ident(L, i) || is(L, i, ".") || is(L, i, "->") || is(L, i, "::")) {
             if (is(L, i, "->")) *has_deref = 1;
             i--;
@@ -875,7 +791,7 @@ static int decl_type_end(const lanes *L, int lo, int hi) {
     while (is_type_name(L, i + 1) && (is(L, i, "unsigned") || is(L, i, "signed") || is(L, i, "long"))) i++;
     i++;
     if (is(L, i, "<")) {
-        i = skip_angles(L, i, hi);
+        i = msl_skip_angles(&L->c, i, hi);
         if (i < 0) return -1;
     }
     while (is(L, i, "::") && is_ident(L, i + 1)) i += 2;
@@ -902,7 +818,7 @@ static int split_declarators(const lanes *L, int tyend, int hi, lv_decl *d, int 
     for (int s = tyend; s < hi && n < max;) {
         int e = s;
         while (e < hi && !is(L, e, ",") && !is(L, e, ";")) {
-            if (L->match[e] > e && (is(L, e, "(") || is(L, e, "[") || is(L, e, "{"))) e = L->match[e];
+            if (L->c.match[e] > e && (is(L, e, "(") || is(L, e, "[") || is(L, e, "{"))) e = L->c.match[e];
             e++;
         }
         lv_decl *x = &d[n++];
@@ -917,16 +833,16 @@ static int split_declarators(const lanes *L, int tyend, int hi, lv_decl *d, int 
             k++;
         }
         if (is_ident(L, k)) x->name = k++;
-        while (is(L, k, "[") && L->match[k] > k) {
+        while (is(L, k, "[") && L->c.match[k] > k) {
             x->array = 1;
-            k = L->match[k] + 1;
+            k = L->c.match[k] + 1;
         }
         if (is(L, k, "=")) {
             x->init_lo = k + 1;
             x->init_hi = e;
-        } else if ((is(L, k, "{") || is(L, k, "(")) && L->match[k] > k) {
+        } else if ((is(L, k, "{") || is(L, k, "(")) && L->c.match[k] > k) {
             x->init_lo = k + 1;
-            x->init_hi = L->match[k];
+            x->init_hi = L->c.match[k];
         }
         s = e < hi && is(L, e, ",") ? e + 1 : hi;
     }
@@ -938,7 +854,7 @@ static int private_target(const lanes *L, const lv_fn *f, int base);
 /* The first comma at depth 0 in [lo, hi), or -1. */
 static int find_top_comma(const lanes *L, int lo, int hi) {
     for (int i = lo; i < hi; i++) {
-        if (L->match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) i = L->match[i];
+        if (L->c.match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) i = L->c.match[i];
         else if (is(L, i, ",")) return i;
     }
     return -1;
@@ -950,8 +866,8 @@ static int find_top_comma(const lanes *L, int lo, int hi) {
  * parameter named outside brackets is marked (a subscript's index is only read). */
 static void mark_arg_storage(lanes *L, lv_fn *f, int lo, int hi) {
     for (int i = lo; i < hi; i++) {
-        if (L->match[i] > i && (is(L, i, "[") || (is(L, i, "(") && is_ident(L, i - 1)))) {
-            i = L->match[i]; /* an index or a call's arguments: read, not bound */
+        if (L->c.match[i] > i && (is(L, i, "[") || (is(L, i, "(") && is_ident(L, i - 1)))) {
+            i = L->c.match[i]; /* an index or a call's arguments: read, not bound */
             continue;
         }
         if (is_ident(L, i) && !member_name(L, i) && private_target(L, f, i)) mark(L, f, i);
@@ -962,25 +878,25 @@ static void mark_arg_storage(lanes *L, lv_fn *f, int lo, int hi) {
  * and pointer/reference parameters flow back into the local passed. */
 static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
     for (int i = lo; i < hi; i++) {
-        if (is_ident(L, i) && (is(L, i - 1, ".") || is(L, i - 1, "->")) && is(L, i + 1, "(") && L->match[i + 1] > i) {
+        if (is_ident(L, i) && (is(L, i - 1, ".") || is(L, i - 1, "->")) && is(L, i + 1, "(") && L->c.match[i + 1] > i) {
             /* a member function call `s.f(...)`, `a[j].f(...)`: it may change the
              * object, which then differs between lanes under varying control or
              * with varying arguments (a struct local: vary<S> does not compile, and
              * the library runs as fibers) */
             int sub, deref, base = chain_base(L, lo, i, &sub, &deref);
             if (base >= 0 && private_target(L, f, base) && !has_lanes_view(L, base, i + 1) &&
-                (vctl || expr_varying(L, f, i + 2, L->match[i + 1])))
+                (vctl || expr_varying(L, f, i + 2, L->c.match[i + 1])))
                 mark(L, f, base);
             continue;
         }
         if (!is_ident(L, i) || member_name(L, i)) continue;
         int open = i + 1;
         if (is(L, open, "<") && is_template_name(L, i)) {
-            open = skip_angles(L, open, hi);
+            open = msl_skip_angles(&L->c, open, hi);
             if (open < 0) continue;
         }
-        if (!is(L, open, "(") || L->match[open] < 0) continue;
-        int close = L->match[open];
+        if (!is(L, open, "(") || L->c.match[open] < 0) continue;
+        int close = L->c.match[open];
         /* metal functions that store through a reference argument (the second):
          * under varying control, or for varying lanes, its storage varies */
         if (is(L, i, "sincos") || is(L, i, "modf") || is(L, i, "frexp")) {
@@ -998,7 +914,7 @@ static void flow_calls(lanes *L, lv_fn *f, int lo, int hi, int vctl) {
             for (int s = open + 1; s < close && arg < g->nparams; arg++) {
                 int e = s;
                 while (e < close && !is(L, e, ",")) {
-                    if (L->match[e] > e && (is(L, e, "(") || is(L, e, "[") || is(L, e, "{"))) e = L->match[e];
+                    if (L->c.match[e] > e && (is(L, e, "(") || is(L, e, "[") || is(L, e, "{"))) e = L->c.match[e];
                     e++;
                 }
                 lv_param *p = &g->params[arg];
@@ -1110,7 +1026,7 @@ static void flow_assigns(lanes *L, lv_fn *f, int start, int hi, int vctl, int is
             /* prefix: the chain after */
             int e = i + 1;
             while (e < hi && (is_ident(L, e) || is(L, e, ".") || is(L, e, "->") || is(L, e, "[")))
-                e = is(L, e, "[") && L->match[e] > e ? L->match[e] + 1 : e + 1;
+                e = is(L, e, "[") && L->c.match[e] > e ? L->c.match[e] + 1 : e + 1;
             base = chain_base(L, i + 1, e, &sub, &deref);
         } else {
             base = chain_base(L, start, i, &sub, &deref);
@@ -1324,20 +1240,20 @@ static void out_gap(lanes *L, int upto) {
 }
 
 static void out_tok(lanes *L, int i) {
-    if (L->t[i].start >= L->pos) {
-        out_gap(L, L->t[i].start);
+    if (L->c.toks[i].start >= L->pos) {
+        out_gap(L, L->c.toks[i].start);
         msl_buf_put(&L->out, ttext(L, i), (size_t)tlen(L, i));
-        L->pos = L->t[i].end;
-    } else if (L->t[i].kind != MSL_TK_DIRECTIVE) {
+        L->pos = L->c.toks[i].start + L->c.toks[i].len;
+    } else if (L->c.toks[i].kind != MSL_TK_DIRECTIVE) {
         msl_buf_puts(&L->out, " "); /* a repeated token (compound store) */
         msl_buf_put(&L->out, ttext(L, i), (size_t)tlen(L, i));
     }
 }
 
 static void skip_tok(lanes *L, int i) {
-    if (L->t[i].start >= L->pos) {
-        out_gap(L, L->t[i].start);
-        L->pos = L->t[i].end;
+    if (L->c.toks[i].start >= L->pos) {
+        out_gap(L, L->c.toks[i].start);
+        L->pos = L->c.toks[i].start + L->c.toks[i].len;
     }
 }
 
@@ -1354,8 +1270,8 @@ static void emit_raw(lanes *L, int lo, int hi) {
 static int find_top(const lanes *L, int lo, int hi, const char *op, int last) {
     int found = -1;
     for (int i = lo; i < hi; i++) {
-        if (L->match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
-            i = L->match[i];
+        if (L->c.match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
+            i = L->c.match[i];
             continue;
         }
         if (is(L, i, op)) {
@@ -1370,8 +1286,8 @@ static int find_top(const lanes *L, int lo, int hi, const char *op, int last) {
 static int ternary_colon(const lanes *L, int q, int hi) {
     int depth = 0;
     for (int i = q + 1; i < hi; i++) {
-        if (L->match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
-            i = L->match[i];
+        if (L->c.match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
+            i = L->c.match[i];
             continue;
         }
         if (is(L, i, "?")) depth++;
@@ -1392,7 +1308,7 @@ static int type_end(const lanes *L, int i, int hi) {
     if (!is_type_name(L, k)) return -1;
     while (is_type_name(L, k + 1) && (is(L, k, "unsigned") || is(L, k, "signed") || is(L, k, "long"))) k++;
     k++;
-    if (is(L, k, "<")) k = skip_angles(L, k, hi);
+    if (is(L, k, "<")) k = msl_skip_angles(&L->c, k, hi);
     return k;
 }
 
@@ -1422,22 +1338,22 @@ static int unary_end(const lanes *L, int i, int hi) {
     while (i < hi && (is(L, i, "-") || is(L, i, "+") || is(L, i, "!") || is(L, i, "~") || is(L, i, "*") ||
                       is(L, i, "&") || is(L, i, "++") || is(L, i, "--")))
         i++;
-    if (is(L, i, "(") && L->match[i] > i) {
+    if (is(L, i, "(") && L->c.match[i] > i) {
         int te = cast_type_end(L, i + 1, hi);
-        if (te == L->match[i]) return unary_end(L, te + 1, hi); /* another cast */
-        i = L->match[i] + 1;
-    } else if (is_ident(L, i) || L->t[i].kind == MSL_TK_NUMBER || L->t[i].kind == MSL_TK_CHAR) {
+        if (te == L->c.match[i]) return unary_end(L, te + 1, hi); /* another cast */
+        i = L->c.match[i] + 1;
+    } else if (is_ident(L, i) || L->c.toks[i].kind == MSL_TK_NUMBER || L->c.toks[i].kind == MSL_TK_CHAR) {
         i++;
         while (is(L, i, "::") && is_ident(L, i + 1)) i += 2;
         if (is(L, i, "<") && is_template_name(L, i - 1)) {
-            int e = skip_angles(L, i, hi);
+            int e = msl_skip_angles(&L->c, i, hi);
             if (e > 0) i = e;
         }
     } else {
         return i + 1;
     }
     for (;;) {
-        if ((is(L, i, "[") || is(L, i, "(")) && L->match[i] > i) i = L->match[i] + 1;
+        if ((is(L, i, "[") || is(L, i, "(")) && L->c.match[i] > i) i = L->c.match[i] + 1;
         else if ((is(L, i, ".") || is(L, i, "->")) && is_ident(L, i + 1)) i += 2;
         else if (is(L, i, "++") || is(L, i, "--")) i++;
         else break;
@@ -1470,8 +1386,8 @@ static void emit_expr(lanes *L, int lo, int hi) {
         return;
     }
     for (int i = lo; i < hi; i++) {
-        if (L->match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
-            i = L->match[i];
+        if (L->c.match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
+            i = L->c.match[i];
             continue;
         }
         if (is_assign_op(L, i)) {
@@ -1548,16 +1464,16 @@ static void emit_expr(lanes *L, int lo, int hi) {
             i += 2;
             continue;
         }
-        if (L->t[i].kind == MSL_TK_PUNCT && !is(L, i, "(") && !is(L, i, "{") && !is(L, i, "::")) {
+        if (L->c.toks[i].kind == MSL_TK_PUNCT && !is(L, i, "(") && !is(L, i, "{") && !is(L, i, "::")) {
             out_tok(L, i++);
             operand_next = 1;
             continue;
         }
-        if (is(L, i, "{") && L->match[i] > i) {
+        if (is(L, i, "{") && L->c.match[i] > i) {
             out_tok(L, i);
-            emit_list(L, i + 1, L->match[i]);
-            out_tok(L, L->match[i]);
-            i = L->match[i] + 1;
+            emit_list(L, i + 1, L->c.match[i]);
+            out_tok(L, L->c.match[i]);
+            i = L->c.match[i] + 1;
             operand_next = 0;
             continue;
         }
@@ -1577,9 +1493,9 @@ static void emit_operand(lanes *L, int lo, int hi) {
         return;
     }
     /* C-style cast: (T) operand */
-    if (is(L, i, "(") && L->match[i] > i) {
+    if (is(L, i, "(") && L->c.match[i] > i) {
         int te = cast_type_end(L, i + 1, hi);
-        if (te > 0 && te == L->match[i] && te + 1 < hi) {
+        if (te > 0 && te == L->c.match[i] && te + 1 < hi) {
             skip_tok(L, i);
             out_s(L, "::sw::lv::cast<");
             emit_raw(L, i + 1, te);
@@ -1594,9 +1510,9 @@ static void emit_operand(lanes *L, int lo, int hi) {
     int nsub = 0;
     int p_end; /* end of the primary */
     int fcast = 0, scast = 0;
-    if (is(L, i, "(") && L->match[i] > i) p_end = L->match[i] + 1;
+    if (is(L, i, "(") && L->c.match[i] > i) p_end = L->c.match[i] + 1;
     else if (is(L, i, "static_cast") && is(L, i + 1, "<")) {
-        p_end = skip_angles(L, i + 1, hi);
+        p_end = msl_skip_angles(&L->c, i + 1, hi);
         if (p_end < 0 || !is(L, p_end, "(")) {
             reject(L, i, "static_cast");
             return;
@@ -1609,13 +1525,13 @@ static void emit_operand(lanes *L, int lo, int hi) {
         p_end = i + 1;
         while (is(L, p_end, "::") && is_ident(L, p_end + 1)) p_end += 2;
         if (is(L, p_end, "<") && is_template_name(L, p_end - 1)) {
-            int e = skip_angles(L, p_end, hi);
+            int e = msl_skip_angles(&L->c, p_end, hi);
             if (e > 0) p_end = e;
         }
     }
     for (int k = p_end; k < hi;) {
-        if (is(L, k, "[") && L->match[k] > k) nsub++;
-        if ((is(L, k, "[") || is(L, k, "(")) && L->match[k] > k) k = L->match[k] + 1;
+        if (is(L, k, "[") && L->c.match[k] > k) nsub++;
+        if ((is(L, k, "[") || is(L, k, "(")) && L->c.match[k] > k) k = L->c.match[k] + 1;
         else k++;
     }
     for (int k = 0; k < nsub; k++) out_s(L, "::sw::lv::ld(");
@@ -1623,27 +1539,27 @@ static void emit_operand(lanes *L, int lo, int hi) {
     int k = lo;
     if (is(L, k, "(") && !fcast && !scast) {
         out_tok(L, k);
-        emit_expr(L, k + 1, L->match[k]);
-        out_tok(L, L->match[k]);
-        k = L->match[k] + 1;
+        emit_expr(L, k + 1, L->c.match[k]);
+        out_tok(L, L->c.match[k]);
+        k = L->c.match[k] + 1;
     } else if (fcast) {
         out_s(L, "::sw::lv::cast<");
         emit_raw(L, lo, p_end);
         out_s(L, ">");
         k = p_end;
         out_tok(L, k);
-        emit_list(L, k + 1, L->match[k]);
-        out_tok(L, L->match[k]);
-        k = L->match[k] + 1;
+        emit_list(L, k + 1, L->c.match[k]);
+        out_tok(L, L->c.match[k]);
+        k = L->c.match[k] + 1;
     } else if (scast) {
         skip_tok(L, lo);
         out_s(L, "::sw::lv::cast");
         emit_raw(L, lo + 1, p_end);
         k = p_end;
         out_tok(L, k);
-        emit_expr(L, k + 1, L->match[k]);
-        out_tok(L, L->match[k]);
-        k = L->match[k] + 1;
+        emit_expr(L, k + 1, L->c.match[k]);
+        out_tok(L, L->c.match[k]);
+        k = L->c.match[k] + 1;
     } else if (is(L, lo, "sw_mk") || is(L, lo, "sw_convert") || is(L, lo, "sw_static_cast")) {
         /* vectors and conversions of varying values: the lanes' cast (same bits;
          * sw_static_cast<T> is static_cast<T> but for half/bfloat and vector T,
@@ -1661,7 +1577,7 @@ static void emit_operand(lanes *L, int lo, int hi) {
         if (p_end == name + 1 && (has_prefix(L, name, "simd_") || is(L, name, "simdgroup_barrier")) &&
             is(L, name + 1, "(") && (name > lo || !is(L, lo - 1, "::"))) {
             for (int q = lo; q < name; q++) skip_tok(L, q);
-            out_gap(L, L->t[name].start);
+            out_gap(L, L->c.toks[name].start);
             out_s(L, "::sw::lv::");
             emit_raw(L, name, p_end);
         } else {
@@ -1670,18 +1586,18 @@ static void emit_operand(lanes *L, int lo, int hi) {
         k = p_end;
     }
     while (k < hi) {
-        if (is(L, k, "[") && L->match[k] > k) {
+        if (is(L, k, "[") && L->c.match[k] > k) {
             skip_tok(L, k);
             out_s(L, ", ");
-            emit_expr(L, k + 1, L->match[k]);
-            skip_tok(L, L->match[k]);
+            emit_expr(L, k + 1, L->c.match[k]);
+            skip_tok(L, L->c.match[k]);
             out_s(L, ")");
-            k = L->match[k] + 1;
-        } else if (is(L, k, "(") && L->match[k] > k) {
+            k = L->c.match[k] + 1;
+        } else if (is(L, k, "(") && L->c.match[k] > k) {
             out_tok(L, k);
-            emit_list(L, k + 1, L->match[k]);
-            out_tok(L, L->match[k]);
-            k = L->match[k] + 1;
+            emit_list(L, k + 1, L->c.match[k]);
+            out_tok(L, L->c.match[k]);
+            k = L->c.match[k] + 1;
         } else {
             out_tok(L, k++);
         }
@@ -1693,7 +1609,7 @@ static void emit_operand(lanes *L, int lo, int hi) {
 static void emit_vary_type(lanes *L, int lo, int tyend) {
     static const char *const quals[] = {"const", "thread", "volatile", NULL};
     int i = lo;
-    out_gap(L, L->t[lo].start);
+    out_gap(L, L->c.toks[lo].start);
     for (;;) {
         int q = 0;
         for (int k = 0; quals[k]; k++) q |= is(L, i, quals[k]);
@@ -1706,7 +1622,7 @@ static void emit_vary_type(lanes *L, int lo, int tyend) {
         emit_raw(L, i, tyend);
         return;
     }
-    out_gap(L, L->t[i].start);
+    out_gap(L, L->c.toks[i].start);
     out_s(L, "::sw::lv::vary<");
     emit_raw(L, i, e);
     out_s(L, ">");
@@ -1727,7 +1643,7 @@ static void emit_vary_auto(lanes *L, int lo, int tyend, const lv_decl *d, int nd
     }
     char tmp[32];
     snprintf(tmp, sizeof tmp, "_sw_a%d", L->nlabels++);
-    out_gap(L, L->t[lo].start);
+    out_gap(L, L->c.toks[lo].start);
     for (int k = lo; k < d->init_lo; k++) skip_tok(L, k);
     out_s(L, "auto ");
     out_s(L, tmp);
@@ -1836,7 +1752,7 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
             } else {
                 emit_raw(L, d[k].lo, init_lo);
                 if (is(L, init_lo - 1, "{") || is(L, init_lo - 1, "(")) emit_list(L, init_lo, init_hi);
-                else if (is(L, init_lo, "{") && L->match[init_lo] == init_hi - 1) {
+                else if (is(L, init_lo, "{") && L->c.match[init_lo] == init_hi - 1) {
                     out_tok(L, init_lo);
                     emit_list(L, init_lo + 1, init_hi - 1);
                     out_tok(L, init_hi - 1);
@@ -1852,8 +1768,8 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
     int e = hi - 1; /* ; */
     int op = -1;
     for (int i = lo; i < e; i++) {
-        if (L->match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
-            i = L->match[i];
+        if (L->c.match[i] > i && (is(L, i, "(") || is(L, i, "[") || is(L, i, "{"))) {
+            i = L->c.match[i];
             continue;
         }
         if (is_assign_op(L, i)) {
@@ -1877,10 +1793,10 @@ static void emit_simple(lanes *L, lv_fn *f, int lo, int hi) {
         emit_store(L, op, incdec, lo, e, llo + 1, lhi, -1, -1);
         return;
     }
-    if (lhi > llo && is(L, lhi - 1, "]") && L->match[lhi - 1] > llo) {
+    if (lhi > llo && is(L, lhi - 1, "]") && L->c.match[lhi - 1] > llo) {
         /* a[i][j] = v -> st(ld(a, i), j, v): ld of a uniform index hands out the row
          * itself (a varying one does not compile: fibers) */
-        int ob = L->match[lhi - 1];
+        int ob = L->c.match[lhi - 1];
         for (int k = ob; k < lhi; k++)
             if (is(L, k, "++") || is(L, k, "--") || is_assign_op(L, k)) {
                 reject(L, k, "side effect in a stored-to index");
@@ -2248,8 +2164,7 @@ char *msl_lanes_rewrite(const msl_unit *u, char **why) {
     char *result = NULL;
     *why = NULL;
     if (lex_lanes(&L, &err) != 0) {
-        free(L.t);
-        free(L.match);
+        msl_lexed_free(&L.c);
         free(L.decl);
         *why = err;
         return NULL;
@@ -2310,8 +2225,7 @@ done:
     }
     free(L.fns);
     free(L.st);
-    free(L.t);
-    free(L.match);
+    msl_lexed_free(&L.c);
     free(L.decl);
     free(L.types);
     free(L.tmpl);
