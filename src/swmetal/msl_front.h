@@ -68,7 +68,7 @@ void msl_unit_free(msl_unit *u);
  * optimises them; plain kernel definitions stay, as ordinary functions). */
 char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int only, char **err);
 
-/* The lanes rewrite of u->text (msl_lanes.c): the text with every function's
+/* The lanes rewrite of u->text (lanes.c): the text with every function's
  * varying values as 32-lane data.  Returns it (malloc'd), or NULL with *why
  * (malloc'd) saying why the library cannot run that way. */
 char *msl_lanes_rewrite(const msl_unit *u, char **why);
