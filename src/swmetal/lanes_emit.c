@@ -288,205 +288,227 @@ static void emit_cond(lanes *L, int lo, int hi, int varying) {
     lv_out_s(L, ")");
 }
 
+static int emit_simple_stmt(lanes *L, lv_fn *f, const lv_stmt *st, emit_ctx c) {
+    int tg_name;
+    if (lv_tg_decl_stmt(L, st->lo, &tg_name)) {
+        lv_emit_raw(L, st->lo, st->hi);
+        return 0;
+    }
+    /* A barrier is the simdgroup's (one fiber per simdgroup, exec.c): every lane
+     * must be there, so never under varying control, nor in a function called
+     * there. */
+    for (int k = st->lo; k < st->hi; k++)
+        if (is(L, k, "threadgroup_barrier") && (c.vctl || f->vcalled)) {
+            lv_reject(L, k, "threadgroup_barrier %s",
+                      c.vctl ? "under varying control" : "in a function called under varying control");
+            return 0;
+        }
+    emit_simple(L, f, st->lo, st->hi);
+    return 0;
+}
+
+static int emit_compound(lanes *L, lv_fn *f, const lv_stmt *st, emit_ctx c) {
+    lv_out_tok(L, st->lo);
+    int any = 0;
+    for (int k = st->first; k >= 0; k = L->st[k].next) {
+        int r = emit_stmt(L, f, k, c);
+        if (r) emit_check(L, f, c);
+        any |= r;
+    }
+    lv_out_tok(L, st->hi - 1);
+    return any;
+}
+
+/* A varying condition: { branch _sw_bN(cond); if (then_()) body if (else_()) els } */
+static int emit_if(lanes *L, lv_fn *f, const lv_stmt *st, emit_ctx c, int label) {
+    char buf[160];
+    int body = st->body, els = st->els;
+    if (st->varying) {
+        snprintf(buf, sizeof buf, "{ ::sw::lv::branch _sw_b%d(", label);
+        lv_out_s(L, buf);
+        lv_skip_tok(L, st->lo - (is(L, st->lo, "constexpr") ? 1 : 0));
+        lv_skip_tok(L, st->lo);
+        lv_skip_tok(L, st->a_lo - 1);
+        lv_emit_expr(L, st->a_lo, st->a_hi);
+        lv_skip_tok(L, st->a_hi);
+        snprintf(buf, sizeof buf, "); if (_sw_b%d.then_()) ", label);
+        lv_out_s(L, buf);
+        emit_ctx d = c;
+        d.vctl = 1;
+        d.target_vctl = 1;
+        int r = emit_branch_body(L, f, body, d);
+        if (els >= 0) {
+            lv_skip_tok(L, L->st[body].hi);
+            snprintf(buf, sizeof buf, " if (_sw_b%d.else_()) ", label);
+            lv_out_s(L, buf);
+            r |= emit_branch_body(L, f, els, d);
+        }
+        lv_out_s(L, " }");
+        return r;
+    }
+    lv_out_tok(L, st->lo); /* if, or the constexpr after it */
+    lv_out_tok(L, st->a_lo - 1);
+    if (is(L, st->lo, "constexpr")) lv_emit_expr(L, st->a_lo, st->a_hi);
+    else emit_cond(L, st->a_lo, st->a_hi, 0);
+    lv_out_tok(L, st->a_hi);
+    int r = emit_body(L, f, body, c);
+    if (els >= 0) {
+        lv_out_tok(L, L->st[body].hi);
+        r |= emit_body(L, f, els, c);
+    }
+    return r;
+}
+
+/* A loop all lanes run together: as written, with uniform conditions. */
+static int emit_plain_loop(lanes *L, lv_fn *f, const lv_stmt *st, emit_ctx d) {
+    if (st->kind == ST_DO) {
+        lv_out_tok(L, st->lo);
+        int r = emit_body(L, f, st->body, d);
+        int w = L->st[st->body].hi;
+        lv_out_tok(L, w);
+        lv_out_tok(L, w + 1);
+        emit_cond(L, st->a_lo, st->a_hi, 0);
+        lv_emit_raw(L, st->a_hi, st->hi);
+        return r;
+    }
+    lv_out_tok(L, st->lo);
+    lv_out_tok(L, st->lo + 1);
+    if (st->kind == ST_FOR) {
+        if (st->a_hi > st->a_lo) emit_simple(L, f, st->a_lo, st->a_hi + 1);
+        else lv_out_tok(L, st->a_hi);
+        if (st->b_hi > st->b_lo) emit_cond(L, st->b_lo, st->b_hi, 0);
+        lv_out_tok(L, st->b_hi);
+        lv_emit_expr(L, st->c_lo, st->c_hi);
+        lv_out_tok(L, st->c_hi);
+    } else {
+        emit_cond(L, st->a_lo, st->a_hi, 0);
+        lv_out_tok(L, st->a_hi);
+    }
+    return emit_body(L, f, st->body, d);
+}
+
+/* A loop under the execution mask: { init; loop L; for (; L.test(c); L.next(), step) body } */
+static int emit_masked_loop(lanes *L, lv_fn *f, const lv_stmt *st, emit_ctx d, int label) {
+    char buf[160];
+    int r;
+    lv_out_s(L, "{ ");
+    if (st->kind == ST_DO) {
+        snprintf(buf, sizeof buf, "::sw::lv::loop _sw_l%d; ", label);
+        lv_out_s(L, buf);
+        lv_out_tok(L, st->lo);
+        r = emit_body(L, f, st->body, d);
+        int w = L->st[st->body].hi;
+        lv_out_tok(L, w);
+        lv_out_tok(L, w + 1);
+        snprintf(buf, sizeof buf, "_sw_l%d.next(), _sw_l%d.test(", label, label);
+        lv_out_s(L, buf);
+        lv_emit_expr(L, st->a_lo, st->a_hi);
+        lv_out_s(L, ")");
+        lv_emit_raw(L, st->a_hi, st->hi);
+        lv_out_s(L, " }");
+        return f->needs_fn && r; /* brk/cnt end here; a return inside: the caller checks */
+    }
+    lv_skip_tok(L, st->lo);
+    lv_skip_tok(L, st->lo + 1);
+    if (st->kind == ST_FOR) {
+        if (st->a_hi > st->a_lo) emit_simple(L, f, st->a_lo, st->a_hi + 1);
+        else lv_skip_tok(L, st->a_hi);
+    }
+    snprintf(buf, sizeof buf, " ::sw::lv::loop _sw_l%d; for (; _sw_l%d.test(", label, label);
+    lv_out_s(L, buf);
+    int clo = st->kind == ST_FOR ? st->b_lo : st->a_lo, chi = st->kind == ST_FOR ? st->b_hi : st->a_hi;
+    if (chi > clo) lv_emit_expr(L, clo, chi);
+    else lv_out_s(L, "true");
+    if (st->kind == ST_FOR) lv_skip_tok(L, st->b_hi);
+    snprintf(buf, sizeof buf, "); _sw_l%d.next()", label);
+    lv_out_s(L, buf);
+    if (st->kind == ST_FOR && st->c_hi > st->c_lo) {
+        lv_out_s(L, ", ");
+        lv_emit_expr(L, st->c_lo, st->c_hi);
+    }
+    lv_skip_tok(L, st->kind == ST_FOR ? st->c_hi : st->a_hi);
+    lv_out_s(L, ") ");
+    r = emit_body(L, f, st->body, d);
+    lv_out_s(L, " }");
+    return f->needs_fn && r; /* a return inside: the caller checks */
+}
+
+static int emit_loop(lanes *L, lv_fn *f, int s, emit_ctx c, int label) {
+    const lv_stmt *st = &L->st[s];
+    emit_ctx d = c;
+    d.loop = s;
+    d.target = s;
+    d.target_vctl = 0;
+    d.jump = st->masked ? JUMP_CONTINUE : JUMP_BREAK;
+    if (st->masked) d.vctl = 1;
+    return st->masked ? emit_masked_loop(L, f, st, d, label) : emit_plain_loop(L, f, st, d);
+}
+
+static int emit_switch(lanes *L, lv_fn *f, int s, emit_ctx c) {
+    const lv_stmt *st = &L->st[s];
+    emit_ctx d = c;
+    d.target = s;
+    d.target_vctl = 0;
+    d.jump = JUMP_BREAK;
+    lv_out_tok(L, st->lo);
+    lv_out_tok(L, st->a_lo - 1);
+    emit_cond(L, st->a_lo, st->a_hi, 0);
+    lv_out_tok(L, st->a_hi);
+    return emit_stmt(L, f, st->body, d);
+}
+
+static int emit_return(lanes *L, lv_fn *f, const lv_stmt *st, emit_ctx c) {
+    if (!f->needs_fn) {
+        lv_out_tok(L, st->lo);
+        lv_emit_expr(L, st->a_lo, st->a_hi);
+        lv_out_tok(L, st->hi - 1);
+        return 0;
+    }
+    lv_skip_tok(L, st->lo);
+    lv_out_s(L, "{ _sw_F.ret(");
+    lv_emit_expr(L, st->a_lo, st->a_hi);
+    lv_out_s(L, ");");
+    lv_skip_tok(L, st->hi - 1);
+    if (!c.vctl) lv_out_s(L, f->is_void ? " return;" : " return _sw_F.result();");
+    lv_out_s(L, " }");
+    return c.vctl;
+}
+
+/* break/continue: as written, or lanes retiring from a masked loop (brk, cnt). */
+static int emit_break_continue(lanes *L, const lv_stmt *st, emit_ctx c) {
+    int to_switch = st->kind == ST_BREAK && c.target >= 0 && L->st[c.target].kind == ST_SWITCH;
+    if (to_switch || c.loop < 0 || !L->st[c.loop].masked) {
+        if (to_switch && c.target_vctl) {
+            lv_reject(L, st->lo, "break out of a switch under varying control");
+            return 0;
+        }
+        lv_emit_raw(L, st->lo, st->hi);
+        return 0;
+    }
+    lv_skip_tok(L, st->lo);
+    lv_out_s(L, st->kind == ST_BREAK ? "::sw::lv::brk()" : "::sw::lv::cnt()");
+    lv_out_tok(L, st->hi - 1);
+    return 1;
+}
+
 static int emit_stmt(lanes *L, lv_fn *f, int s, emit_ctx c) {
     if (s < 0 || L->why[0]) return 0;
-    lv_stmt *st = &L->st[s];
-    int label = L->nlabels++;
-    char buf[160];
+    const lv_stmt *st = &L->st[s];
+    int label = L->nlabels++; /* numbered in source order, before the children */
     switch (st->kind) {
     case ST_DIRECTIVE:
     case ST_EMPTY:
-    case ST_LABEL:
-        lv_emit_raw(L, st->lo, st->hi);
-        return 0;
-    case ST_SIMPLE: {
-        int tg_name;
-        if (lv_tg_decl_stmt(L, st->lo, &tg_name)) {
-            lv_emit_raw(L, st->lo, st->hi);
-            return 0;
-        }
-        /* A barrier is the simdgroup's (one fiber per simdgroup, exec.c): every lane
-         * must be there, so never under varying control, nor in a function called
-         * there. */
-        for (int k = st->lo; k < st->hi; k++)
-            if (is(L, k, "threadgroup_barrier") && (c.vctl || f->vcalled)) {
-                lv_reject(L, k, "threadgroup_barrier %s",
-                       c.vctl ? "under varying control" : "in a function called under varying control");
-                return 0;
-            }
-        emit_simple(L, f, st->lo, st->hi);
-        return 0;
-    }
-    case ST_COMPOUND: {
-        lv_out_tok(L, st->lo);
-        int any = 0;
-        for (int k = st->first; k >= 0; k = L->st[k].next) {
-            int r = emit_stmt(L, f, k, c);
-            if (r) emit_check(L, f, c);
-            any |= r;
-        }
-        lv_out_tok(L, st->hi - 1);
-        return any;
-    }
-    case ST_IF: {
-        int body = st->body, els = st->els;
-        if (st->varying) {
-            snprintf(buf, sizeof buf, "{ ::sw::lv::branch _sw_b%d(", label);
-            lv_out_s(L, buf);
-            lv_skip_tok(L, st->lo - (is(L, st->lo, "constexpr") ? 1 : 0));
-            lv_skip_tok(L, st->lo);
-            lv_skip_tok(L, st->a_lo - 1);
-            lv_emit_expr(L, st->a_lo, st->a_hi);
-            lv_skip_tok(L, st->a_hi);
-            snprintf(buf, sizeof buf, "); if (_sw_b%d.then_()) ", label);
-            lv_out_s(L, buf);
-            emit_ctx d = c;
-            d.vctl = 1;
-            d.target_vctl = 1;
-            int r = emit_branch_body(L, f, body, d);
-            if (els >= 0) {
-                lv_skip_tok(L, L->st[body].hi);
-                snprintf(buf, sizeof buf, " if (_sw_b%d.else_()) ", label);
-                lv_out_s(L, buf);
-                r |= emit_branch_body(L, f, els, d);
-            }
-            lv_out_s(L, " }");
-            return r;
-        }
-        lv_out_tok(L, st->lo); /* if, or the constexpr after it */
-        lv_out_tok(L, st->a_lo - 1);
-        if (is(L, st->lo, "constexpr")) lv_emit_expr(L, st->a_lo, st->a_hi);
-        else emit_cond(L, st->a_lo, st->a_hi, 0);
-        lv_out_tok(L, st->a_hi);
-        int r = emit_body(L, f, body, c);
-        if (els >= 0) {
-            lv_out_tok(L, L->st[body].hi);
-            r |= emit_body(L, f, els, c);
-        }
-        return r;
-    }
+    case ST_LABEL: lv_emit_raw(L, st->lo, st->hi); return 0;
+    case ST_SIMPLE: return emit_simple_stmt(L, f, st, c);
+    case ST_COMPOUND: return emit_compound(L, f, st, c);
+    case ST_IF: return emit_if(L, f, st, c, label);
     case ST_FOR:
     case ST_WHILE:
-    case ST_DO: {
-        emit_ctx d = c;
-        d.loop = s;
-        d.target = s;
-        d.target_vctl = 0;
-        d.jump = st->masked ? JUMP_CONTINUE : JUMP_BREAK;
-        if (st->masked) d.vctl = 1;
-        int r;
-        if (!st->masked) {
-            if (st->kind == ST_DO) {
-                lv_out_tok(L, st->lo);
-                r = emit_body(L, f, st->body, d);
-                int w = L->st[st->body].hi;
-                lv_out_tok(L, w);
-                lv_out_tok(L, w + 1);
-                emit_cond(L, st->a_lo, st->a_hi, 0);
-                lv_emit_raw(L, st->a_hi, st->hi);
-                return r;
-            }
-            lv_out_tok(L, st->lo);
-            lv_out_tok(L, st->lo + 1);
-            if (st->kind == ST_FOR) {
-                if (st->a_hi > st->a_lo) emit_simple(L, f, st->a_lo, st->a_hi + 1);
-                else lv_out_tok(L, st->a_hi);
-                if (st->b_hi > st->b_lo) emit_cond(L, st->b_lo, st->b_hi, 0);
-                lv_out_tok(L, st->b_hi);
-                lv_emit_expr(L, st->c_lo, st->c_hi);
-                lv_out_tok(L, st->c_hi);
-            } else {
-                emit_cond(L, st->a_lo, st->a_hi, 0);
-                lv_out_tok(L, st->a_hi);
-            }
-            r = emit_body(L, f, st->body, d);
-            return r;
-        }
-        /* masked: { init; loop L; for (; L.test(c); L.next(), step) body } */
-        lv_out_s(L, "{ ");
-        if (st->kind == ST_DO) {
-            snprintf(buf, sizeof buf, "::sw::lv::loop _sw_l%d; ", label);
-            lv_out_s(L, buf);
-            lv_out_tok(L, st->lo);
-            r = emit_body(L, f, st->body, d);
-            int w = L->st[st->body].hi;
-            lv_out_tok(L, w);
-            lv_out_tok(L, w + 1);
-            snprintf(buf, sizeof buf, "_sw_l%d.next(), _sw_l%d.test(", label, label);
-            lv_out_s(L, buf);
-            lv_emit_expr(L, st->a_lo, st->a_hi);
-            lv_out_s(L, ")");
-            lv_emit_raw(L, st->a_hi, st->hi);
-            lv_out_s(L, " }");
-            return f->needs_fn && r; /* brk/cnt end here; a return inside: the caller checks */
-        }
-        lv_skip_tok(L, st->lo);
-        lv_skip_tok(L, st->lo + 1);
-        if (st->kind == ST_FOR) {
-            if (st->a_hi > st->a_lo) emit_simple(L, f, st->a_lo, st->a_hi + 1);
-            else lv_skip_tok(L, st->a_hi);
-        }
-        snprintf(buf, sizeof buf, " ::sw::lv::loop _sw_l%d; for (; _sw_l%d.test(", label, label);
-        lv_out_s(L, buf);
-        int clo = st->kind == ST_FOR ? st->b_lo : st->a_lo, chi = st->kind == ST_FOR ? st->b_hi : st->a_hi;
-        if (chi > clo) lv_emit_expr(L, clo, chi);
-        else lv_out_s(L, "true");
-        if (st->kind == ST_FOR) lv_skip_tok(L, st->b_hi);
-        snprintf(buf, sizeof buf, "); _sw_l%d.next()", label);
-        lv_out_s(L, buf);
-        if (st->kind == ST_FOR && st->c_hi > st->c_lo) {
-            lv_out_s(L, ", ");
-            lv_emit_expr(L, st->c_lo, st->c_hi);
-        }
-        lv_skip_tok(L, st->kind == ST_FOR ? st->c_hi : st->a_hi);
-        lv_out_s(L, ") ");
-        r = emit_body(L, f, st->body, d);
-        lv_out_s(L, " }");
-        return f->needs_fn && r; /* a return inside: the caller checks */
-    }
-    case ST_SWITCH: {
-        emit_ctx d = c;
-        d.target = s;
-        d.target_vctl = 0;
-        d.jump = JUMP_BREAK;
-        lv_out_tok(L, st->lo);
-        lv_out_tok(L, st->a_lo - 1);
-        emit_cond(L, st->a_lo, st->a_hi, 0);
-        lv_out_tok(L, st->a_hi);
-        return emit_stmt(L, f, st->body, d);
-    }
-    case ST_RETURN: {
-        if (!f->needs_fn) {
-            lv_out_tok(L, st->lo);
-            lv_emit_expr(L, st->a_lo, st->a_hi);
-            lv_out_tok(L, st->hi - 1);
-            return 0;
-        }
-        lv_skip_tok(L, st->lo);
-        lv_out_s(L, "{ _sw_F.ret(");
-        lv_emit_expr(L, st->a_lo, st->a_hi);
-        lv_out_s(L, ");");
-        lv_skip_tok(L, st->hi - 1);
-        if (!c.vctl) lv_out_s(L, f->is_void ? " return;" : " return _sw_F.result();");
-        lv_out_s(L, " }");
-        return c.vctl;
-    }
+    case ST_DO: return emit_loop(L, f, s, c, label);
+    case ST_SWITCH: return emit_switch(L, f, s, c);
+    case ST_RETURN: return emit_return(L, f, st, c);
     case ST_BREAK:
-    case ST_CONTINUE: {
-        int to_switch = st->kind == ST_BREAK && c.target >= 0 && L->st[c.target].kind == ST_SWITCH;
-        if (to_switch || c.loop < 0 || !L->st[c.loop].masked) {
-            if (to_switch && c.target_vctl) {
-                lv_reject(L, st->lo, "break out of a switch under varying control");
-                return 0;
-            }
-            lv_emit_raw(L, st->lo, st->hi);
-            return 0;
-        }
-        lv_skip_tok(L, st->lo);
-        lv_out_s(L, st->kind == ST_BREAK ? "::sw::lv::brk()" : "::sw::lv::cnt()");
-        lv_out_tok(L, st->hi - 1);
-        return 1;
-    }
+    case ST_CONTINUE: return emit_break_continue(L, st, c);
     }
     return 0;
 }
