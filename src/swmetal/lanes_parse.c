@@ -357,7 +357,6 @@ static int simple_end(const lanes *L, int i, int limit) {
     return -1;
 }
 
-
 static int parse_paren(lanes *L, int i, int *lo, int *hi) {
     if (!is(L, i, "(") || L->c.match[i] < 0) {
         lv_reject(L, i, "expected (");
@@ -378,111 +377,84 @@ static int finish_with_body(lanes *L, int s, int k, int limit, int *next) {
     return s;
 }
 
-int lv_parse_stmt(lanes *L, int i, int limit, int *next) {
-    if (i >= limit) {
-        lv_reject(L, i, "statement expected");
+static int parse_compound(lanes *L, int i, int *next) {
+    int close = L->c.match[i];
+    int s = new_stmt(L, ST_COMPOUND, i);
+    if (s < 0 || close < 0) return -1;
+    int prev = -1;
+    for (int k = i + 1; k < close;) {
+        int nk, c = lv_parse_stmt(L, k, close, &nk);
+        if (c < 0) return -1;
+        if (prev < 0) L->st[s].first = c;
+        else L->st[prev].next = c;
+        prev = c;
+        k = nk;
+    }
+    L->st[s].hi = close + 1;
+    *next = close + 1;
+    return s;
+}
+
+static int parse_if(lanes *L, int i, int limit, int *next) {
+    int k;
+    if (is(L, i + 1, "constexpr")) i++;
+    int s = new_stmt(L, ST_IF, i);
+    if (s < 0 || (k = parse_paren(L, i + 1, &L->st[s].a_lo, &L->st[s].a_hi)) < 0) return -1;
+    int nk, b = lv_parse_stmt(L, k, limit, &nk);
+    if (b < 0) return -1;
+    L->st[s].body = b;
+    if (is(L, nk, "else")) {
+        int e = lv_parse_stmt(L, nk + 1, limit, &nk);
+        if (e < 0) return -1;
+        L->st[s].els = e;
+    }
+    L->st[s].hi = nk;
+    *next = nk;
+    return s;
+}
+
+static int parse_for(lanes *L, int i, int limit, int *next) {
+    int s = new_stmt(L, ST_FOR, i);
+    int lo, hi, k;
+    if (s < 0 || (k = parse_paren(L, i + 1, &lo, &hi)) < 0) return -1;
+    int semi1 = -1, semi2 = -1;
+    for (int q = lo; q < hi; q++) {
+        if (L->c.match[q] > q && (is(L, q, "(") || is(L, q, "[") || is(L, q, "{"))) q = L->c.match[q];
+        else if (is(L, q, ";")) {
+            if (semi1 < 0) semi1 = q;
+            else if (semi2 < 0) semi2 = q;
+        } else if (is(L, q, ":") && semi1 < 0) {
+            lv_reject(L, q, "range-based for");
+            return -1;
+        }
+    }
+    if (semi1 < 0 || semi2 < 0) {
+        lv_reject(L, i, "for without two semicolons");
         return -1;
     }
-    if (L->c.toks[i].kind == MSL_TK_DIRECTIVE) {
-        int s = new_stmt(L, ST_DIRECTIVE, i);
-        if (s < 0) return -1;
-        L->st[s].hi = i + 1;
-        *next = i + 1;
-        return s;
+    lv_stmt *st = &L->st[s];
+    st->a_lo = lo, st->a_hi = semi1, st->b_lo = semi1 + 1, st->b_hi = semi2, st->c_lo = semi2 + 1, st->c_hi = hi;
+    return finish_with_body(L, s, k, limit, next);
+}
+
+static int parse_do(lanes *L, int i, int limit, int *next) {
+    int k, s = new_stmt(L, ST_DO, i);
+    if (s < 0) return -1;
+    int nk, b = lv_parse_stmt(L, i + 1, limit, &nk);
+    if (b < 0) return -1;
+    L->st[s].body = b;
+    if (!is(L, nk, "while") || (k = parse_paren(L, nk + 1, &L->st[s].a_lo, &L->st[s].a_hi)) < 0 || !is(L, k, ";")) {
+        lv_reject(L, nk, "do without while (...);");
+        return -1;
     }
-    if (is(L, i, "{")) {
-        int close = L->c.match[i];
-        int s = new_stmt(L, ST_COMPOUND, i);
-        if (s < 0 || close < 0) return -1;
-        int prev = -1;
-        for (int k = i + 1; k < close;) {
-            int nk, c = lv_parse_stmt(L, k, close, &nk);
-            if (c < 0) return -1;
-            if (prev < 0) L->st[s].first = c;
-            else L->st[prev].next = c;
-            prev = c;
-            k = nk;
-        }
-        L->st[s].hi = close + 1;
-        *next = close + 1;
-        return s;
-    }
-    int s, k;
-    if (is(L, i, "if")) {
-        if (is(L, i + 1, "constexpr")) i++;
-        s = new_stmt(L, ST_IF, i);
-        if (s < 0 || (k = parse_paren(L, i + 1, &L->st[s].a_lo, &L->st[s].a_hi)) < 0) return -1;
-        int nk, b = lv_parse_stmt(L, k, limit, &nk);
-        if (b < 0) return -1;
-        L->st[s].body = b;
-        if (is(L, nk, "else")) {
-            int e = lv_parse_stmt(L, nk + 1, limit, &nk);
-            if (e < 0) return -1;
-            L->st[s].els = e;
-        }
-        L->st[s].hi = nk;
-        *next = nk;
-        return s;
-    }
-    if (is(L, i, "for")) {
-        s = new_stmt(L, ST_FOR, i);
-        int lo, hi;
-        if (s < 0 || (k = parse_paren(L, i + 1, &lo, &hi)) < 0) return -1;
-        int semi1 = -1, semi2 = -1;
-        for (int q = lo; q < hi; q++) {
-            if (L->c.match[q] > q && (is(L, q, "(") || is(L, q, "[") || is(L, q, "{"))) q = L->c.match[q];
-            else if (is(L, q, ";")) {
-                if (semi1 < 0) semi1 = q;
-                else if (semi2 < 0) semi2 = q;
-            } else if (is(L, q, ":") && semi1 < 0) {
-                lv_reject(L, q, "range-based for");
-                return -1;
-            }
-        }
-        if (semi1 < 0 || semi2 < 0) {
-            lv_reject(L, i, "for without two semicolons");
-            return -1;
-        }
-        lv_stmt *st = &L->st[s];
-        st->a_lo = lo, st->a_hi = semi1, st->b_lo = semi1 + 1, st->b_hi = semi2, st->c_lo = semi2 + 1, st->c_hi = hi;
-        return finish_with_body(L, s, k, limit, next);
-    }
-    if (is(L, i, "while") || is(L, i, "switch")) {
-        s = new_stmt(L, is(L, i, "while") ? ST_WHILE : ST_SWITCH, i);
-        if (s < 0 || (k = parse_paren(L, i + 1, &L->st[s].a_lo, &L->st[s].a_hi)) < 0) return -1;
-        return finish_with_body(L, s, k, limit, next);
-    }
-    if (is(L, i, "do")) {
-        s = new_stmt(L, ST_DO, i);
-        if (s < 0) return -1;
-        int nk, b = lv_parse_stmt(L, i + 1, limit, &nk);
-        if (b < 0) return -1;
-        L->st[s].body = b;
-        if (!is(L, nk, "while") || (k = parse_paren(L, nk + 1, &L->st[s].a_lo, &L->st[s].a_hi)) < 0 ||
-            !is(L, k, ";")) {
-            lv_reject(L, nk, "do without while (...);");
-            return -1;
-        }
-        L->st[s].hi = k + 1;
-        *next = k + 1;
-        return s;
-    }
-    if (is(L, i, "case") || is(L, i, "default")) {
-        s = new_stmt(L, ST_LABEL, i);
-        if (s < 0) return -1;
-        for (k = i + 1; k < limit && !(is(L, k, ":")); k++)
-            if (L->c.match[k] > k && is(L, k, "(")) k = L->c.match[k];
-        L->st[s].hi = k + 1;
-        *next = k + 1;
-        return s;
-    }
-    if (is(L, i, ";")) {
-        s = new_stmt(L, ST_EMPTY, i);
-        if (s < 0) return -1;
-        L->st[s].hi = i + 1;
-        *next = i + 1;
-        return s;
-    }
+    L->st[s].hi = k + 1;
+    *next = k + 1;
+    return s;
+}
+
+/* A statement that ends at its ';': return, break, continue, or a simple one
+ * (lambdas and statement expressions refused). */
+static int parse_simple(lanes *L, int i, int limit, int *next) {
     int e = simple_end(L, i, limit);
     if (e < 0) {
         lv_reject(L, i, "statement without ;");
@@ -490,7 +462,7 @@ int lv_parse_stmt(lanes *L, int i, int limit, int *next) {
     }
     int kind = is(L, i, "return") ? ST_RETURN : is(L, i, "break") ? ST_BREAK : is(L, i, "continue") ? ST_CONTINUE
                                                                                                       : ST_SIMPLE;
-    s = new_stmt(L, kind, i);
+    int s = new_stmt(L, kind, i);
     if (s < 0) return -1;
     L->st[s].hi = e;
     if (kind == ST_RETURN) {
@@ -512,6 +484,40 @@ int lv_parse_stmt(lanes *L, int i, int limit, int *next) {
     }
     *next = e;
     return s;
+}
+
+/* A statement of one token or up to a ':' (a directive, case/default, ';'). */
+static int parse_short(lanes *L, int kind, int i, int hi, int *next) {
+    int s = new_stmt(L, kind, i);
+    if (s < 0) return -1;
+    L->st[s].hi = hi;
+    *next = hi;
+    return s;
+}
+
+int lv_parse_stmt(lanes *L, int i, int limit, int *next) {
+    if (i >= limit) {
+        lv_reject(L, i, "statement expected");
+        return -1;
+    }
+    if (L->c.toks[i].kind == MSL_TK_DIRECTIVE) return parse_short(L, ST_DIRECTIVE, i, i + 1, next);
+    if (is(L, i, "{")) return parse_compound(L, i, next);
+    if (is(L, i, "if")) return parse_if(L, i, limit, next);
+    if (is(L, i, "for")) return parse_for(L, i, limit, next);
+    if (is(L, i, "while") || is(L, i, "switch")) {
+        int k, s = new_stmt(L, is(L, i, "while") ? ST_WHILE : ST_SWITCH, i);
+        if (s < 0 || (k = parse_paren(L, i + 1, &L->st[s].a_lo, &L->st[s].a_hi)) < 0) return -1;
+        return finish_with_body(L, s, k, limit, next);
+    }
+    if (is(L, i, "do")) return parse_do(L, i, limit, next);
+    if (is(L, i, "case") || is(L, i, "default")) {
+        int k;
+        for (k = i + 1; k < limit && !(is(L, k, ":")); k++)
+            if (L->c.match[k] > k && is(L, k, "(")) k = L->c.match[k];
+        return parse_short(L, ST_LABEL, i, k + 1, next);
+    }
+    if (is(L, i, ";")) return parse_short(L, ST_EMPTY, i, i + 1, next);
+    return parse_simple(L, i, limit, next);
 }
 
 /* The first identifier of the postfix chain that ends just before `end` (an
