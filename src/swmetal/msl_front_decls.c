@@ -290,163 +290,206 @@ static int record_kernel_body(front *f, int ds, int k, int body, int name, const
     return 0;
 }
 
-static int process_decl(front *f, int ds, int end, int body, const char *ns) {
+/* What the head of a namespace-scope declaration says (scan_decl_head). */
+typedef struct decl_head {
+    int first;                   /* first token after directives */
+    int k;                       /* first token after template<...> or a bare `template` */
+    int is_template, is_inst;    /* template<...> ...; template ... (an explicit instantiation) */
+    int kernel;                  /* `kernel` or [[kernel]] */
+    int fc_at;                   /* the [[function_constant(n)]] group, -1 */
+    int lp;                      /* the first '(' (not decltype's), -1 */
+    int decltype_at;             /* the first decltype, -1 */
+    const attr_item *host;       /* [[host_name("x")]], NULL */
+} decl_head;
+
+/* Fills *h from tokens [ds, end) and blanks the `kernel` keyword.  Returns 0 for
+ * an empty declaration or a template<...> that does not close. */
+static int scan_decl_head(front *f, int ds, int end, decl_head *h) {
     int k = ds;
     while (k < end && f->c.toks[k].kind == MSL_TK_DIRECTIVE) k++;
     if (k >= end) return 0;
-    int is_template = 0, is_inst = 0, first = k;
+    *h = (decl_head){.first = k, .fc_at = -1, .lp = -1, .decltype_at = -1};
     if (tk_is(f, k, "template")) {
         if (tk_is(f, k + 1, "<")) {
             int after = msl_skip_angles(&f->c, k + 1, end);
             if (after < 0) return 0;
             k = after;
-            is_template = 1;
+            h->is_template = 1;
         } else {
-            is_inst = 1;
+            h->is_inst = 1;
             k++;
         }
     }
-    int kernel = 0, fc_at = -1, lp = -1, decltype_at = -1;
-    const attr_item *host = NULL;
+    h->k = k;
     for (int i = k; i < end; i++) {
         if (f->c.toks[i].kind == MSL_TK_ATTR) {
-            if (fe_find_attr(f, i, "kernel")) kernel = 1;
-            if (fe_find_attr(f, i, "host_name")) host = fe_find_attr(f, i, "host_name");
-            if (fe_find_attr(f, i, "function_constant")) fc_at = i;
+            if (fe_find_attr(f, i, "kernel")) h->kernel = 1;
+            if (fe_find_attr(f, i, "host_name")) h->host = fe_find_attr(f, i, "host_name");
+            if (fe_find_attr(f, i, "function_constant")) h->fc_at = i;
             continue;
         }
         if (tk_is(f, i, "kernel")) {
-            kernel = 1;
+            h->kernel = 1;
             fe_blank_tok(f, i);
         }
-        if (tk_is(f, i, "decltype") && decltype_at < 0) decltype_at = i;
-        if (tk_is(f, i, "(") && lp < 0 && !tk_is(f, i - 1, "decltype")) lp = i;
+        if (tk_is(f, i, "decltype") && h->decltype_at < 0) h->decltype_at = i;
+        if (tk_is(f, i, "(") && h->lp < 0 && !tk_is(f, i - 1, "decltype")) h->lp = i;
         if (f->c.match[i] > i) i = f->c.match[i];
     }
-    if (fc_at >= 0) return fe_rewrite_function_constant(f, ds, end, fc_at);
-    if (!kernel && !(is_inst && host)) return 0;
+    return 1;
+}
+
+/* template [[host_name("x")]] kernel kernel_t f<A, B>;  (kernel_t: a typedef'd
+ * function type, as ggml writes them): the first token of the template-id that
+ * ends the declaration, or -1. */
+static int typedef_instance(const front *f, int k, int end) {
+    int depth = 0, j = end - 1;
+    for (; j > k; j--) {
+        if (tk_is(f, j, ">")) depth++;
+        else if (tk_is(f, j, "<") && --depth == 0) break;
+        else if (tk_is(f, j, ")") || tk_is(f, j, "]")) j = f->c.match[j];
+    }
+    if (!(j > k && tk_ident(f, j - 1))) return -1;
+    int at = j - 1;
+    while (tk_is(f, at - 1, "::") && tk_ident(f, at - 2)) at -= 2;
+    return at;
+}
+
+/* template [[host_name("x")]] [[kernel]] decltype(f<T, 64>) f<T, 64>; (or the
+ * typedef form): the instance takes the bindings of kernel template f.  Takes kr. */
+static int add_typed_instance(front *f, msl_kernel *kr, const decl_head *h, int typedef_form, int end,
+                              const char *ns) {
+    int k = h->k, decltype_at = h->decltype_at;
+    int after = decltype_at >= 0 ? f->c.match[decltype_at + 1] + 1 : typedef_form;
+    if (after >= end) {
+        fe_kernel_free(kr);
+        return fe_fail(f, decltype_at, "expected the instantiated function after decltype(...)");
+    }
+    char *text = tk_range_dup(f, after, end - 1);
+    kr->callee = text ? join_prefix(ns, text) : NULL;
+    free(text);
+    int base = after;
+    for (int i = after; i < end && !tk_is(f, i, "<"); i++)
+        if (tk_ident(f, i)) base = i;
+    const kernel_template *tpl = NULL;
+    for (int i = 0; i < f->ntemplates; i++)
+        if ((size_t)f->c.toks[base].len == strlen(f->templates[i].name) &&
+            memcmp(tk_text(f, base), f->templates[i].name, (size_t)f->c.toks[base].len) == 0)
+            tpl = &f->templates[i];
+    if (!tpl) {
+        char *bn = tk_dup(f, base);
+        fe_fail(f, base, "no kernel template named '%s' is defined before this instantiation", bn);
+        free(bn);
+        fe_kernel_free(kr);
+        return -1;
+    }
+    if (!kr->callee || copy_bindings(kr, &tpl->k)) {
+        fe_kernel_free(kr);
+        return fe_fail(f, k, "out of memory");
+    }
+    if (!kr->host_name) kr->host_name = tk_range_dup(f, after, end - 1);
+    if (add_kernel(f, k, kr)) return -1;
+    return fe_mark_instantiation(f, h->first, tk_is(f, end, ";") ? end : end - 1);
+}
+
+/* Older MLX style: template [[host_name("x")]] [[kernel]] void f<T>(params...);
+ * with its parameters in kr.  Takes kr. */
+static int add_signature_instance(front *f, msl_kernel *kr, const decl_head *h, int name_start, int end,
+                                  const char *ns) {
+    int k = h->k, lp = h->lp;
+    char *text = tk_range_dup(f, name_start, lp - 1);
+    kr->callee = text ? join_prefix(ns, text) : NULL;
+    free(text);
+    if (kr->callee && !tk_is(f, lp - 1, ">")) {
+        /* no template arguments (`template [[kernel]] void f(const device float *x, ...);`):
+         * deduced from the signature, as the address of f converted to its type */
+        char *named = instance_by_signature(f, lp, kr->callee);
+        free(kr->callee);
+        kr->callee = named;
+    }
+    if (!kr->host_name) kr->host_name = tk_range_dup(f, name_start, lp - 1);
+    if (!kr->callee || !kr->host_name) {
+        fe_kernel_free(kr);
+        return fe_fail(f, k, "out of memory");
+    }
+    if (add_kernel(f, k, kr)) return -1;
+    return fe_mark_instantiation(f, h->first, tk_is(f, end, ";") ? end : end - 1);
+}
+
+/* A kernel declared with its parameters: an instantiation, a prototype (skipped),
+ * a kernel template (kept for its instantiations) or a kernel.  Takes kr. */
+static int add_declared_kernel(front *f, msl_kernel *kr, const decl_head *h, int ds, int end, int body,
+                               const char *ns) {
+    int k = h->k, lp = h->lp;
+    if (lp < 0) {
+        fe_kernel_free(kr);
+        return fe_fail(f, k, "expected a kernel function declaration");
+    }
+    int name_start, name = function_name_before(f, lp, k, &name_start);
+    if (name < 0) {
+        fe_kernel_free(kr);
+        return fe_fail(f, lp, "expected the kernel's name before '('");
+    }
+    if (parse_params(f, lp, kr)) {
+        fe_kernel_free(kr);
+        return -1;
+    }
+    if (h->is_inst) return add_signature_instance(f, kr, h, name_start, end, ns);
+    if (body < 0) {
+        fe_kernel_free(kr);   /* a prototype: the definition is the one that counts */
+        return 0;
+    }
+    if (record_kernel_body(f, ds, k, body, name, ns)) {
+        fe_kernel_free(kr);
+        return -1;
+    }
+    if (h->is_template) {
+        kernel_template *t = realloc(f->templates, sizeof *t * (size_t)(f->ntemplates + 1));
+        if (!t) {
+            fe_kernel_free(kr);
+            return fe_fail(f, k, "out of memory");
+        }
+        f->templates = t;
+        t[f->ntemplates].name = tk_dup(f, name);
+        t[f->ntemplates].k = *kr;
+        f->ntemplates++;
+        return 0;
+    }
+    char *fname = tk_dup(f, name);
+    kr->callee = fname ? join_prefix(ns, fname) : NULL;
+    if (!kr->host_name) kr->host_name = fname;
+    else free(fname);
+    if (!kr->callee || !kr->host_name) {
+        fe_kernel_free(kr);
+        return fe_fail(f, k, "out of memory");
+    }
+    return add_kernel(f, k, kr);
+}
+
+static int process_decl(front *f, int ds, int end, int body, const char *ns) {
+    decl_head h;
+    if (!scan_decl_head(f, ds, end, &h)) return 0;
+    int k = h.k;
+    if (h.fc_at >= 0) return fe_rewrite_function_constant(f, ds, end, h.fc_at);
+    if (!h.kernel && !(h.is_inst && h.host)) return 0;
 
     msl_kernel kr = {0};
     kr.line = f->c.toks[k].line;
     kr.file = strdup(f->lx.files[f->c.toks[k].file]);
     if (!kr.file) return fe_fail(f, k, "out of memory");
-    if (host) {
-        kr.host_name = fe_parse_string_arg(f, host->arg_lo, host->arg_hi);
+    if (h.host) {
+        kr.host_name = fe_parse_string_arg(f, h.host->arg_lo, h.host->arg_hi);
         if (!kr.host_name || !kr.host_name[0]) {
             fe_kernel_free(&kr);
             return fe_fail(f, k, "[[host_name(...)]] needs a string literal");
         }
     }
     int typedef_form = -1;
-    if (is_inst && decltype_at < 0 && lp < 0 && tk_is(f, end - 1, ">")) {
-        /* template [[host_name("x")]] kernel kernel_t f<A, B>;  (kernel_t: a typedef'd
-         * function type, as ggml writes them): the template-id that ends the declaration */
-        int depth = 0, j = end - 1;
-        for (; j > k; j--) {
-            if (tk_is(f, j, ">")) depth++;
-            else if (tk_is(f, j, "<") && --depth == 0) break;
-            else if (tk_is(f, j, ")") || tk_is(f, j, "]")) j = f->c.match[j];
-        }
-        if (j > k && tk_ident(f, j - 1)) {
-            typedef_form = j - 1;
-            while (tk_is(f, typedef_form - 1, "::") && tk_ident(f, typedef_form - 2)) typedef_form -= 2;
-        }
-    }
-    if (is_inst && (decltype_at >= 0 || typedef_form >= 0)) {
-        /* template [[host_name("x")]] [[kernel]] decltype(f<T, 64>) f<T, 64>; */
-        int after = decltype_at >= 0 ? f->c.match[decltype_at + 1] + 1 : typedef_form;
-        if (after >= end) {
-            fe_kernel_free(&kr);
-            return fe_fail(f, decltype_at, "expected the instantiated function after decltype(...)");
-        }
-        char *text = tk_range_dup(f, after, end - 1);
-        kr.callee = text ? join_prefix(ns, text) : NULL;
-        free(text);
-        int base = after;
-        for (int i = after; i < end && !tk_is(f, i, "<"); i++)
-            if (tk_ident(f, i)) base = i;
-        const kernel_template *tpl = NULL;
-        for (int i = 0; i < f->ntemplates; i++)
-            if ((size_t)f->c.toks[base].len == strlen(f->templates[i].name) &&
-                memcmp(tk_text(f, base), f->templates[i].name, (size_t)f->c.toks[base].len) == 0)
-                tpl = &f->templates[i];
-        if (!tpl) {
-            char *bn = tk_dup(f, base);
-            fe_fail(f, base, "no kernel template named '%s' is defined before this instantiation", bn);
-            free(bn);
-            fe_kernel_free(&kr);
-            return -1;
-        }
-        if (!kr.callee || copy_bindings(&kr, &tpl->k)) {
-            fe_kernel_free(&kr);
-            return fe_fail(f, k, "out of memory");
-        }
-        if (!kr.host_name) kr.host_name = tk_range_dup(f, after, end - 1);
-        if (add_kernel(f, k, &kr)) return -1;
-        return fe_mark_instantiation(f, first, tk_is(f, end, ";") ? end : end - 1);
-    }
-    if (lp < 0) {
-        fe_kernel_free(&kr);
-        return fe_fail(f, k, "expected a kernel function declaration");
-    }
-    int name_start, name = function_name_before(f, lp, k, &name_start);
-    if (name < 0) {
-        fe_kernel_free(&kr);
-        return fe_fail(f, lp, "expected the kernel's name before '('");
-    }
-    if (parse_params(f, lp, &kr)) {
-        fe_kernel_free(&kr);
-        return -1;
-    }
-    if (is_inst) {
-        /* older MLX style: template [[host_name("x")]] [[kernel]] void f<T>(params...); */
-        char *text = tk_range_dup(f, name_start, lp - 1);
-        kr.callee = text ? join_prefix(ns, text) : NULL;
-        free(text);
-        if (kr.callee && !tk_is(f, lp - 1, ">")) {
-            /* no template arguments (`template [[kernel]] void f(const device float *x, ...);`):
-             * deduced from the signature, as the address of f converted to its type */
-            char *named = instance_by_signature(f, lp, kr.callee);
-            free(kr.callee);
-            kr.callee = named;
-        }
-        if (!kr.host_name) kr.host_name = tk_range_dup(f, name_start, lp - 1);
-        if (!kr.callee || !kr.host_name) {
-            fe_kernel_free(&kr);
-            return fe_fail(f, k, "out of memory");
-        }
-        if (add_kernel(f, k, &kr)) return -1;
-        return fe_mark_instantiation(f, first, tk_is(f, end, ";") ? end : end - 1);
-    }
-    if (body < 0) {
-        fe_kernel_free(&kr);   /* a prototype: the definition is the one that counts */
-        return 0;
-    }
-    if (record_kernel_body(f, ds, k, body, name, ns)) {
-        fe_kernel_free(&kr);
-        return -1;
-    }
-    if (is_template) {
-        kernel_template *t = realloc(f->templates, sizeof *t * (size_t)(f->ntemplates + 1));
-        if (!t) {
-            fe_kernel_free(&kr);
-            return fe_fail(f, k, "out of memory");
-        }
-        f->templates = t;
-        t[f->ntemplates].name = tk_dup(f, name);
-        t[f->ntemplates].k = kr;
-        f->ntemplates++;
-        return 0;
-    }
-    char *fname = tk_dup(f, name);
-    kr.callee = fname ? join_prefix(ns, fname) : NULL;
-    if (!kr.host_name) kr.host_name = fname;
-    else free(fname);
-    if (!kr.callee || !kr.host_name) {
-        fe_kernel_free(&kr);
-        return fe_fail(f, k, "out of memory");
-    }
-    return add_kernel(f, k, &kr);
+    if (h.is_inst && h.decltype_at < 0 && h.lp < 0 && tk_is(f, end - 1, ">"))
+        typedef_form = typedef_instance(f, k, end);
+    if (h.is_inst && (h.decltype_at >= 0 || typedef_form >= 0))
+        return add_typed_instance(f, &kr, &h, typedef_form, end, ns);
+    return add_declared_kernel(f, &kr, &h, ds, end, body, ns);
 }
 
 /* One declaration from tk[i]: through ';', or through a function body's '}'.
