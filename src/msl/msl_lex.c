@@ -38,16 +38,22 @@ void msl_buf_put(msl_buf *b, const char *s, size_t n) {
 
 void msl_buf_puts(msl_buf *b, const char *s) { msl_buf_put(b, s, strlen(s)); }
 
+void msl_buf_vprintf(msl_buf *b, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    if (n >= 0 && !buf_reserve(b, (size_t)n)) {
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
+}
+
 void msl_buf_printf(msl_buf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    msl_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 char *msl_buf_take(msl_buf *b) {

@@ -9,6 +9,7 @@
 #ifndef GDN_MSL_LEX_H
 #define GDN_MSL_LEX_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* ---- growable text ---- */
@@ -21,6 +22,7 @@ typedef struct msl_buf {
 void msl_buf_put(msl_buf *b, const char *s, size_t n);
 void msl_buf_puts(msl_buf *b, const char *s);
 void msl_buf_printf(msl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void msl_buf_vprintf(msl_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Returns the NUL-terminated text (owned by the caller) or NULL when out of memory. */
 char *msl_buf_take(msl_buf *b);
 
