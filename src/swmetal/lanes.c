@@ -49,7 +49,11 @@
  *
  * The rewrite keeps every token's line: output is the input's tokens in order with
  * the whitespace (and line markers) between them, plus inserted text; only a
- * compound assignment through a subscript repeats its base and index. */
+ * compound assignment through a subscript repeats its base and index.
+ *
+ * The phases: lanes_parse.c (functions and statements), lanes_uniform.c (1),
+ * lanes_emit.c and lanes_emit_expr.c (2), sharing lanes.h.  This file runs them
+ * (msl_lanes_rewrite) and keeps the first reason a library is refused. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* msl_front.h — internals of the MSL front end (source pre-pass), shared by
- * msl_front.c (kernel discovery and rewrites), msl_emit.c (the generated C++)
- * and compile.c.  Tokens and the text buffer: msl/msl_lex.h.
+ * msl_front*.c (kernel discovery and rewrites), msl_emit.c (the generated C++),
+ * the lanes rewrite (lanes*.c) and compile.c.  Tokens and the text buffer:
+ * msl/msl_lex.h and msl/msl_cursor.h.
  *
  * Pipeline for one library:
  *   1. msl_expand_source (msl_include.h): inline the included headers between
