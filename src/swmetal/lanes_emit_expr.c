@@ -262,6 +262,116 @@ void lv_emit_expr(lanes *L, int lo, int hi) {
 }
 
 /* One operand: a (possibly cast or parenthesised) primary with its postfix chain. */
+/* The end of the primary of the postfix chain at i: a parenthesis, a
+ * static_cast<T>(...) (*scast), a functional cast T(...) (*fcast), or a name,
+ * qualified or with template arguments.  -1 when refused (a static_cast without
+ * its parenthesis). */
+static int primary_end(lanes *L, int i, int hi, int *fcast, int *scast) {
+    *fcast = *scast = 0;
+    if (is(L, i, "(") && L->c.match[i] > i) return L->c.match[i] + 1;
+    if (is(L, i, "static_cast") && is(L, i + 1, "<")) {
+        int p_end = msl_skip_angles(&L->c, i + 1, hi);
+        if (p_end < 0 || !is(L, p_end, "(")) {
+            lv_reject(L, i, "static_cast");
+            return -1;
+        }
+        *scast = 1;
+        return p_end;
+    }
+    if (type_end(L, i, hi) > 0 && is(L, type_end(L, i, hi), "(")) {
+        *fcast = 1;
+        return type_end(L, i, hi);
+    }
+    int p_end = i + 1;
+    while (is(L, p_end, "::") && is_ident(L, p_end + 1)) p_end += 2;
+    if (is(L, p_end, "<") && lv_is_template_name(L, p_end - 1)) {
+        int e = msl_skip_angles(&L->c, p_end, hi);
+        if (e > 0) p_end = e;
+    }
+    return p_end;
+}
+
+/* The primary [lo, p_end) and, for a cast or a parenthesis, its arguments; returns
+ * where the postfix operators start. */
+static int emit_primary(lanes *L, int lo, int p_end, int fcast, int scast) {
+    int k = lo;
+    if (is(L, k, "(") && !fcast && !scast) {
+        lv_out_tok(L, k);
+        lv_emit_expr(L, k + 1, L->c.match[k]);
+        lv_out_tok(L, L->c.match[k]);
+        return L->c.match[k] + 1;
+    }
+    if (fcast) {
+        lv_out_s(L, "::sw::lv::cast<");
+        lv_emit_raw(L, lo, p_end);
+        lv_out_s(L, ">");
+        k = p_end;
+        lv_out_tok(L, k);
+        lv_emit_list(L, k + 1, L->c.match[k]);
+        lv_out_tok(L, L->c.match[k]);
+        return L->c.match[k] + 1;
+    }
+    if (scast) {
+        lv_skip_tok(L, lo);
+        lv_out_s(L, "::sw::lv::cast");
+        lv_emit_raw(L, lo + 1, p_end);
+        k = p_end;
+        lv_out_tok(L, k);
+        lv_emit_expr(L, k + 1, L->c.match[k]);
+        lv_out_tok(L, L->c.match[k]);
+        return L->c.match[k] + 1;
+    }
+    if (is(L, lo, "sw_mk") || is(L, lo, "sw_convert") || is(L, lo, "sw_static_cast")) {
+        /* vectors and conversions of varying values: the lanes' cast (same bits;
+         * sw_static_cast<T> is static_cast<T> but for half/bfloat and vector T,
+         * which convert as sw_convert does, and so does cast) */
+        lv_skip_tok(L, lo);
+        lv_out_s(L, "::sw::lv::cast");
+        lv_emit_raw(L, lo + 1, p_end);
+        return p_end;
+    }
+    /* simd functions by their lanes name, `metal::simd_sum` too: the fiber
+     * versions of some are plain functions that would synchronise through the
+     * executor */
+    int name = lo;
+    if (p_end == lo + 3 && is(L, lo, "metal") && is(L, lo + 1, "::") && !is(L, lo - 1, "::")) name = lo + 2;
+    if (p_end == name + 1 && (lv_has_prefix(L, name, "simd_") || is(L, name, "simdgroup_barrier")) &&
+        is(L, name + 1, "(") && (name > lo || !is(L, lo - 1, "::"))) {
+        for (int q = lo; q < name; q++) lv_skip_tok(L, q);
+        lv_out_gap(L, L->c.toks[name].start);
+        lv_out_s(L, "::sw::lv::");
+        lv_emit_raw(L, name, p_end);
+    } else {
+        lv_emit_raw(L, lo, p_end);
+    }
+    return p_end;
+}
+
+/* Postfix operators from k: each subscript closes one of the ld( opened before
+ * the primary; calls take their arguments as lists. */
+static void emit_postfix(lanes *L, int k, int hi) {
+    while (k < hi) {
+        if (is(L, k, "[") && L->c.match[k] > k) {
+            lv_skip_tok(L, k);
+            lv_out_s(L, ", ");
+            lv_emit_expr(L, k + 1, L->c.match[k]);
+            lv_skip_tok(L, L->c.match[k]);
+            lv_out_s(L, ")");
+            k = L->c.match[k] + 1;
+        } else if (is(L, k, "(") && L->c.match[k] > k) {
+            lv_out_tok(L, k);
+            lv_emit_list(L, k + 1, L->c.match[k]);
+            lv_out_tok(L, L->c.match[k]);
+            k = L->c.match[k] + 1;
+        } else {
+            lv_out_tok(L, k++);
+        }
+    }
+}
+
+/* An operand: sizeof & co. as they are, a C-style cast as ::sw::lv::cast, else a
+ * postfix chain whose subscripts become ld(base, index) (every ld( opens before
+ * the primary, each subscript closes one). */
 void lv_emit_operand(lanes *L, int lo, int hi) {
     int i = lo;
     if (is(L, i, "sizeof") || is(L, i, "alignof") || is(L, i, "alignas")) {
@@ -283,99 +393,15 @@ void lv_emit_operand(lanes *L, int lo, int hi) {
         }
     }
     /* postfix chain: compute how many ld( open before the primary */
+    int fcast, scast;
+    int p_end = primary_end(L, i, hi, &fcast, &scast);
+    if (p_end < 0) return;
     int nsub = 0;
-    int p_end; /* end of the primary */
-    int fcast = 0, scast = 0;
-    if (is(L, i, "(") && L->c.match[i] > i) p_end = L->c.match[i] + 1;
-    else if (is(L, i, "static_cast") && is(L, i + 1, "<")) {
-        p_end = msl_skip_angles(&L->c, i + 1, hi);
-        if (p_end < 0 || !is(L, p_end, "(")) {
-            lv_reject(L, i, "static_cast");
-            return;
-        }
-        scast = 1;
-    } else if (type_end(L, i, hi) > 0 && is(L, type_end(L, i, hi), "(")) {
-        p_end = type_end(L, i, hi);
-        fcast = 1;
-    } else {
-        p_end = i + 1;
-        while (is(L, p_end, "::") && is_ident(L, p_end + 1)) p_end += 2;
-        if (is(L, p_end, "<") && lv_is_template_name(L, p_end - 1)) {
-            int e = msl_skip_angles(&L->c, p_end, hi);
-            if (e > 0) p_end = e;
-        }
-    }
     for (int k = p_end; k < hi;) {
         if (is(L, k, "[") && L->c.match[k] > k) nsub++;
         if ((is(L, k, "[") || is(L, k, "(")) && L->c.match[k] > k) k = L->c.match[k] + 1;
         else k++;
     }
     for (int k = 0; k < nsub; k++) lv_out_s(L, "::sw::lv::ld(");
-    /* prefix operators */
-    int k = lo;
-    if (is(L, k, "(") && !fcast && !scast) {
-        lv_out_tok(L, k);
-        lv_emit_expr(L, k + 1, L->c.match[k]);
-        lv_out_tok(L, L->c.match[k]);
-        k = L->c.match[k] + 1;
-    } else if (fcast) {
-        lv_out_s(L, "::sw::lv::cast<");
-        lv_emit_raw(L, lo, p_end);
-        lv_out_s(L, ">");
-        k = p_end;
-        lv_out_tok(L, k);
-        lv_emit_list(L, k + 1, L->c.match[k]);
-        lv_out_tok(L, L->c.match[k]);
-        k = L->c.match[k] + 1;
-    } else if (scast) {
-        lv_skip_tok(L, lo);
-        lv_out_s(L, "::sw::lv::cast");
-        lv_emit_raw(L, lo + 1, p_end);
-        k = p_end;
-        lv_out_tok(L, k);
-        lv_emit_expr(L, k + 1, L->c.match[k]);
-        lv_out_tok(L, L->c.match[k]);
-        k = L->c.match[k] + 1;
-    } else if (is(L, lo, "sw_mk") || is(L, lo, "sw_convert") || is(L, lo, "sw_static_cast")) {
-        /* vectors and conversions of varying values: the lanes' cast (same bits;
-         * sw_static_cast<T> is static_cast<T> but for half/bfloat and vector T,
-         * which convert as sw_convert does, and so does cast) */
-        lv_skip_tok(L, lo);
-        lv_out_s(L, "::sw::lv::cast");
-        lv_emit_raw(L, lo + 1, p_end);
-        k = p_end;
-    } else {
-        /* simd functions by their lanes name, `metal::simd_sum` too: the fiber
-         * versions of some are plain functions that would synchronise through the
-         * executor */
-        int name = lo;
-        if (p_end == lo + 3 && is(L, lo, "metal") && is(L, lo + 1, "::") && !is(L, lo - 1, "::")) name = lo + 2;
-        if (p_end == name + 1 && (lv_has_prefix(L, name, "simd_") || is(L, name, "simdgroup_barrier")) &&
-            is(L, name + 1, "(") && (name > lo || !is(L, lo - 1, "::"))) {
-            for (int q = lo; q < name; q++) lv_skip_tok(L, q);
-            lv_out_gap(L, L->c.toks[name].start);
-            lv_out_s(L, "::sw::lv::");
-            lv_emit_raw(L, name, p_end);
-        } else {
-            lv_emit_raw(L, lo, p_end);
-        }
-        k = p_end;
-    }
-    while (k < hi) {
-        if (is(L, k, "[") && L->c.match[k] > k) {
-            lv_skip_tok(L, k);
-            lv_out_s(L, ", ");
-            lv_emit_expr(L, k + 1, L->c.match[k]);
-            lv_skip_tok(L, L->c.match[k]);
-            lv_out_s(L, ")");
-            k = L->c.match[k] + 1;
-        } else if (is(L, k, "(") && L->c.match[k] > k) {
-            lv_out_tok(L, k);
-            lv_emit_list(L, k + 1, L->c.match[k]);
-            lv_out_tok(L, L->c.match[k]);
-            k = L->c.match[k] + 1;
-        } else {
-            lv_out_tok(L, k++);
-        }
-    }
+    emit_postfix(L, emit_primary(L, lo, p_end, fcast, scast), hi);
 }
