@@ -127,6 +127,16 @@ int msl_skip_angles(const msl_lexed *lx, int lt, int limit) {
     return -1;
 }
 
+int msl_angles_back(const msl_lexed *lx, int gt, int stop) {
+    int depth = 0, i = gt;
+    for (; i > stop; i--) {
+        if (msl_tok_is(lx, i, ">")) depth++;
+        else if (msl_tok_is(lx, i, "<") && --depth == 0) break;
+        else if (msl_tok_is(lx, i, ")") || msl_tok_is(lx, i, "]")) i = lx->match[i];
+    }
+    return i;
+}
+
 int msl_list_item_end(const msl_lexed *lx, int s, int hi) {
     int e = s, angle = 0;
     while (e < hi && !(msl_tok_is(lx, e, ",") && angle == 0)) {

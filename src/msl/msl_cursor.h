@@ -60,6 +60,10 @@ int msl_match_brackets(msl_lexed *lx, int strict, char **err);
  * joined (msl_join_ops). */
 int msl_skip_angles(const msl_lexed *lx, int lt, int limit);
 
+/* The "<" opening the template argument list that closes at token gt (">"),
+ * scanning back to just above stop; stop when there is none. */
+int msl_angles_back(const msl_lexed *lx, int gt, int stop);
+
 /* The end of the comma-separated item starting at token s (parameters, template
  * or call arguments): the next "," outside brackets and <...>, or hi. */
 int msl_list_item_end(const msl_lexed *lx, int s, int hi);

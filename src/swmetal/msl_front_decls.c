@@ -195,15 +195,7 @@ static int add_kernel(front *f, int at, msl_kernel *k) {
  * *name_start, the first token of a qualified / template-id name. */
 static int function_name_before(const front *f, int lp, int lo, int *name_start) {
     int i = lp - 1;
-    if (tk_is(f, i, ">")) {
-        int depth = 0;
-        for (; i >= lo; i--) {
-            if (tk_is(f, i, ">")) depth++;
-            else if (tk_is(f, i, "<") && --depth == 0) break;
-            else if (tk_is(f, i, ")") || tk_is(f, i, "]")) i = f->c.match[i];
-        }
-        i--;
-    }
+    if (tk_is(f, i, ">")) i = msl_angles_back(&f->c, i, lo - 1) - 1;
     if (!tk_ident(f, i)) return -1;
     int name = i;
     while (tk_is(f, i - 1, "::") && tk_ident(f, i - 2)) i -= 2;
@@ -343,12 +335,7 @@ static int scan_decl_head(front *f, int ds, int end, decl_head *h) {
  * function type, as ggml writes them): the first token of the template-id that
  * ends the declaration, or -1. */
 static int typedef_instance(const front *f, int k, int end) {
-    int depth = 0, j = end - 1;
-    for (; j > k; j--) {
-        if (tk_is(f, j, ">")) depth++;
-        else if (tk_is(f, j, "<") && --depth == 0) break;
-        else if (tk_is(f, j, ")") || tk_is(f, j, "]")) j = f->c.match[j];
-    }
+    int j = msl_angles_back(&f->c, end - 1, k);
     if (!(j > k && tk_ident(f, j - 1))) return -1;
     int at = j - 1;
     while (tk_is(f, at - 1, "::") && tk_ident(f, at - 2)) at -= 2;

@@ -67,6 +67,11 @@ TEST(msl_cursor_angles_items_and_operators) {
     CHECK(msl_tok_is(&lx, flt - 1, "f"));
     CHECK_EQ_INT(msl_skip_angles(&lx, flt, lx.ntoks), find_tok(&lx, "(", 1));
     CHECK_EQ_INT(msl_skip_angles(&lx, find_tok(&lx, "<", 5), lx.ntoks), -1); /* d < e; */
+    /* and back from its '>' (past g(1, 2)'s parenthesis); none: stop */
+    int fgt = find_tok(&lx, "(", 1) - 1;
+    CHECK_EQ_INT(msl_angles_back(&lx, fgt, -1), flt);
+    CHECK_EQ_INT(msl_angles_back(&lx, fgt, flt), flt);
+    CHECK_EQ_INT(msl_angles_back(&lx, fgt, flt + 1), flt + 1);
     /* f's template arguments: "g(1, 2)" is one item, its comma inside brackets */
     CHECK_EQ_INT(msl_list_item_end(&lx, flt + 1, lx.ntoks), find_tok(&lx, ",", 2));
     msl_lexed_free(&lx);
