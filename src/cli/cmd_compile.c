@@ -18,7 +18,7 @@
 #include "cli/commands.h"
 #include "core/clock.h"
 #include "core/file.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/swmetal.h"
 
 #define MAX_ERROR_LINES 20

@@ -4,7 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/kernel_opts.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "cli/stage_opts.h"
 
 int cli_split_option(int argc, char **argv, int *i, const char *const *bare, char *name, size_t namelen,

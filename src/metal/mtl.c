@@ -24,7 +24,7 @@
 #include "metal/mtl.h"
 
 #include "core/objc_call.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 
 #if defined(__APPLE__)
 /* MTLCounters.h: MTL_EXTERN MTLCommonCounterSet const MTLCommonCounterSetTimestamp,

@@ -43,7 +43,7 @@ int mtl_device_fast_math_applies(const mtl_device *d);
  * the file's path, is where its quoted #includes are looked for first.  opts
  * (may be NULL): include directories and -D macros.  The headers are inlined
  * before the source goes to the device (Metal takes no include path), see
- * swmetal/msl_include.h.  fast_math: let the compiler use fast math (Metal's
+ * msl/msl_include.h.  fast_math: let the compiler use fast math (Metal's
  * default; off here unless asked, since it can break ulp bounds). */
 struct msl_source_opts;
 mtl_library *mtl_library_new(mtl_device *d, const char *source, const char *filename,

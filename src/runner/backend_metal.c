@@ -31,7 +31,7 @@
 #include "runner/kernel_choice.h"
 #include "runner/runner.h"
 #include "runner/shader_source.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/swmetal.h"
 
 #define MAX_LIBS 8

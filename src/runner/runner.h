@@ -13,7 +13,7 @@
 #include "ops/op.h"
 #include "runner/backend.h"
 #include "runner/record.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 
 #define RUN_MAX_CONSTANTS 16
 #define RUN_MAX_STAGE_CHOICES 16

@@ -24,7 +24,7 @@
 #include "runner/kernel_choice.h"
 #include "runner/shader_source.h"
 #include "runner/validate.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/swmetal.h"
 
 void validate_run_configs(uint64_t seed, validate_run_cfg cfg[VALIDATE_NRUNS]) {
@@ -46,7 +46,7 @@ static int is_limit_refusal(const char *msg) {
            (strstr(msg, "threadgroup memory") || strstr(msg, "threads per threadgroup"));
 }
 
-/* Every configuration on fibers: lanes (msl_lanes.c) would run only the inorder
+/* Every configuration on fibers: lanes (lanes.c) would run only the inorder
  * one, and where a kernel calls simd functions in divergent code they reconverge
  * as a GPU does while fibers may not; that difference is not a race to report. */
 static int apply_run_cfg(backend *b, const validate_run_cfg *cfg) {

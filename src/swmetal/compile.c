@@ -24,7 +24,7 @@
 #include "core/sha256.h"
 #include "swmetal/cxx.h"
 #include "swmetal/msl_front.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/sw_files.h"
 #include "swmetal/symbolize.h"

@@ -7,7 +7,7 @@
 
 #include "core/sha256.h"
 #include "swmetal/cxx.h"
-#include "swmetal/msl_front.h"
+#include "msl/msl_lex.h"
 #include "swmetal/sw_files.h"
 
 #if defined(__APPLE__)

@@ -93,7 +93,7 @@ typedef struct sw_job {
     uint32_t *order;             /* threadgroup permutation, NULL = in order */
     int fiber_order;             /* sw_order of fibers between synchronisation points */
     int loop;                    /* run each threadgroup's threads as a plain loop (sync-free kernel) */
-    int lanes;                   /* run each simdgroup's lanes together (d->lanes, msl_lanes.c) */
+    int lanes;                   /* run each simdgroup's lanes together (d->lanes, lanes.c) */
     uint64_t fiber_seed;
     size_t tg_off[SW_MAX_TG_PARAMS];
     size_t tg_static_end;        /* first arena byte past the [[threadgroup(n)]] regions */

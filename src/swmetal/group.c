@@ -119,7 +119,7 @@ static void loop_reached_sync(sw_worker *w, const char *what, int line) {
                   "kernel '%s' line %d: %s in a kernel %s; this is a software-device bug: set "
                   "GDNBENCH_SW_FIBERS=1 to run it on fibers; %s",
                   w->job->d->kernel, line, what,
-                  w->group.lanes_running ? "run as 32-lane data (msl_lanes.c)"
+                  w->group.lanes_running ? "run as 32-lane data (lanes.c)"
                                    : "judged free of synchronisation (run as a plain loop)",
                   who);
     sw_exec_abandon_current();
@@ -443,7 +443,7 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     return end_loop_group(w, job);
 }
 
-/* A threadgroup of a kernel with a lanes entry (msl_lanes.c): each simdgroup in
+/* A threadgroup of a kernel with a lanes entry (lanes.c): each simdgroup in
  * turn, its lanes together as 32-wide data on the worker's own stack.  The
  * library has no barrier, so simdgroups never wait for each other (one with
  * barriers runs on init_lanes_fibers' fibers).  The thread record names lane 0 of

@@ -1,6 +1,7 @@
 /* msl_front.h — internals of the MSL front end (source pre-pass), shared by
- * msl_lex.c (tokens), msl_front.c (kernel discovery and rewrites), msl_emit.c
- * (the generated C++) and compile.c.
+ * msl_front*.c (kernel discovery and rewrites), msl_emit.c (the generated C++),
+ * the lanes rewrite (lanes*.c) and compile.c.  Tokens and the text buffer:
+ * msl/msl_lex.h and msl/msl_cursor.h.
  *
  * Pipeline for one library:
  *   1. msl_expand_source (msl_include.h): inline the included headers between
@@ -17,56 +18,8 @@
 
 #include <stddef.h>
 
+#include "msl/msl_lex.h"
 #include "swmetal/sw_compile.h"
-
-/* ---- growable text ---- */
-typedef struct msl_buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} msl_buf;
-
-void msl_buf_put(msl_buf *b, const char *s, size_t n);
-void msl_buf_puts(msl_buf *b, const char *s);
-void msl_buf_printf(msl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Returns the NUL-terminated text (owned by the caller) or NULL when out of memory. */
-char *msl_buf_take(msl_buf *b);
-
-/* ---- tokens ---- */
-typedef enum msl_tok_kind {
-    MSL_TK_IDENT = 1,
-    MSL_TK_NUMBER,
-    MSL_TK_STRING,
-    MSL_TK_CHAR,
-    MSL_TK_PUNCT,      /* one character, except "::" and "->" */
-    MSL_TK_DIRECTIVE,  /* a whole preprocessor line (line markers are consumed, not kept) */
-    MSL_TK_ATTR        /* a collapsed [[...]] group (made by msl_front.c) */
-} msl_tok_kind;
-
-typedef struct msl_tok {
-    int kind;
-    int start, len;    /* byte span in the lexed text */
-    int line, col;     /* position in the .metal file (after #line / line markers) */
-    int file;          /* index into msl_lexed.files */
-    int attr;          /* MSL_TK_ATTR: index into the front end's attribute groups */
-} msl_tok;
-
-typedef struct msl_lexed {
-    const char *text;
-    msl_tok *toks;
-    int ntoks;
-    char **files;      /* file names seen in line markers; files[0] = the given name */
-    int nfiles;
-} msl_lexed;
-
-/* Tokenises `text`; line markers (`# N "f"`, `#line N "f"`) update positions.
- * Returns 0, or -1 with *err = "file:line:col: error: ..." (unterminated comment,
- * string or character literal). */
-int msl_lex(const char *text, const char *filename, msl_lexed *out, char **err);
-void msl_lexed_free(msl_lexed *lx);
-int msl_tok_is(const msl_lexed *lx, int i, const char *s);
-/* malloc'd "file:line:col: error: msg" at token i (or at the end of the text). */
-char *msl_error_at(const msl_lexed *lx, int i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- what the pre-pass finds ---- */
 typedef struct msl_binding {
@@ -116,7 +69,7 @@ void msl_unit_free(msl_unit *u);
  * optimises them; plain kernel definitions stay, as ordinary functions). */
 char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int only, char **err);
 
-/* The lanes rewrite of u->text (msl_lanes.c): the text with every function's
+/* The lanes rewrite of u->text (lanes.c): the text with every function's
  * varying values as 32-lane data.  Returns it (malloc'd), or NULL with *why
  * (malloc'd) saying why the library cannot run that way. */
 char *msl_lanes_rewrite(const msl_unit *u, char **why);

@@ -79,7 +79,7 @@ int sw_mtl_pipeline_sync_free(id pipeline);
 int sw_mtl_pipeline_atomic_free(id pipeline);
 /* The kernel's plain variant's sw_range_fn when it is sync-free, else NULL. */
 sw_range_fn sw_mtl_pipeline_range(id pipeline);
-/* Its lanes entry (msl_lanes.c), NULL when it has none. */
+/* Its lanes entry (lanes.c), NULL when it has none. */
 const sw_lanes_info *sw_mtl_pipeline_lanes(id pipeline);
 
 /* objc_command.c */

@@ -60,7 +60,7 @@ typedef void (*sw_entry_fn)(const sw_thread_args *args);
 typedef void (*sw_range_fn)(const sw_thread_args *args, sw_ids *ids, const uint32_t base[3], uint32_t n);
 
 /* One simdgroup of a threadgroup, its lanes run together as 32-wide data (the
- * lanes variant: msl_lanes.c, prelude/sw_lanes.h).  args->ids holds the
+ * lanes variant: lanes.c, prelude/sw_lanes.h).  args->ids holds the
  * threadgroup's uniform ids (threads_per_threadgroup = this group's actual size);
  * base[] is the group's first thread_position_in_grid; lanes 0..n-1 of simdgroup
  * sg take part.  Exported by a lanes library as sw_lanes_kernels[] (terminated by

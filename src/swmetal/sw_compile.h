@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "swmetal/sw_abi.h"
 #include "swmetal/swmetal.h"
 
@@ -39,7 +39,7 @@ typedef struct sw_kernel {
     int instrumented;
     int sync_free;               /* no barrier or simd/quad function reachable (msl_sync.c) */
     int atomic_free;             /* no atomic anywhere in the library (msl_sync.c) */
-    const sw_lanes_info *lanes;  /* its simdgroups as 32-wide data (msl_lanes.c), or NULL */
+    const sw_lanes_info *lanes;  /* its simdgroups as 32-wide data (lanes.c), or NULL */
 } sw_kernel;
 
 /* Parses and compiles `source` (file name used in diagnostics).  On failure returns

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "swmetal/msl_front.h"
+#include "msl/msl_lex.h"
 #include "swmetal/sw_files.h"
 
 extern char **environ;

@@ -40,7 +40,7 @@
 
 #include "core/finding.h"
 #include "core/objc_call.h"
-#include "swmetal/msl_include.h" /* msl_source_opts: include directories and -D macros */
+#include "msl/msl_include.h"     /* msl_source_opts: include directories and -D macros */
 #include "swmetal/sw_abi.h"      /* the kernels' ABI: sw_kernel_info, sw_binding (native libraries, listings) */
 
 /* ---- settings ---- */
@@ -69,7 +69,7 @@ int swmtl_parse_order(const char *text, swmtl_order *out, const char *option, ch
 typedef struct swmtl_schedule {
     swmtl_order fibers;          /* a threadgroup's fibers between synchronisation points (--sw-schedule) */
     swmtl_order groups;          /* the order threadgroups start in (validate's determinism runs) */
-    int lanes;                   /* 1: a kernel with a lanes variant (msl_lanes.c) runs it, when its fibers
+    int lanes;                   /* 1: a kernel with a lanes variant (lanes.c) runs it, when its fibers
                                     would run in order; 0: fibers (lanes reconverge divergent simd
                                     calls as a GPU does, fibers may not) */
 } swmtl_schedule;

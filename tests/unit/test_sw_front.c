@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "swmetal/msl_front.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
 #include "test.h"
 
 static int count_lines(const char *s) {

@@ -1,4 +1,4 @@
-/* test_sw_lanes.c — the lanes variant (msl_lanes.c + prelude/sw_lanes.h): a
+/* test_sw_lanes.c — the lanes variant (lanes*.c + prelude/sw_lanes.h): a
  * simdgroup's 32 lanes run together as data instead of 32 fibers.
  *
  * The rule it must keep: every kernel gives the same bytes either way.  Each test
@@ -356,7 +356,7 @@ TEST(sw_lanes_rewrite_refuses_a_varying_break_out_of_a_switch_in_a_masked_loop) 
 /* Simd functions in divergent code that meet again afterwards.  Lanes reconverge
  * at the end of the if, as a GPU does: the second simd_sum adds all 32 lanes.  The
  * fiber executor resolves the lanes waiting at the lowest lane's call site first and
- * adds only lanes 0..15 there; the difference is documented (msl_lanes.c), and
+ * adds only lanes 0..15 there; the difference is documented (lanes.c), and
  * validate runs every schedule on fibers so that it is not taken for a race. */
 static const char *reconverge_src =
     "#include <metal_stdlib>\n"
@@ -399,7 +399,7 @@ TEST(sw_lanes_divergent_simd_calls_reconverge_as_on_a_gpu) {
     CHECK_MSG(lanes == 16.0f + 16.0f * 376.0f, "lanes: %g", (double)lanes);
     float fibers = reconverge_run(0, &used);
     CHECK(!used); /* a schedule without lanes keeps the kernel on fibers */
-    CHECK_MSG(fibers == 16.0f, "fibers: %g (the documented difference changed: update msl_lanes.c)", (double)fibers);
+    CHECK_MSG(fibers == 16.0f, "fibers: %g (the documented difference changed: update lanes.c)", (double)fibers);
 }
 
 /* Calls that change a uniform local without an assignment in sight, under a

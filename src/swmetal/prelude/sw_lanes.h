@@ -18,7 +18,7 @@
 // scalar C++ expression the fiber build evaluates per thread, in the same order, so
 // the bits match (reductions fold from the lowest active lane, as sw_sync.h does).
 //
-// Contract with the rewriter (what it emits: src/swmetal/msl_lanes.c):
+// Contract with the rewriter (what it emits: src/swmetal/lanes_emit*.c):
 //   vary<T>                varying locals/params (T scalar or metal::vec<E, 2..4>)
 //   ld(B, I) / st(B, I, v) every subscript read / subscript store
 //   cast<T>(args...)       casts and constructor calls of scalar/vector types

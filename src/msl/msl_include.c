@@ -1,9 +1,11 @@
 /* msl_include.c — msl_include.h: inlines the headers a .metal file includes.
  *
- * Directives are found with the front end's lexer (so an #include inside a comment
- * or a string is not one).  The text between directives is copied unchanged; the
- * line markers around an inlined header keep every line's number. */
+ * Directives are found with the shared MSL lexer, msl_lex.h (so an #include
+ * inside a comment or a string is not one).  The text between directives is
+ * copied unchanged; the line markers around an inlined header keep every line's
+ * number. */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,8 @@
 
 #include "core/sha256.h"
 #include "core/strutil.h"
-#include "swmetal/msl_front.h"
-#include "swmetal/msl_include.h"
+#include "msl/msl_include.h"
+#include "msl/msl_lex.h"
 
 #define MAX_DEPTH 200
 
@@ -140,11 +142,16 @@ static int parse_directive(const char *s, const char *e, char *name, size_t n, i
     return DIR_INCLUDE;
 }
 
-static int fail(expander *x, const char *file, int line, const char *fmt, const char *a) {
+/* An error at a line of a file (the first one is reported).  Returns -1. */
+static int fail(expander *x, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(expander *x, const char *file, int line, const char *fmt, ...) {
     if (x->err) return -1;
     msl_buf b = {0};
     msl_buf_printf(&b, "%s:%d:1: error: ", file, line);
-    msl_buf_printf(&b, fmt, a);
+    va_list ap;
+    va_start(ap, fmt);
+    msl_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
     x->err = msl_buf_take(&b);
     return -1;
 }
@@ -198,7 +205,7 @@ static int inline_header(expander *x, const char *from, int line, const char *hp
                 free(r);
                 if (no) x->once = no;
                 free(text);
-                return fail(x, from, line, "out of memory%s", "");
+                return fail(x, from, line, "out of memory");
             }
             x->once = no;
             x->once[x->nonce] = (once_file){r, 0};

@@ -1,7 +1,7 @@
-/* msl_lex.c — tokens of MSL/C++ source for the front end's pre-pass, and the
- * small text buffer the front end builds its output with.
+/* msl_lex.c — msl_lex.h: tokens of MSL/C++ source, and the small text buffer
+ * the readers of MSL build their output with.
  *
- * Only what the pre-pass needs: identifiers, numbers, string/char literals,
+ * Only what those readers need: identifiers, numbers, string/char literals,
  * punctuation, and preprocessor lines as whole tokens.  Comments vanish.  Line
  * markers (`# 12 "kkt.metal"` from clang -E, or `#line 12 "kkt.metal"`) move the
  * reported positions so every token carries its .metal line. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swmetal/msl_front.h"
+#include "msl/msl_lex.h"
 
 /* ---- msl_buf ---- */
 
@@ -38,16 +38,22 @@ void msl_buf_put(msl_buf *b, const char *s, size_t n) {
 
 void msl_buf_puts(msl_buf *b, const char *s) { msl_buf_put(b, s, strlen(s)); }
 
+void msl_buf_vprintf(msl_buf *b, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    if (n >= 0 && !buf_reserve(b, (size_t)n)) {
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
+}
+
 void msl_buf_printf(msl_buf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    msl_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 char *msl_buf_take(msl_buf *b) {
@@ -252,35 +258,11 @@ fail:
 }
 
 void msl_lexed_free(msl_lexed *lx) {
-    for (int i = 0; i < lx->nfiles; i++) free(lx->files[i]);
-    free(lx->files);
-    free(lx->toks);
-    *lx = (msl_lexed){0};
-}
-
-int msl_tok_is(const msl_lexed *lx, int i, const char *s) {
-    if (i < 0 || i >= lx->ntoks) return 0;
-    const msl_tok *t = &lx->toks[i];
-    return t->kind != MSL_TK_ATTR && t->kind != MSL_TK_DIRECTIVE && (size_t)t->len == strlen(s) &&
-           memcmp(lx->text + t->start, s, (size_t)t->len) == 0;
-}
-
-char *msl_error_at(const msl_lexed *lx, int i, const char *fmt, ...) {
-    msl_buf b = {0};
-    if (i >= 0 && i < lx->ntoks) {
-        const msl_tok *t = &lx->toks[i];
-        msl_buf_printf(&b, "%s:%d:%d: error: ", lx->files[t->file], t->line, t->col);
-    } else if (lx->ntoks > 0) {
-        const msl_tok *t = &lx->toks[lx->ntoks - 1];
-        msl_buf_printf(&b, "%s:%d:%d: error: ", lx->files[t->file], t->line, t->col + t->len);
-    } else {
-        msl_buf_printf(&b, "%s:1:1: error: ", lx->nfiles ? lx->files[0] : "source");
+    if (!lx->view) {
+        for (int i = 0; i < lx->nfiles; i++) free(lx->files[i]);
+        free(lx->files);
     }
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    msl_buf_puts(&b, tmp);
-    return msl_buf_take(&b);
+    free(lx->toks);
+    free(lx->match);
+    *lx = (msl_lexed){0};
 }
