@@ -95,15 +95,21 @@ static void assign_roles(io_set *s) {
     }
 }
 
+/* "dir/name", malloc'd; NULL when memory runs out. */
+static char *dir_file(const char *dir, const char *name) {
+    size_t len = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(len);
+    if (p) snprintf(p, len, "%s/%s", dir, name);
+    return p;
+}
+
 static int open_npy_dir(const char *dir, char **names, int n, io_set *set, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
-        size_t len = strlen(dir) + strlen(names[i]) + 2;
-        char *p = malloc(len);
+        char *p = dir_file(dir, names[i]);
         if (!p) {
             io_err(err, errlen, "%s: out of memory", dir);
             return -1;
         }
-        snprintf(p, len, "%s/%s", dir, names[i]);
         tensor *t;
         int rc = npy_read(p, &t, err, errlen);
         free(p);
@@ -116,82 +122,70 @@ static int open_npy_dir(const char *dir, char **names, int n, io_set *set, char 
     return 0;
 }
 
+/* Replaces *names (n of them) with the sorted entries of dir ending in suffix. */
+static int relist(const char *dir, const char *suffix, char ***names, int *n, char *err, size_t errlen) {
+    mlxfix_free_names(*names, *n);
+    *names = NULL;
+    if (list_with_suffix(dir, suffix, names, n) != 0) {
+        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A directory of n >= 1 files of a one-file format (what names them in the message):
+ * the only one is the fixture; several are ambiguous. */
+static int open_only_file(const char *dir, char **names, int n, const char *what, const char *format,
+                          int (*read)(const char *path, io_set *out, char *err, size_t errlen), fixture *fx,
+                          char *err, size_t errlen) {
+    if (n > 1) {
+        char list[400];
+        join_names(names, n, "", list, sizeof list);
+        io_err(err, errlen, "%s holds %d %s files (%s): pass one of them", dir, n, what, list);
+        return -1;
+    }
+    char *p = dir_file(dir, names[0]);
+    if (!p) {
+        io_err(err, errlen, "%s: out of memory", dir);
+        return -1;
+    }
+    fx->format = format;
+    int rc = read(p, &fx->set, err, errlen);
+    free(p);
+    return rc;
+}
+
+/* A directory: one mlx-native set, else its .npy files, else its one .npz, else its
+ * one .safetensors file. */
 static int open_dir(const char *dir, fixture *fx, char *err, size_t errlen) {
     char **names = NULL;
     int n = 0, rc = -1;
-    char list[400];
     if (mlxfix_list_sets(dir, &names, &n, err, errlen) != 0) return -1;
     if (n == 1) {
         fx->format = "mlx-native";
         rc = mlxfix_read_prefix(dir, names[0], &fx->set, err, errlen);
-        goto done;
-    }
-    if (n > 1) {
+    } else if (n > 1) {
+        char list[400];
         join_names(names, n, "_meta.json", list, sizeof list);
         io_err(err, errlen, "%s holds %d mlx-native fixture sets (%s): pass one, e.g. --fixture %s/%s_meta.json", dir,
                n, list, dir, names[0]);
-        goto done;
-    }
-    mlxfix_free_names(names, n);
-    names = NULL;
-    if (list_with_suffix(dir, ".npy", &names, &n) != 0) {
-        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+    } else if (relist(dir, ".npy", &names, &n, err, errlen) != 0) {
         return -1;
-    }
-    if (n > 0) {
+    } else if (n > 0) {
         fx->format = "npy-dir";
         rc = open_npy_dir(dir, names, n, &fx->set, err, errlen);
-        goto done;
-    }
-    mlxfix_free_names(names, n);
-    names = NULL;
-    if (list_with_suffix(dir, ".npz", &names, &n) != 0) {
-        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+    } else if (relist(dir, ".npz", &names, &n, err, errlen) != 0) {
         return -1;
-    }
-    if (n == 1) {
-        size_t len = strlen(dir) + strlen(names[0]) + 2;
-        char *p = malloc(len);
-        if (p) {
-            snprintf(p, len, "%s/%s", dir, names[0]);
-            fx->format = "npz";
-            rc = npz_read(p, &fx->set, err, errlen);
-            free(p);
-        } else {
-            io_err(err, errlen, "%s: out of memory", dir);
-        }
-        goto done;
-    }
-    if (n > 1) {
-        join_names(names, n, "", list, sizeof list);
-        io_err(err, errlen, "%s holds %d .npz files (%s): pass one of them", dir, n, list);
-        goto done;
-    }
-    mlxfix_free_names(names, n);
-    names = NULL;
-    if (list_with_suffix(dir, ".safetensors", &names, &n) != 0) {
-        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+    } else if (n > 0) {
+        rc = open_only_file(dir, names, n, ".npz", "npz", npz_read, fx, err, errlen);
+    } else if (relist(dir, ".safetensors", &names, &n, err, errlen) != 0) {
         return -1;
-    }
-    if (n == 1) {
-        size_t len = strlen(dir) + strlen(names[0]) + 2;
-        char *p = malloc(len);
-        if (p) {
-            snprintf(p, len, "%s/%s", dir, names[0]);
-            fx->format = "safetensors";
-            rc = safetensors_read(p, &fx->set, err, errlen);
-            free(p);
-        } else {
-            io_err(err, errlen, "%s: out of memory", dir);
-        }
-    } else if (n > 1) {
-        join_names(names, n, "", list, sizeof list);
-        io_err(err, errlen, "%s holds %d safetensors files (%s): pass one of them", dir, n, list);
+    } else if (n > 0) {
+        rc = open_only_file(dir, names, n, "safetensors", "safetensors", safetensors_read, fx, err, errlen);
     } else {
         io_err(err, errlen, "%s: no fixture found (expected a *_meta.json set, *.npy files, one .npz or one .safetensors file)",
                dir);
     }
-done:
     mlxfix_free_names(names, n);
     return rc;
 }

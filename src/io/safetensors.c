@@ -156,7 +156,9 @@ static int parse_metadata(const io_src *src, const cJSON *m, io_set *set, char *
     return 0;
 }
 
-int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) {
+/* Reads the 8-byte length field and the JSON header after it into a malloc'd,
+ * NUL-terminated *hdr of *hlen bytes. */
+static int read_header_text(const io_src *src, char **hdr, uint64_t *hlen_out, char *err, size_t errlen) {
     const char *f = src->name;
     uint8_t lenbuf[8];
     if (src->size < 8 || io_src_read(src, 0, lenbuf, 8) != 0) {
@@ -180,20 +182,22 @@ int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) 
                (unsigned long long)hlen);
         return -1;
     }
-    uint64_t data_size = src->size - 8 - hlen;
-    char *hdr = malloc((size_t)hlen + 1);
-    if (!hdr || io_src_read(src, 8, hdr, (size_t)hlen) != 0) {
+    char *text = malloc((size_t)hlen + 1);
+    if (!text || io_src_read(src, 8, text, (size_t)hlen) != 0) {
         io_err(err, errlen, "%s: cannot read the %llu-byte header: %s", f, (unsigned long long)hlen,
-               hdr ? "read error" : "out of memory");
-        free(hdr);
+               text ? "read error" : "out of memory");
+        free(text);
         return -1;
     }
-    hdr[hlen] = 0;
+    text[hlen] = 0;
+    *hdr = text;
+    *hlen_out = hlen;
+    return 0;
+}
 
-    int rc = -1;
-    io_set set = {0};
-    st_spec *specs = NULL;
-    st_spec **order = NULL;
+/* The header as one JSON object and nothing after it but white space. */
+static cJSON *parse_header_json(const io_src *src, const char *hdr, uint64_t hlen, char *err, size_t errlen) {
+    const char *f = src->name;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
     if (!root) {
@@ -201,46 +205,64 @@ int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) 
         if (!end && cJSON_GetErrorPtr()) at = (long)(cJSON_GetErrorPtr() - hdr);
         io_err(err, errlen, "%s: the JSON header is malformed (near byte %ld of %llu): the file is corrupt; re-export it",
                f, at, (unsigned long long)hlen);
-        goto done;
+        return NULL;
     }
     for (const char *p = end; p < hdr + hlen; p++)
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
             io_err(err, errlen, "%s: unexpected bytes after the JSON header (at byte %ld): the file is corrupt", f,
                    (long)(p - hdr));
-            goto done;
+            cJSON_Delete(root);
+            return NULL;
         }
     if (!cJSON_IsObject(root)) {
         io_err(err, errlen, "%s: the JSON header is not an object: not a safetensors file?", f);
-        goto done;
+        cJSON_Delete(root);
+        return NULL;
     }
+    return root;
+}
 
+/* The number of tensor entries (every key but __metadata__); -1 when a key repeats. */
+static int count_entries(const io_src *src, const cJSON *root, char *err, size_t errlen) {
     int n = 0;
     for (const cJSON *e = root->child; e; e = e->next) {
         for (const cJSON *o = root->child; o != e; o = o->next)
             if (strcmp(o->string, e->string) == 0) {
-                io_err(err, errlen, "%s: tensor '%.60s' appears twice in the header: the file is corrupt", f,
+                io_err(err, errlen, "%s: tensor '%.60s' appears twice in the header: the file is corrupt", src->name,
                        e->string);
-                goto done;
+                return -1;
             }
         if (strcmp(e->string, "__metadata__") != 0) n++;
     }
-    specs = calloc((size_t)(n ? n : 1), sizeof *specs);
-    order = calloc((size_t)(n ? n : 1), sizeof *order);
-    if (!specs || !order) {
-        io_err(err, errlen, "%s: out of memory for %d tensor headers", f, n);
-        goto done;
-    }
+    return n;
+}
+
+/* Every entry of the header in file order: __metadata__ into set, the n tensor
+ * entries into specs[0..n). */
+static int parse_entries(const io_src *src, const cJSON *root, uint64_t data_size, st_spec *specs, io_set *set,
+                         char *err, size_t errlen) {
     int k = 0;
     for (const cJSON *e = root->child; e; e = e->next) {
         if (strcmp(e->string, "__metadata__") == 0) {
-            if (parse_metadata(src, e, &set, err, errlen) != 0) goto done;
+            if (parse_metadata(src, e, set, err, errlen) != 0) return -1;
             continue;
         }
-        if (parse_entry(src, e, data_size, &specs[k], err, errlen) != 0) goto done;
-        order[k] = &specs[k];
+        if (parse_entry(src, e, data_size, &specs[k], err, errlen) != 0) return -1;
         k++;
     }
+    return 0;
+}
+
+/* No two non-empty tensors may share a byte of the data section. */
+static int check_no_overlap(const io_src *src, st_spec *specs, int n, char *err, size_t errlen) {
+    st_spec **order = calloc((size_t)(n ? n : 1), sizeof *order);
+    if (!order) {
+        io_err(err, errlen, "%s: out of memory for %d tensor headers", src->name, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) order[i] = &specs[i];
     qsort(order, (size_t)n, sizeof *order, cmp_spec_begin);
+    int rc = 0;
     const st_spec *prev = NULL;
     for (int i = 0; i < n; i++) {
         if (order[i]->begin == order[i]->end) continue; /* empty tensors occupy nothing */
@@ -248,39 +270,72 @@ int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) 
             io_err(err, errlen,
                    "%s: tensor '%s': data_offsets [%llu, %llu] overlap tensor '%s' [%llu, %llu]: the header is "
                    "corrupt; re-export the file",
-                   f, order[i]->name, (unsigned long long)order[i]->begin, (unsigned long long)order[i]->end,
+                   src->name, order[i]->name, (unsigned long long)order[i]->begin, (unsigned long long)order[i]->end,
                    prev->name, (unsigned long long)prev->begin, (unsigned long long)prev->end);
-            goto done;
+            rc = -1;
+            break;
         }
         prev = order[i];
     }
+    free(order);
+    return rc;
+}
+
+/* Reads each tensor's bytes (the data section starts at data_start) into set. */
+static int read_tensors(const io_src *src, uint64_t data_start, const st_spec *specs, int n, io_set *set, char *err,
+                        size_t errlen) {
+    const char *f = src->name;
     for (int i = 0; i < n; i++) {
         const st_spec *sp = &specs[i];
         tensor *t = tensor_new(sp->name, sp->dt, sp->ndim, sp->shape);
         if (!t) {
             io_err(err, errlen, "%s: tensor '%s': out of memory for %llu bytes", f, sp->name,
                    (unsigned long long)(sp->end - sp->begin));
-            goto done;
+            return -1;
         }
-        if (io_src_read(src, 8 + hlen + sp->begin, t->data, (size_t)(sp->end - sp->begin)) != 0) {
+        if (io_src_read(src, data_start + sp->begin, t->data, (size_t)(sp->end - sp->begin)) != 0) {
             io_err(err, errlen, "%s: tensor '%s': read error (did the file change while reading?)", f, sp->name);
             tensor_free(t);
-            goto done;
+            return -1;
         }
-        if (io_set_add(&set, t, IO_ROLE_UNKNOWN) != 0) {
+        if (io_set_add(set, t, IO_ROLE_UNKNOWN) != 0) {
             io_err(err, errlen, "%s: out of memory", f);
-            goto done;
+            return -1;
         }
     }
+    return 0;
+}
+
+/* Layout: u64 header length (little-endian), the JSON header, the data section. */
+int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) {
+    char *hdr = NULL;
+    uint64_t hlen;
+    if (read_header_text(src, &hdr, &hlen, err, errlen) != 0) return -1;
+    uint64_t data_size = src->size - 8 - hlen;
+    int rc = -1;
+    io_set set = {0};
+    st_spec *specs = NULL;
+    cJSON *root = parse_header_json(src, hdr, hlen, err, errlen);
+    if (!root) goto done;
+    int n = count_entries(src, root, err, errlen);
+    if (n < 0) goto done;
+    specs = calloc((size_t)(n ? n : 1), sizeof *specs);
+    if (!specs) {
+        io_err(err, errlen, "%s: out of memory for %d tensor headers", src->name, n);
+        goto done;
+    }
+    if (parse_entries(src, root, data_size, specs, &set, err, errlen) != 0 ||
+        check_no_overlap(src, specs, n, err, errlen) != 0 ||
+        read_tensors(src, 8 + hlen, specs, n, &set, err, errlen) != 0)
+        goto done;
     if (io_set_move(out, &set) != 0) {
-        io_err(err, errlen, "%s: out of memory", f);
+        io_err(err, errlen, "%s: out of memory", src->name);
         goto done;
     }
     rc = 0;
 done:
     io_set_clear(&set);
     free(specs);
-    free(order);
     cJSON_Delete(root);
     free(hdr);
     return rc;
