@@ -65,10 +65,25 @@ static cJSON *add_obj(builder *b, cJSON *obj, const char *key) {
     return b->ok ? o : NULL;
 }
 
+/* Appends item to the array arr (NULL: out of memory already); clears ok on failure. */
+static void append(builder *b, cJSON *arr, cJSON *item) {
+    if (!item || !cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        b->ok = 0;
+    }
+}
+
+/* A new object at the end of arr, or NULL (ok cleared) when memory runs out. */
+static cJSON *append_obj(builder *b, cJSON *arr) {
+    cJSON *o = cJSON_CreateObject();
+    append(b, arr, o);
+    return b->ok ? o : NULL;
+}
+
 static void add_u32x3(builder *b, cJSON *obj, const char *key, const uint32_t v[3]) {
     cJSON *a = check(b, cJSON_CreateArray());
     for (int i = 0; a && i < 3; i++)
-        if (!cJSON_AddItemToArray(a, check(b, cJSON_CreateNumber(v[i])))) b->ok = 0;
+        append(b, a, cJSON_CreateNumber(v[i]));
     add_item(b, obj, key, a);
 }
 
@@ -115,13 +130,8 @@ static void add_stats_summary(builder *b, cJSON *obj, const rec_stats *s) {
 
 static void add_samples(builder *b, cJSON *obj, const char *key, const rec_stats *s) {
     cJSON *a = check(b, cJSON_CreateArray());
-    for (int i = 0; a && b->ok && i < s->n; i++) {
-        cJSON *v = isfinite(s->samples[i]) ? cJSON_CreateNumber(s->samples[i]) : cJSON_CreateNull();
-        if (!v || !cJSON_AddItemToArray(a, v)) {
-            cJSON_Delete(v);
-            b->ok = 0;
-        }
-    }
+    for (int i = 0; a && b->ok && i < s->n; i++)
+        append(b, a, isfinite(s->samples[i]) ? cJSON_CreateNumber(s->samples[i]) : cJSON_CreateNull());
     add_item(b, obj, key, a);
 }
 
@@ -178,7 +188,7 @@ static void add_environment(builder *b, cJSON *root, const run_record *r) {
     } else {
         cJSON *fam = check(b, cJSON_CreateArray());
         for (int i = 0; fam && i < m->nfamilies && i < REC_MAX_FAMILIES; i++)
-            if (!cJSON_AddItemToArray(fam, check(b, cJSON_CreateString(m->families[i])))) b->ok = 0;
+            append(b, fam, cJSON_CreateString(m->families[i]));
         add_item(b, e, "gpu_families", fam);
     }
     add_num_or_null(b, e, "recommended_max_working_set_bytes", (double)m->working_set, m->working_set > 0);
@@ -188,7 +198,7 @@ static void add_environment(builder *b, cJSON *root, const run_record *r) {
     add_bool(b, e, "marked", nmarks > 0);
     cJSON *arr = check(b, cJSON_CreateArray());
     for (int i = 0; arr && i < nmarks && i < 4; i++)
-        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(marks[i])))) b->ok = 0;
+        append(b, arr, cJSON_CreateString(marks[i]));
     add_item(b, e, "marks", arr);
 }
 
@@ -203,13 +213,8 @@ static void add_kernel(builder *b, cJSON *root, const run_record *r) {
     cJSON *consts = check(b, cJSON_CreateArray());
     add_item(b, k, "constants", consts);
     for (int i = 0; b->ok && i < r->kernel.nconstants && i < REC_MAX_CONSTANTS; i++) {
-        cJSON *c = check(b, cJSON_CreateObject());
+        cJSON *c = append_obj(b, consts);
         if (!c) break;
-        if (!cJSON_AddItemToArray(consts, c)) {
-            cJSON_Delete(c);
-            b->ok = 0;
-            break;
-        }
         add_num(b, c, "index", r->kernel.constants[i].index);
         add_str(b, c, "value", r->kernel.constants[i].value);
     }
@@ -221,7 +226,7 @@ static void add_warnings(builder *b, cJSON *root, const run_record *r) {
     cJSON *arr = check(b, cJSON_CreateArray());
     add_item(b, root, "warnings", arr);
     for (int i = 0; b->ok && i < r->nwarnings && i < REC_MAX_WARNINGS; i++)
-        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(r->warnings[i])))) b->ok = 0;
+        append(b, arr, cJSON_CreateString(r->warnings[i]));
 }
 
 static void add_shape(builder *b, cJSON *root, const run_record *r) {
@@ -251,13 +256,8 @@ static void add_launch(builder *b, cJSON *root, const run_record *r) {
     add_item(b, l, "stages", stages);
     for (int i = 0; b->ok && i < r->nstages && i < REC_MAX_STAGES; i++) {
         const rec_stage *st = &r->stages[i];
-        cJSON *o = check(b, cJSON_CreateObject());
+        cJSON *o = append_obj(b, stages);
         if (!o) break;
-        if (!cJSON_AddItemToArray(stages, o)) {
-            cJSON_Delete(o);
-            b->ok = 0;
-            break;
-        }
         add_str(b, o, "name", st->name);
         add_str_or_null(b, o, "function", st->function);
         if (st->source[0]) { /* optional: which file, ours or the user's */
@@ -336,13 +336,8 @@ static void add_checks(builder *b, cJSON *root, const run_record *r) {
     add_item(b, root, "check", arr);
     for (int i = 0; b->ok && i < r->nchecks && i < REC_MAX_CHECKS; i++) {
         const rec_check *c = &r->checks[i];
-        cJSON *o = check(b, cJSON_CreateObject());
+        cJSON *o = append_obj(b, arr);
         if (!o) break;
-        if (!cJSON_AddItemToArray(arr, o)) {
-            cJSON_Delete(o);
-            b->ok = 0;
-            break;
-        }
         add_str(b, o, "output", c->output);
         add_str(b, o, "reference", c->reference);
         add_num(b, o, "max_abs", c->max_abs);
@@ -358,8 +353,7 @@ static void add_checks(builder *b, cJSON *root, const run_record *r) {
         if (has_bad && c->first_bad_ndim > 0) {
             cJSON *coord = check(b, cJSON_CreateArray());
             for (int d = 0; coord && d < c->first_bad_ndim && d < TENSOR_MAX_DIMS; d++)
-                if (!cJSON_AddItemToArray(coord, check(b, cJSON_CreateNumber((double)c->first_bad_coord[d]))))
-                    b->ok = 0;
+                append(b, coord, cJSON_CreateNumber((double)c->first_bad_coord[d]));
             add_item(b, o, "first_bad_coord", coord);
         } else {
             add_item(b, o, "first_bad_coord", cJSON_CreateNull());
@@ -425,13 +419,7 @@ static cJSON *finding_json(builder *b, const dev_finding *f) {
     add_int_or_null(b, o, "length", (double)f->length, f->length > 0);
     add_str_or_null(b, o, "detail", f->detail);
     cJSON *sites = check(b, cJSON_CreateArray());
-    for (int i = 0; sites && i < f->nsites && i < 2; i++) {
-        cJSON *s = site_json(b, &f->site[i], 1);
-        if (s && !cJSON_AddItemToArray(sites, s)) {
-            cJSON_Delete(s);
-            b->ok = 0;
-        }
-    }
+    for (int i = 0; sites && i < f->nsites && i < 2; i++) append(b, sites, site_json(b, &f->site[i], 1));
     add_item(b, o, "sites", sites);
     if (f->has_interval) {
         cJSON *iv = add_obj(b, o, "barriers");
@@ -456,13 +444,7 @@ cJSON *report_findings_json(const dev_finding *list, int n) {
     builder b = {1};
     cJSON *a = cJSON_CreateArray();
     if (!a) return NULL;
-    for (int i = 0; i < n; i++) {
-        cJSON *f = finding_json(&b, &list[i]);
-        if (f && !cJSON_AddItemToArray(a, f)) {
-            cJSON_Delete(f);
-            b.ok = 0;
-        }
-    }
+    for (int i = 0; i < n; i++) append(&b, a, finding_json(&b, &list[i]));
     if (!b.ok) {
         cJSON_Delete(a);
         return NULL;
@@ -476,7 +458,7 @@ static void add_name_list(builder *b, cJSON *arr, const char *list) {
         size_t l = strcspn(p, ",");
         char one[128];
         snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one - 1 ? l : sizeof one - 1), p);
-        if (!cJSON_AddItemToArray(arr, check(b, cJSON_CreateString(one)))) b->ok = 0;
+        append(b, arr, cJSON_CreateString(one));
         p += l;
         while (*p == ',' || *p == ' ') p++;
     }
@@ -494,12 +476,8 @@ static void add_fixture(builder *b, cJSON *root, const run_record *r) {
     cJSON *conv = check(b, cJSON_CreateArray());
     add_item(b, o, "converted", conv);
     for (int i = 0; b->ok && i < fx->nconverted && i < OP_MAX_BUFS; i++) {
-        cJSON *c = check(b, cJSON_CreateObject());
-        if (!c || !cJSON_AddItemToArray(conv, c)) {
-            cJSON_Delete(c);
-            b->ok = 0;
-            break;
-        }
+        cJSON *c = append_obj(b, conv);
+        if (!c) break;
         add_str(b, c, "tensor", fx->converted[i].tensor);
         add_str(b, c, "buffer", fx->converted[i].buffer);
         add_str(b, c, "from", fx->converted[i].from);
@@ -522,13 +500,8 @@ static void add_not_checked(builder *b, cJSON *root, const run_record *r) {
     cJSON *arr = check(b, cJSON_CreateArray());
     add_item(b, root, "not_checked", arr);
     for (int i = 0; b->ok && i < r->nself && i < REC_MAX_CHECKS; i++) {
-        cJSON *o = check(b, cJSON_CreateObject());
+        cJSON *o = append_obj(b, arr);
         if (!o) break;
-        if (!cJSON_AddItemToArray(arr, o)) {
-            cJSON_Delete(o);
-            b->ok = 0;
-            break;
-        }
         add_str(b, o, "output", r->self_refs[i].output);
         add_str(b, o, "reference", r->self_refs[i].reference);
         add_str(b, o, "reason", "self");
