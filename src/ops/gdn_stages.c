@@ -185,6 +185,24 @@ int gdn_forward_io_setup(op_case *c, int l2norm, char *err, size_t errlen) {
     return 0;
 }
 
+gdn_recurrence_args gdn_forward_recurrence_args(const op_case *c, int l2norm, double **out) {
+    gdn_shape s = gdn_shape_of(c);
+    return (gdn_recurrence_args){
+        .s = s,
+        .q = gdn_view_tensor(c->t[GDN_FWD_Q]),
+        .k = gdn_view_tensor(c->t[GDN_FWD_K]),
+        .v = gdn_view_tensor(c->t[GDN_FWD_V]),
+        .g = gdn_view_tensor(c->t[GDN_FWD_G]),
+        .beta = gdn_view_tensor(c->t[GDN_FWD_BETA]),
+        .h0 = gdn_view_tensor(c->t[GDN_FWD_H0]),
+        .l2norm = l2norm,
+        .g_sign = 1.0,
+        .scale = gdn_scale(s),
+        .o = gdn_sink_f64(out[GDN_FWD_O]),
+        .final = gdn_sink_f64(out[GDN_FWD_FINAL]),
+    };
+}
+
 void gdn_gen_h0(tensor *t, uint64_t seed) {
     gdn_stress st = gdn_current_stress();
     gdn_gen_normal(t, seed, st == GDN_STRESS_H0_LARGE ? GDN_STRESS_H0_STD : 0.1);
