@@ -1,6 +1,5 @@
 /* fixture.c — format detection and the generic fixture API over safetensors, .npy
  * and mlx-native sets; finite checks; the --dump writers. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,42 +19,6 @@ struct fixture {
     const char *format;
     io_set set;
 };
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Sorted names of the entries of dir ending in suffix. */
-static int list_with_suffix(const char *dir, const char *suffix, char ***out, int *n) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    char **v = NULL;
-    int cnt = 0, cap = 0, rc = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (de->d_name[0] == '.' || !io_has_suffix(de->d_name, suffix)) continue;
-        if (cnt == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **nv = realloc(v, sizeof *v * (size_t)cap);
-            if (!nv) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-        }
-        if (!(v[cnt] = strdup(de->d_name))) {
-            rc = -1;
-            break;
-        }
-        cnt++;
-    }
-    closedir(d);
-    if (rc != 0) {
-        mlxfix_free_names(v, cnt);
-        return -1;
-    }
-    if (cnt) qsort(v, (size_t)cnt, sizeof *v, cmp_str);
-    *out = v;
-    *n = cnt;
-    return 0;
-}
 
 /* "a, b, c" of names, at most ~400 characters. */
 static void join_names(char **names, int n, const char *suffix, char *buf, size_t len) {
@@ -95,17 +58,9 @@ static void assign_roles(io_set *s) {
     }
 }
 
-/* "dir/name", malloc'd; NULL when memory runs out. */
-static char *dir_file(const char *dir, const char *name) {
-    size_t len = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(len);
-    if (p) snprintf(p, len, "%s/%s", dir, name);
-    return p;
-}
-
 static int open_npy_dir(const char *dir, char **names, int n, io_set *set, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
-        char *p = dir_file(dir, names[i]);
+        char *p = io_path_join(dir, names[i], "");
         if (!p) {
             io_err(err, errlen, "%s: out of memory", dir);
             return -1;
@@ -124,12 +79,13 @@ static int open_npy_dir(const char *dir, char **names, int n, io_set *set, char 
 
 /* Replaces *names (n of them) with the sorted entries of dir ending in suffix. */
 static int relist(const char *dir, const char *suffix, char ***names, int *n, char *err, size_t errlen) {
-    mlxfix_free_names(*names, *n);
+    io_free_names(*names, *n);
     *names = NULL;
-    if (list_with_suffix(dir, suffix, names, n) != 0) {
+    if (io_list_dir(dir, suffix, names, n) != 0) {
         io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
         return -1;
     }
+    io_sort_names(*names, *n);
     return 0;
 }
 
@@ -144,7 +100,7 @@ static int open_only_file(const char *dir, char **names, int n, const char *what
         io_err(err, errlen, "%s holds %d %s files (%s): pass one of them", dir, n, what, list);
         return -1;
     }
-    char *p = dir_file(dir, names[0]);
+    char *p = io_path_join(dir, names[0], "");
     if (!p) {
         io_err(err, errlen, "%s: out of memory", dir);
         return -1;
@@ -186,7 +142,7 @@ static int open_dir(const char *dir, fixture *fx, char *err, size_t errlen) {
         io_err(err, errlen, "%s: no fixture found (expected a *_meta.json set, *.npy files, one .npz or one .safetensors file)",
                dir);
     }
-    mlxfix_free_names(names, n);
+    io_free_names(names, n);
     return rc;
 }
 
@@ -471,13 +427,11 @@ int fixture_write_npy_dir(const char *dir, tensor *const *ts, int n, char *err, 
             io_err(err, errlen, "%s: tensor '%s' has no name usable as a file name", dir, nm);
             return -1;
         }
-        size_t len = strlen(dir) + strlen(nm) + 8;
-        char *p = malloc(len);
+        char *p = io_path_join(dir, nm, ".npy");
         if (!p) {
             io_err(err, errlen, "%s: out of memory", dir);
             return -1;
         }
-        snprintf(p, len, "%s/%s.npy", dir, nm);
         int rc = npy_write(p, ts[i], err, errlen);
         free(p);
         if (rc != 0) return -1;

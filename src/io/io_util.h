@@ -109,4 +109,14 @@ void io_buf_free(io_buf *b);
 const char *io_basename(const char *path);
 int io_has_suffix(const char *s, const char *suffix);
 
+/* "dir/name" followed by suffix (may be ""), malloc'd; NULL when memory runs out. */
+char *io_path_join(const char *dir, const char *name, const char *suffix);
+
+/* The names of the entries of dir that end in suffix ("": all), without those starting
+ * with '.', in the directory's own order; malloc'd, free with io_free_names.  -1 (errno
+ * says why) when dir cannot be read or memory runs out. */
+int io_list_dir(const char *dir, const char *suffix, char ***names, int *n);
+void io_sort_names(char **names, int n);
+void io_free_names(char **names, int n);
+
 #endif
