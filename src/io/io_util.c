@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/file.h"
 #include "io/io_util.h"
 
@@ -383,4 +385,22 @@ void io_sort_names(char **names, int n) {
 void io_free_names(char **names, int n) {
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
+}
+
+cJSON *io_json_parse_whole(const char *text, size_t len, long *at, int *trailing) {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    *trailing = 0;
+    if (!root) {
+        *at = end ? (long)(end - text) : -1;
+        return NULL;
+    }
+    for (const char *p = end; p < text + len; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            *at = (long)(p - text);
+            *trailing = 1;
+            cJSON_Delete(root);
+            return NULL;
+        }
+    return root;
 }

@@ -105,6 +105,11 @@ void io_buf_printf(io_buf *b, const char *fmt, ...) __attribute__((format(printf
 void io_buf_json_string(io_buf *b, const char *s);
 void io_buf_free(io_buf *b);
 
+/* Parses text[0..len) as one JSON value followed by nothing but white space.  NULL on
+ * failure, *at then the byte offset of the trouble and *trailing 1 when it is text
+ * after a complete value (0 when the value itself is malformed). */
+struct cJSON *io_json_parse_whole(const char *text, size_t len, long *at, int *trailing);
+
 /* "dir/sub/name.npy" -> "name.npy" (pointer into path). */
 const char *io_basename(const char *path);
 int io_has_suffix(const char *s, const char *suffix);

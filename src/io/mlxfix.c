@@ -296,21 +296,19 @@ int mlxfix_parse(const char *json, size_t len, const char *meta, const mlxfix_fi
         io_err(err, errlen, "%s: not an mlx-native meta file name (expected PREFIX_meta.json)", meta);
         return -1;
     }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    long at;
+    int trailing;
+    cJSON *root = io_json_parse_whole(json, len, &at, &trailing);
+    if (!root && trailing) {
+        io_err(err, errlen, "%s: unexpected text after the JSON object (byte %ld): fix the meta.json", meta, at);
+        return -1;
+    }
     if (!root) {
-        long at = end ? (long)(end - json) : -1;
         io_err(err, errlen, "%s: malformed JSON (near byte %ld): fix or regenerate the meta.json", meta, at);
         return -1;
     }
     int rc = -1;
     io_set set = {0};
-    for (const char *p = end; p < json + len; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            io_err(err, errlen, "%s: unexpected text after the JSON object (byte %ld): fix the meta.json", meta,
-                   (long)(p - json));
-            goto done;
-        }
     if (!cJSON_IsObject(root)) {
         io_err(err, errlen, "%s: the meta.json is not a JSON object", meta);
         goto done;

@@ -198,22 +198,18 @@ static int read_header_text(const io_src *src, char **hdr, uint64_t *hlen_out, c
 /* The header as one JSON object and nothing after it but white space. */
 static cJSON *parse_header_json(const io_src *src, const char *hdr, uint64_t hlen, char *err, size_t errlen) {
     const char *f = src->name;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
+    long at;
+    int trailing;
+    cJSON *root = io_json_parse_whole(hdr, (size_t)hlen, &at, &trailing);
+    if (!root && trailing) {
+        io_err(err, errlen, "%s: unexpected bytes after the JSON header (at byte %ld): the file is corrupt", f, at);
+        return NULL;
+    }
     if (!root) {
-        long at = end ? (long)(end - hdr) : -1;
-        if (!end && cJSON_GetErrorPtr()) at = (long)(cJSON_GetErrorPtr() - hdr);
         io_err(err, errlen, "%s: the JSON header is malformed (near byte %ld of %llu): the file is corrupt; re-export it",
                f, at, (unsigned long long)hlen);
         return NULL;
     }
-    for (const char *p = end; p < hdr + hlen; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            io_err(err, errlen, "%s: unexpected bytes after the JSON header (at byte %ld): the file is corrupt", f,
-                   (long)(p - hdr));
-            cJSON_Delete(root);
-            return NULL;
-        }
     if (!cJSON_IsObject(root)) {
         io_err(err, errlen, "%s: the JSON header is not an object: not a safetensors file?", f);
         cJSON_Delete(root);
