@@ -132,20 +132,13 @@ static double chunk_fwd_bytes(const int64_t *dim) {
     return (double)s.B * (s.T * per_token + 8.0 * s.H * s.V * s.K);
 }
 
-static double tri_excl(double n) { return n * (n - 1) / 2; }
-static double tri_incl(double n) { return n * (n + 1); }
-static double inv_flops(double n) { return n * (n * n - 1) / 3; }
-
+/* Per head: cumsum's one add per token, then the stages' own counts. */
 static double chunk_fwd_flops(const int64_t *dim) {
     gdn_shape s = gdn_shape_from_dims(&op_chunk_fwd, dim);
     int l2 = (int)dim[op_dim_index(&op_chunk_fwd, "l2norm")];
-    double T = (double)s.T, K = (double)s.K, V = (double)s.V;
-    double kkt = gdn_sum_over_chunks(s.T, s.BT, tri_excl) * (2 * K + 3) + T * K;
-    double solve = gdn_sum_over_chunks(s.T, s.BT, inv_flops);
-    double wy = gdn_sum_over_chunks(s.T, s.BT, tri_incl) * (K + V) + T * (2 * K + V);
-    double ch = 4 * T * K * V + (double)s.NT * K * V + 2 * T * V;
-    double co = 2 * T * K * V + gdn_sum_over_chunks(s.T, s.BT, tri_incl) * (K + V) + 3 * T * V;
-    double per_head = T + kkt + solve + wy + ch + co;
+    double T = (double)s.T, K = (double)s.K;
+    double per_head = T + gdn_kkt_head_flops(s) + gdn_solve_tril_head_flops(s) + gdn_wy_head_flops(s) +
+                      gdn_chunk_h_head_flops(s) + gdn_chunk_o_head_flops(s);
     return (double)s.B * (s.H * per_head + (l2 ? 2.0 * T * s.Hg * 3 * K : 0.0));
 }
 

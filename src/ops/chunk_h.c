@@ -92,7 +92,7 @@ static double chunk_h_bytes(const int64_t *dim) {
 
 static double chunk_h_flops(const int64_t *dim) {
     gdn_shape s = gdn_shape_from_dims(&op_chunk_h, dim);
-    return (double)s.B * s.H * (4.0 * s.T * s.K * s.V + (double)s.NT * s.K * s.V + 2.0 * s.T * s.V);
+    return (double)s.B * s.H * gdn_chunk_h_head_flops(s);
 }
 
 /* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */

@@ -83,12 +83,9 @@ static double chunk_o_bytes(const int64_t *dim) {
     return (double)s.B * (s.T * per_token + 2.0 * s.NT * s.H * s.V * s.K);
 }
 
-static double chunk_o_lower_incl(double n) { return n * (n + 1); }
-
 static double chunk_o_flops(const int64_t *dim) {
     gdn_shape s = gdn_shape_from_dims(&op_chunk_o, dim);
-    double tri = gdn_sum_over_chunks(s.T, s.BT, chunk_o_lower_incl);
-    return (double)s.B * s.H * (2.0 * s.T * s.K * s.V + tri * (double)(s.K + s.V) + 3.0 * s.T * s.V);
+    return (double)s.B * s.H * gdn_chunk_o_head_flops(s);
 }
 
 /* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */

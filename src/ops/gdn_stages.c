@@ -298,4 +298,30 @@ double gdn_sum_over_chunks(int64_t T, int64_t BT, double (*f)(double n)) {
     return (double)(T / BT) * f((double)BT) + (T % BT ? f((double)(T % BT)) : 0.0);
 }
 
+static double lower_pairs(double n) { return n * (n - 1) / 2; } /* below the diagonal of n x n */
+static double tokens(double n) { return n; }
+static double lower_incl_x2(double n) { return n * (n + 1); }  /* twice the lower triangle, diagonal in */
+static double unit_lower_inverse(double n) { return n * (n * n - 1) / 3; }
+
+double gdn_kkt_head_flops(gdn_shape s) {
+    double pairs = gdn_sum_over_chunks(s.T, s.BT, lower_pairs);
+    return pairs * (2.0 * s.K + 3.0) + gdn_sum_over_chunks(s.T, s.BT, tokens) * s.K;
+}
+
+double gdn_solve_tril_head_flops(gdn_shape s) { return gdn_sum_over_chunks(s.T, s.BT, unit_lower_inverse); }
+
+double gdn_wy_head_flops(gdn_shape s) {
+    double tri = gdn_sum_over_chunks(s.T, s.BT, lower_incl_x2);
+    return tri * (double)(s.K + s.V) + (double)s.T * (2.0 * s.K + s.V);
+}
+
+double gdn_chunk_h_head_flops(gdn_shape s) {
+    return 4.0 * s.T * s.K * s.V + (double)s.NT * s.K * s.V + 2.0 * s.T * s.V;
+}
+
+double gdn_chunk_o_head_flops(gdn_shape s) {
+    double tri = gdn_sum_over_chunks(s.T, s.BT, lower_incl_x2);
+    return 2.0 * s.T * s.K * s.V + tri * (double)(s.K + s.V) + 3.0 * s.T * s.V;
+}
+
 double gdn_scale(gdn_shape s) { return 1.0 / sqrt((double)s.K); }

@@ -71,6 +71,15 @@ gdn_recurrence_args gdn_forward_recurrence_args(const op_case *c, int l2norm, do
 /* sum over the chunks of T (full chunks of BT and the tail) of f(n). */
 double gdn_sum_over_chunks(int64_t T, int64_t BT, double (*f)(double n));
 
+/* Useful flops of one pipeline stage for one (batch, value head), as each stage op's
+ * header explains them: the stage op multiplies by B*H, chunk_fwd adds the stages up
+ * per head first. */
+double gdn_kkt_head_flops(gdn_shape s);
+double gdn_solve_tril_head_flops(gdn_shape s);
+double gdn_wy_head_flops(gdn_shape s);
+double gdn_chunk_h_head_flops(gdn_shape s);
+double gdn_chunk_o_head_flops(gdn_shape s);
+
 /* The output scale every GDN op uses: K^-0.5. */
 double gdn_scale(gdn_shape s);
 

@@ -83,12 +83,9 @@ static double wy_bytes(const int64_t *dim) {
     return (double)s.B * s.T * per_token;
 }
 
-static double wy_lower_incl(double n) { return n * (n + 1); }
-
 static double wy_flops(const int64_t *dim) {
     gdn_shape s = gdn_shape_from_dims(&op_wy, dim);
-    double tri = gdn_sum_over_chunks(s.T, s.BT, wy_lower_incl);
-    return (double)s.B * s.H * (tri * (double)(s.K + s.V) + (double)s.T * (2.0 * s.K + s.V));
+    return (double)s.B * s.H * gdn_wy_head_flops(s);
 }
 
 /* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */
