@@ -127,9 +127,7 @@ static int chunk_fwd_launch(const op_case *c, int stage, op_launch *l) {
 }
 
 static double chunk_fwd_bytes(const int64_t *dim) {
-    gdn_shape s = gdn_shape_from_dims(&op_chunk_fwd, dim);
-    double per_token = 4.0 * s.Hg * s.K + 2.0 * s.H * s.V + 8.0 * s.H + 2.0 * s.H * s.V;
-    return (double)s.B * (s.T * per_token + 8.0 * s.H * s.V * s.K);
+    return gdn_forward_bytes(gdn_shape_from_dims(&op_chunk_fwd, dim));
 }
 
 /* Per head: cumsum's one add per token, then the stages' own counts. */

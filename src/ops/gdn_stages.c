@@ -203,6 +203,11 @@ gdn_recurrence_args gdn_forward_recurrence_args(const op_case *c, int l2norm, do
     };
 }
 
+double gdn_forward_bytes(gdn_shape s) {
+    double per_token = 4.0 * s.Hg * s.K + 2.0 * s.H * s.V + 8.0 * s.H + 2.0 * s.H * s.V;
+    return (double)s.B * (s.T * per_token + 8.0 * s.H * s.V * s.K);
+}
+
 void gdn_gen_h0(tensor *t, uint64_t seed) {
     gdn_stress st = gdn_current_stress();
     gdn_gen_normal(t, seed, st == GDN_STRESS_H0_LARGE ? GDN_STRESS_H0_STD : 0.1);

@@ -67,6 +67,8 @@ int gdn_forward_io_setup(op_case *c, int l2norm, char *err, size_t errlen);
  * (g_sign +1), scale K^-0.5, q and k L2-normalised first when l2norm; o kept f32
  * (o_bf16 0: the caller sets it where the kernel's o is bf16). */
 gdn_recurrence_args gdn_forward_recurrence_args(const op_case *c, int l2norm, double **out);
+/* Their minimum traffic: the six inputs read once, o and final written once. */
+double gdn_forward_bytes(gdn_shape s);
 
 /* sum over the chunks of T (full chunks of BT and the tail) of f(n). */
 double gdn_sum_over_chunks(int64_t T, int64_t BT, double (*f)(double n));

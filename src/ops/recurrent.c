@@ -98,9 +98,7 @@ static int recurrent_launch(const op_case *c, int stage, op_launch *l) {
 }
 
 static double recurrent_bytes(const int64_t *dim) {
-    gdn_shape s = gdn_shape_from_dims(&op_recurrent, dim);
-    double per_token = 4.0 * s.Hg * s.K + 2.0 * s.H * s.V + 8.0 * s.H + 2.0 * s.H * s.V;
-    return (double)s.B * (s.T * per_token + 8.0 * s.H * s.V * s.K);
+    return gdn_forward_bytes(gdn_shape_from_dims(&op_recurrent, dim));
 }
 
 static double recurrent_flops(const int64_t *dim) {
