@@ -369,7 +369,7 @@ int io_list_dir(const char *dir, const char *suffix, char ***names, int *n) {
     closedir(d);
     if (rc != 0) {
         io_free_names(v, cnt);
-        return -1;
+        return -2;
     }
     *names = v;
     *n = cnt;

@@ -118,8 +118,8 @@ int io_has_suffix(const char *s, const char *suffix);
 char *io_path_join(const char *dir, const char *name, const char *suffix);
 
 /* The names of the entries of dir that end in suffix ("": all), without those starting
- * with '.', in the directory's own order; malloc'd, free with io_free_names.  -1 (errno
- * says why) when dir cannot be read or memory runs out. */
+ * with '.', in the directory's own order; malloc'd, free with io_free_names.  -1 when
+ * dir cannot be opened, -2 when memory runs out (errno says why). */
 int io_list_dir(const char *dir, const char *suffix, char ***names, int *n);
 void io_sort_names(char **names, int n);
 void io_free_names(char **names, int n);
