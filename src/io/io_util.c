@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,6 +386,14 @@ void io_sort_names(char **names, int n) {
 void io_free_names(char **names, int n) {
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
+}
+
+int io_json_uint(const cJSON *x, uint64_t *out) {
+    if (!cJSON_IsNumber(x)) return -1;
+    double v = x->valuedouble;
+    if (!isfinite(v) || v < 0 || v != floor(v) || v > 9007199254740992.0) return -1;
+    *out = (uint64_t)v;
+    return 0;
 }
 
 cJSON *io_json_parse_whole(const char *text, size_t len, long *at, int *trailing) {

@@ -109,6 +109,9 @@ void io_buf_free(io_buf *b);
  * failure, *at then the byte offset of the trouble and *trailing 1 when it is text
  * after a complete value (0 when the value itself is malformed). */
 struct cJSON *io_json_parse_whole(const char *text, size_t len, long *at, int *trailing);
+/* A JSON number that is a non-negative integer a double holds exactly (<= 2^53) into
+ * *out; -1 for anything else. */
+int io_json_uint(const struct cJSON *x, uint64_t *out);
 
 /* "dir/sub/name.npy" -> "name.npy" (pointer into path). */
 const char *io_basename(const char *path);

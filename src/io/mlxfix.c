@@ -158,8 +158,8 @@ static int load_table_entry(const char *meta, const char *prefix, const mlxfix_f
     int64_t dims[TENSOR_MAX_DIMS];
     int i = 0;
     for (const cJSON *x = shape->child; x; x = x->next, i++) {
-        double v = cJSON_IsNumber(x) ? x->valuedouble : -1;
-        if (!(v >= 0 && v == floor(v) && v <= 9007199254740992.0)) {
+        uint64_t v;
+        if (io_json_uint(x, &v) != 0) {
             io_err(err, errlen, "%s: tensor '%s': shape entry %d is not a non-negative integer: fix the meta.json",
                    meta, name, i);
             return -1;

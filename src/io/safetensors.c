@@ -1,6 +1,5 @@
 /* safetensors.c — safetensors reader (validating every header field against the file)
  * and writer.  The header is parsed with cJSON; data is read straight into tensors. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,15 +28,6 @@ const char *safetensors_dtype_string(dtype dt) {
     for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
         if (st_dtypes[i].dt == dt) return st_dtypes[i].name;
     return NULL;
-}
-
-/* JSON numbers are doubles: integers are exact only up to 2^53. */
-static int json_uint(const cJSON *x, uint64_t *out) {
-    if (!cJSON_IsNumber(x)) return -1;
-    double v = x->valuedouble;
-    if (!isfinite(v) || v < 0 || v != floor(v) || v > 9007199254740992.0) return -1;
-    *out = (uint64_t)v;
-    return 0;
 }
 
 typedef struct st_spec {
@@ -91,15 +81,15 @@ static int parse_entry(const io_src *src, const cJSON *e, uint64_t data_size, st
     int i = 0;
     for (const cJSON *d = shape->child; d; d = d->next, i++) {
         uint64_t v;
-        if (json_uint(d, &v) != 0) {
+        if (io_json_uint(d, &v) != 0) {
             io_err(err, errlen, "%s: tensor '%s': shape entry %d is not a non-negative integer: the file is corrupt",
                    f, nm, i);
             return -1;
         }
         sp->shape[i] = (int64_t)v;
     }
-    if (cJSON_GetArraySize(offs) != 2 || json_uint(offs->child, &sp->begin) != 0 ||
-        json_uint(offs->child->next, &sp->end) != 0) {
+    if (cJSON_GetArraySize(offs) != 2 || io_json_uint(offs->child, &sp->begin) != 0 ||
+        io_json_uint(offs->child->next, &sp->end) != 0) {
         io_err(err, errlen,
                "%s: tensor '%s': data_offsets must be two non-negative integers [begin, end]: the file is corrupt",
                f, nm);
