@@ -166,6 +166,60 @@ static file_kind sniff(const char *path) {
     return KIND_UNKNOWN;
 }
 
+/* DIR/PREFIX where DIR/PREFIX_meta.json exists: an mlx-native set named without its suffix. */
+static int open_meta_prefix(const char *path, fixture *fx, char *err, size_t errlen) {
+    size_t n = strlen(path) + 16;
+    char *meta = malloc(n);
+    if (!meta) {
+        io_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    snprintf(meta, n, "%s_meta.json", path);
+    struct stat st;
+    int rc = -1;
+    if (stat(meta, &st) == 0) {
+        fx->format = "mlx-native";
+        rc = mlxfix_read(meta, &fx->set, err, errlen);
+    } else {
+        io_err(err, errlen, "%s: no such file or directory (nor %s): check the --fixture path", path,
+               io_basename(meta));
+    }
+    free(meta);
+    return rc;
+}
+
+/* One file, in the format its name or its first bytes say. */
+static int open_file(const char *path, fixture *fx, char *err, size_t errlen) {
+    int rc = -1;
+    switch (sniff(path)) {
+    case KIND_SAFETENSORS:
+        fx->format = "safetensors";
+        return safetensors_read(path, &fx->set, err, errlen);
+    case KIND_NPY: {
+        tensor *t;
+        fx->format = "npy";
+        rc = npy_read(path, &t, err, errlen);
+        if (rc == 0 && io_set_add(&fx->set, t, IO_ROLE_UNKNOWN) != 0) {
+            io_err(err, errlen, "%s: out of memory", path);
+            rc = -1;
+        }
+        return rc;
+    }
+    case KIND_NPZ:
+        fx->format = "npz";
+        return npz_read(path, &fx->set, err, errlen);
+    case KIND_MLX:
+        fx->format = "mlx-native";
+        return mlxfix_read(path, &fx->set, err, errlen);
+    default:
+        io_err(err, errlen,
+               "%s: not a fixture gdnbench reads (expected .safetensors, .npy, .npz, an mlx-native *_meta.json "
+               "or a directory of them)",
+               path);
+        return -1;
+    }
+}
+
 fixture *fixture_open(const char *path, char *err, size_t errlen) {
     fixture *fx = calloc(1, sizeof *fx);
     if (!fx || !(fx->path = strdup(path))) {
@@ -174,57 +228,13 @@ fixture *fixture_open(const char *path, char *err, size_t errlen) {
         return NULL;
     }
     struct stat st;
-    int rc = -1;
-    if (stat(path, &st) != 0) {
-        /* DIR/PREFIX names an mlx-native set without its _meta.json suffix */
-        size_t n = strlen(path) + 16;
-        char *meta = malloc(n);
-        if (meta) {
-            snprintf(meta, n, "%s_meta.json", path);
-            if (stat(meta, &st) == 0) {
-                fx->format = "mlx-native";
-                rc = mlxfix_read(meta, &fx->set, err, errlen);
-            } else {
-                io_err(err, errlen, "%s: no such file or directory (nor %s): check the --fixture path", path,
-                       io_basename(meta));
-            }
-            free(meta);
-        } else {
-            io_err(err, errlen, "%s: out of memory", path);
-        }
-    } else if (S_ISDIR(st.st_mode)) {
+    int rc;
+    if (stat(path, &st) != 0)
+        rc = open_meta_prefix(path, fx, err, errlen);
+    else if (S_ISDIR(st.st_mode))
         rc = open_dir(path, fx, err, errlen);
-    } else {
-        switch (sniff(path)) {
-        case KIND_SAFETENSORS:
-            fx->format = "safetensors";
-            rc = safetensors_read(path, &fx->set, err, errlen);
-            break;
-        case KIND_NPY: {
-            tensor *t;
-            fx->format = "npy";
-            rc = npy_read(path, &t, err, errlen);
-            if (rc == 0 && io_set_add(&fx->set, t, IO_ROLE_UNKNOWN) != 0) {
-                io_err(err, errlen, "%s: out of memory", path);
-                rc = -1;
-            }
-            break;
-        }
-        case KIND_NPZ:
-            fx->format = "npz";
-            rc = npz_read(path, &fx->set, err, errlen);
-            break;
-        case KIND_MLX:
-            fx->format = "mlx-native";
-            rc = mlxfix_read(path, &fx->set, err, errlen);
-            break;
-        default:
-            io_err(err, errlen,
-                   "%s: not a fixture gdnbench reads (expected .safetensors, .npy, .npz, an mlx-native *_meta.json "
-                   "or a directory of them)",
-                   path);
-        }
-    }
+    else
+        rc = open_file(path, fx, err, errlen);
     if (rc == 0 && fx->set.n == 0) {
         io_err(err, errlen, "%s: the fixture holds no tensors", path);
         rc = -1;
