@@ -89,6 +89,32 @@ typedef struct npy_header {
     int64_t shape[TENSOR_MAX_DIMS];
 } npy_header;
 
+/* The value of 'shape': a tuple of non-negative integers, "(2, 3)", "(5,)" or "()". */
+static int py_shape(pyparser *q, npy_header *h, char *why, size_t whylen) {
+    if (!py_eat(q, '(')) {
+        snprintf(why, whylen, "'shape' is not a tuple");
+        return -1;
+    }
+    h->ndim = 0;
+    while (!py_eat(q, ')')) {
+        int64_t d;
+        if (h->ndim == TENSOR_MAX_DIMS) {
+            snprintf(why, whylen, "more than %d dims are not supported", TENSOR_MAX_DIMS);
+            return -1;
+        }
+        if (py_int(q, &d) != 0) {
+            snprintf(why, whylen, "'shape' holds something other than non-negative integers");
+            return -1;
+        }
+        h->shape[h->ndim++] = d;
+        if (!py_eat(q, ',') && py_peek(q) != ')') {
+            snprintf(why, whylen, "malformed 'shape' tuple");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Parses the dict; on failure writes what went wrong (without the file name) to why. */
 static int parse_header_dict(const char *text, size_t len, npy_header *h, char *why, size_t whylen) {
     pyparser q = {text, text + len};
@@ -124,27 +150,7 @@ static int parse_header_dict(const char *text, size_t len, npy_header *h, char *
             }
             have_fortran = 1;
         } else if (strcmp(key, "shape") == 0 && !have_shape) {
-            if (!py_eat(&q, '(')) {
-                snprintf(why, whylen, "'shape' is not a tuple");
-                return -1;
-            }
-            h->ndim = 0;
-            while (!py_eat(&q, ')')) {
-                int64_t d;
-                if (h->ndim == TENSOR_MAX_DIMS) {
-                    snprintf(why, whylen, "more than %d dims are not supported", TENSOR_MAX_DIMS);
-                    return -1;
-                }
-                if (py_int(&q, &d) != 0) {
-                    snprintf(why, whylen, "'shape' holds something other than non-negative integers");
-                    return -1;
-                }
-                h->shape[h->ndim++] = d;
-                if (!py_eat(&q, ',') && py_peek(&q) != ')') {
-                    snprintf(why, whylen, "malformed 'shape' tuple");
-                    return -1;
-                }
-            }
+            if (py_shape(&q, h, why, whylen) != 0) return -1;
             have_shape = 1;
         } else {
             snprintf(why, whylen, "unexpected or repeated key '%s' in the header", key);

@@ -38,6 +38,67 @@ typedef struct st_spec {
     uint64_t begin, end;
 } st_spec;
 
+/* "shape": at most TENSOR_MAX_DIMS non-negative integers, into sp. */
+static int entry_shape(const io_src *src, const char *nm, const cJSON *shape, st_spec *sp, char *err,
+                       size_t errlen) {
+    const char *f = src->name;
+    int nd = cJSON_GetArraySize(shape);
+    if (nd > TENSOR_MAX_DIMS) {
+        io_err(err, errlen, "%s: tensor '%s': %d dims, at most %d are supported: reshape it before saving", f, nm,
+               nd, TENSOR_MAX_DIMS);
+        return -1;
+    }
+    sp->ndim = nd;
+    int i = 0;
+    for (const cJSON *d = shape->child; d; d = d->next, i++) {
+        uint64_t v;
+        if (io_json_uint(d, &v) != 0) {
+            io_err(err, errlen, "%s: tensor '%s': shape entry %d is not a non-negative integer: the file is corrupt",
+                   f, nm, i);
+            return -1;
+        }
+        sp->shape[i] = (int64_t)v;
+    }
+    return 0;
+}
+
+/* "data_offsets": [begin, end) inside the data section, exactly the bytes sp's dtype
+ * and shape need. */
+static int entry_extent(const io_src *src, const char *nm, const cJSON *offs, uint64_t data_size, st_spec *sp,
+                        char *err, size_t errlen) {
+    const char *f = src->name;
+    if (cJSON_GetArraySize(offs) != 2 || io_json_uint(offs->child, &sp->begin) != 0 ||
+        io_json_uint(offs->child->next, &sp->end) != 0) {
+        io_err(err, errlen,
+               "%s: tensor '%s': data_offsets must be two non-negative integers [begin, end]: the file is corrupt",
+               f, nm);
+        return -1;
+    }
+    if (sp->begin > sp->end || sp->end > data_size) {
+        io_err(err, errlen,
+               "%s: tensor '%s': data_offsets [%llu, %llu] lie outside the data section (%llu bytes): the file is "
+               "truncated or corrupt; re-export it",
+               f, nm, (unsigned long long)sp->begin, (unsigned long long)sp->end, (unsigned long long)data_size);
+        return -1;
+    }
+    uint64_t need;
+    char s[128];
+    io_shape_str(sp->ndim, sp->shape, s, sizeof s);
+    if (io_shape_bytes(sp->dt, sp->ndim, sp->shape, &need) != 0) {
+        io_err(err, errlen, "%s: tensor '%s': shape %s is too large to address: the file is corrupt", f, nm, s);
+        return -1;
+    }
+    if (need != sp->end - sp->begin) {
+        io_err(err, errlen,
+               "%s: tensor '%s': shape %s of %s needs %llu bytes but data_offsets hold %llu: the header is "
+               "inconsistent; re-export the file",
+               f, nm, s, safetensors_dtype_string(sp->dt), (unsigned long long)need,
+               (unsigned long long)(sp->end - sp->begin));
+        return -1;
+    }
+    return 0;
+}
+
 /* Validates one tensor entry of the header into sp.  Messages name the file and tensor. */
 static int parse_entry(const io_src *src, const cJSON *e, uint64_t data_size, st_spec *sp, char *err,
                        size_t errlen) {
@@ -71,53 +132,8 @@ static int parse_entry(const io_src *src, const cJSON *e, uint64_t data_size, st
                f, nm, dt->valuestring);
         return -1;
     }
-    int nd = cJSON_GetArraySize(shape);
-    if (nd > TENSOR_MAX_DIMS) {
-        io_err(err, errlen, "%s: tensor '%s': %d dims, at most %d are supported: reshape it before saving", f, nm,
-               nd, TENSOR_MAX_DIMS);
-        return -1;
-    }
-    sp->ndim = nd;
-    int i = 0;
-    for (const cJSON *d = shape->child; d; d = d->next, i++) {
-        uint64_t v;
-        if (io_json_uint(d, &v) != 0) {
-            io_err(err, errlen, "%s: tensor '%s': shape entry %d is not a non-negative integer: the file is corrupt",
-                   f, nm, i);
-            return -1;
-        }
-        sp->shape[i] = (int64_t)v;
-    }
-    if (cJSON_GetArraySize(offs) != 2 || io_json_uint(offs->child, &sp->begin) != 0 ||
-        io_json_uint(offs->child->next, &sp->end) != 0) {
-        io_err(err, errlen,
-               "%s: tensor '%s': data_offsets must be two non-negative integers [begin, end]: the file is corrupt",
-               f, nm);
-        return -1;
-    }
-    if (sp->begin > sp->end || sp->end > data_size) {
-        io_err(err, errlen,
-               "%s: tensor '%s': data_offsets [%llu, %llu] lie outside the data section (%llu bytes): the file is "
-               "truncated or corrupt; re-export it",
-               f, nm, (unsigned long long)sp->begin, (unsigned long long)sp->end, (unsigned long long)data_size);
-        return -1;
-    }
-    uint64_t need;
-    char s[128];
-    io_shape_str(sp->ndim, sp->shape, s, sizeof s);
-    if (io_shape_bytes(sp->dt, sp->ndim, sp->shape, &need) != 0) {
-        io_err(err, errlen, "%s: tensor '%s': shape %s is too large to address: the file is corrupt", f, nm, s);
-        return -1;
-    }
-    if (need != sp->end - sp->begin) {
-        io_err(err, errlen,
-               "%s: tensor '%s': shape %s of %s needs %llu bytes but data_offsets hold %llu: the header is "
-               "inconsistent; re-export the file",
-               f, nm, s, safetensors_dtype_string(sp->dt), (unsigned long long)need,
-               (unsigned long long)(sp->end - sp->begin));
-        return -1;
-    }
-    return 0;
+    if (entry_shape(src, nm, shape, sp, err, errlen) != 0) return -1;
+    return entry_extent(src, nm, offs, data_size, sp, err, errlen);
 }
 
 static int cmp_spec_begin(const void *a, const void *b) {
