@@ -1,4 +1,5 @@
-/* io_util.c — byte sources, tensor sets, messages and buffers for the fixture I/O. */
+/* io_util.c — byte sources, tensor sets, messages, buffers, directory listings and JSON
+ * helpers for the fixture I/O (report/ lists report directories with them too). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 /* io_util.h — what the fixture readers and writers share: byte sources (a file or a
  * memory buffer, so the parsers can be fuzzed without touching disk), the tensor set a
- * reader produces, one-line error messages and small JSON/string helpers.
+ * reader produces, one-line error messages, directory listings and small JSON/string
+ * helpers.
  *
  * Ownership: an io_set owns its tensors and metadata strings (io_set_clear frees them).
  * Readers fill a set completely or leave it exactly as they found it. */
