@@ -1,6 +1,5 @@
 /* fixture.c — format detection and the generic fixture API over safetensors, .npy
  * and mlx-native sets; finite checks; the --dump writers. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,42 +19,6 @@ struct fixture {
     const char *format;
     io_set set;
 };
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Sorted names of the entries of dir ending in suffix. */
-static int list_with_suffix(const char *dir, const char *suffix, char ***out, int *n) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    char **v = NULL;
-    int cnt = 0, cap = 0, rc = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (de->d_name[0] == '.' || !io_has_suffix(de->d_name, suffix)) continue;
-        if (cnt == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **nv = realloc(v, sizeof *v * (size_t)cap);
-            if (!nv) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-        }
-        if (!(v[cnt] = strdup(de->d_name))) {
-            rc = -1;
-            break;
-        }
-        cnt++;
-    }
-    closedir(d);
-    if (rc != 0) {
-        mlxfix_free_names(v, cnt);
-        return -1;
-    }
-    if (cnt) qsort(v, (size_t)cnt, sizeof *v, cmp_str);
-    *out = v;
-    *n = cnt;
-    return 0;
-}
 
 /* "a, b, c" of names, at most ~400 characters. */
 static void join_names(char **names, int n, const char *suffix, char *buf, size_t len) {
@@ -97,13 +60,11 @@ static void assign_roles(io_set *s) {
 
 static int open_npy_dir(const char *dir, char **names, int n, io_set *set, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
-        size_t len = strlen(dir) + strlen(names[i]) + 2;
-        char *p = malloc(len);
+        char *p = io_path_join(dir, names[i], "");
         if (!p) {
             io_err(err, errlen, "%s: out of memory", dir);
             return -1;
         }
-        snprintf(p, len, "%s/%s", dir, names[i]);
         tensor *t;
         int rc = npy_read(p, &t, err, errlen);
         free(p);
@@ -116,83 +77,72 @@ static int open_npy_dir(const char *dir, char **names, int n, io_set *set, char 
     return 0;
 }
 
+/* Replaces *names (n of them) with the sorted entries of dir ending in suffix. */
+static int relist(const char *dir, const char *suffix, char ***names, int *n, char *err, size_t errlen) {
+    io_free_names(*names, *n);
+    *names = NULL;
+    if (io_list_dir(dir, suffix, names, n) != 0) {
+        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+        return -1;
+    }
+    io_sort_names(*names, *n);
+    return 0;
+}
+
+/* A directory of n >= 1 files of a one-file format (what names them in the message):
+ * the only one is the fixture; several are ambiguous. */
+static int open_only_file(const char *dir, char **names, int n, const char *what, const char *format,
+                          int (*read)(const char *path, io_set *out, char *err, size_t errlen), fixture *fx,
+                          char *err, size_t errlen) {
+    if (n > 1) {
+        char list[400];
+        join_names(names, n, "", list, sizeof list);
+        io_err(err, errlen, "%s holds %d %s files (%s): pass one of them", dir, n, what, list);
+        return -1;
+    }
+    char *p = io_path_join(dir, names[0], "");
+    if (!p) {
+        io_err(err, errlen, "%s: out of memory", dir);
+        return -1;
+    }
+    fx->format = format;
+    int rc = read(p, &fx->set, err, errlen);
+    free(p);
+    return rc;
+}
+
+/* A directory: one mlx-native set, else its .npy files, else its one .npz, else its
+ * one .safetensors file. */
 static int open_dir(const char *dir, fixture *fx, char *err, size_t errlen) {
     char **names = NULL;
     int n = 0, rc = -1;
-    char list[400];
     if (mlxfix_list_sets(dir, &names, &n, err, errlen) != 0) return -1;
     if (n == 1) {
         fx->format = "mlx-native";
         rc = mlxfix_read_prefix(dir, names[0], &fx->set, err, errlen);
-        goto done;
-    }
-    if (n > 1) {
+    } else if (n > 1) {
+        char list[400];
         join_names(names, n, "_meta.json", list, sizeof list);
         io_err(err, errlen, "%s holds %d mlx-native fixture sets (%s): pass one, e.g. --fixture %s/%s_meta.json", dir,
                n, list, dir, names[0]);
-        goto done;
-    }
-    mlxfix_free_names(names, n);
-    names = NULL;
-    if (list_with_suffix(dir, ".npy", &names, &n) != 0) {
-        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+    } else if (relist(dir, ".npy", &names, &n, err, errlen) != 0) {
         return -1;
-    }
-    if (n > 0) {
+    } else if (n > 0) {
         fx->format = "npy-dir";
         rc = open_npy_dir(dir, names, n, &fx->set, err, errlen);
-        goto done;
-    }
-    mlxfix_free_names(names, n);
-    names = NULL;
-    if (list_with_suffix(dir, ".npz", &names, &n) != 0) {
-        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+    } else if (relist(dir, ".npz", &names, &n, err, errlen) != 0) {
         return -1;
-    }
-    if (n == 1) {
-        size_t len = strlen(dir) + strlen(names[0]) + 2;
-        char *p = malloc(len);
-        if (p) {
-            snprintf(p, len, "%s/%s", dir, names[0]);
-            fx->format = "npz";
-            rc = npz_read(p, &fx->set, err, errlen);
-            free(p);
-        } else {
-            io_err(err, errlen, "%s: out of memory", dir);
-        }
-        goto done;
-    }
-    if (n > 1) {
-        join_names(names, n, "", list, sizeof list);
-        io_err(err, errlen, "%s holds %d .npz files (%s): pass one of them", dir, n, list);
-        goto done;
-    }
-    mlxfix_free_names(names, n);
-    names = NULL;
-    if (list_with_suffix(dir, ".safetensors", &names, &n) != 0) {
-        io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
+    } else if (n > 0) {
+        rc = open_only_file(dir, names, n, ".npz", "npz", npz_read, fx, err, errlen);
+    } else if (relist(dir, ".safetensors", &names, &n, err, errlen) != 0) {
         return -1;
-    }
-    if (n == 1) {
-        size_t len = strlen(dir) + strlen(names[0]) + 2;
-        char *p = malloc(len);
-        if (p) {
-            snprintf(p, len, "%s/%s", dir, names[0]);
-            fx->format = "safetensors";
-            rc = safetensors_read(p, &fx->set, err, errlen);
-            free(p);
-        } else {
-            io_err(err, errlen, "%s: out of memory", dir);
-        }
-    } else if (n > 1) {
-        join_names(names, n, "", list, sizeof list);
-        io_err(err, errlen, "%s holds %d safetensors files (%s): pass one of them", dir, n, list);
+    } else if (n > 0) {
+        rc = open_only_file(dir, names, n, "safetensors", "safetensors", safetensors_read, fx, err, errlen);
     } else {
         io_err(err, errlen, "%s: no fixture found (expected a *_meta.json set, *.npy files, one .npz or one .safetensors file)",
                dir);
     }
-done:
-    mlxfix_free_names(names, n);
+    io_free_names(names, n);
     return rc;
 }
 
@@ -216,6 +166,60 @@ static file_kind sniff(const char *path) {
     return KIND_UNKNOWN;
 }
 
+/* DIR/PREFIX where DIR/PREFIX_meta.json exists: an mlx-native set named without its suffix. */
+static int open_meta_prefix(const char *path, fixture *fx, char *err, size_t errlen) {
+    size_t n = strlen(path) + 16;
+    char *meta = malloc(n);
+    if (!meta) {
+        io_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    snprintf(meta, n, "%s_meta.json", path);
+    struct stat st;
+    int rc = -1;
+    if (stat(meta, &st) == 0) {
+        fx->format = "mlx-native";
+        rc = mlxfix_read(meta, &fx->set, err, errlen);
+    } else {
+        io_err(err, errlen, "%s: no such file or directory (nor %s): check the --fixture path", path,
+               io_basename(meta));
+    }
+    free(meta);
+    return rc;
+}
+
+/* One file, in the format its name or its first bytes say. */
+static int open_file(const char *path, fixture *fx, char *err, size_t errlen) {
+    int rc = -1;
+    switch (sniff(path)) {
+    case KIND_SAFETENSORS:
+        fx->format = "safetensors";
+        return safetensors_read(path, &fx->set, err, errlen);
+    case KIND_NPY: {
+        tensor *t;
+        fx->format = "npy";
+        rc = npy_read(path, &t, err, errlen);
+        if (rc == 0 && io_set_add(&fx->set, t, IO_ROLE_UNKNOWN) != 0) {
+            io_err(err, errlen, "%s: out of memory", path);
+            rc = -1;
+        }
+        return rc;
+    }
+    case KIND_NPZ:
+        fx->format = "npz";
+        return npz_read(path, &fx->set, err, errlen);
+    case KIND_MLX:
+        fx->format = "mlx-native";
+        return mlxfix_read(path, &fx->set, err, errlen);
+    default:
+        io_err(err, errlen,
+               "%s: not a fixture gdnbench reads (expected .safetensors, .npy, .npz, an mlx-native *_meta.json "
+               "or a directory of them)",
+               path);
+        return -1;
+    }
+}
+
 fixture *fixture_open(const char *path, char *err, size_t errlen) {
     fixture *fx = calloc(1, sizeof *fx);
     if (!fx || !(fx->path = strdup(path))) {
@@ -224,57 +228,13 @@ fixture *fixture_open(const char *path, char *err, size_t errlen) {
         return NULL;
     }
     struct stat st;
-    int rc = -1;
-    if (stat(path, &st) != 0) {
-        /* DIR/PREFIX names an mlx-native set without its _meta.json suffix */
-        size_t n = strlen(path) + 16;
-        char *meta = malloc(n);
-        if (meta) {
-            snprintf(meta, n, "%s_meta.json", path);
-            if (stat(meta, &st) == 0) {
-                fx->format = "mlx-native";
-                rc = mlxfix_read(meta, &fx->set, err, errlen);
-            } else {
-                io_err(err, errlen, "%s: no such file or directory (nor %s): check the --fixture path", path,
-                       io_basename(meta));
-            }
-            free(meta);
-        } else {
-            io_err(err, errlen, "%s: out of memory", path);
-        }
-    } else if (S_ISDIR(st.st_mode)) {
+    int rc;
+    if (stat(path, &st) != 0)
+        rc = open_meta_prefix(path, fx, err, errlen);
+    else if (S_ISDIR(st.st_mode))
         rc = open_dir(path, fx, err, errlen);
-    } else {
-        switch (sniff(path)) {
-        case KIND_SAFETENSORS:
-            fx->format = "safetensors";
-            rc = safetensors_read(path, &fx->set, err, errlen);
-            break;
-        case KIND_NPY: {
-            tensor *t;
-            fx->format = "npy";
-            rc = npy_read(path, &t, err, errlen);
-            if (rc == 0 && io_set_add(&fx->set, t, IO_ROLE_UNKNOWN) != 0) {
-                io_err(err, errlen, "%s: out of memory", path);
-                rc = -1;
-            }
-            break;
-        }
-        case KIND_NPZ:
-            fx->format = "npz";
-            rc = npz_read(path, &fx->set, err, errlen);
-            break;
-        case KIND_MLX:
-            fx->format = "mlx-native";
-            rc = mlxfix_read(path, &fx->set, err, errlen);
-            break;
-        default:
-            io_err(err, errlen,
-                   "%s: not a fixture gdnbench reads (expected .safetensors, .npy, .npz, an mlx-native *_meta.json "
-                   "or a directory of them)",
-                   path);
-        }
-    }
+    else
+        rc = open_file(path, fx, err, errlen);
     if (rc == 0 && fx->set.n == 0) {
         io_err(err, errlen, "%s: the fixture holds no tensors", path);
         rc = -1;
@@ -477,13 +437,11 @@ int fixture_write_npy_dir(const char *dir, tensor *const *ts, int n, char *err, 
             io_err(err, errlen, "%s: tensor '%s' has no name usable as a file name", dir, nm);
             return -1;
         }
-        size_t len = strlen(dir) + strlen(nm) + 8;
-        char *p = malloc(len);
+        char *p = io_path_join(dir, nm, ".npy");
         if (!p) {
             io_err(err, errlen, "%s: out of memory", dir);
             return -1;
         }
-        snprintf(p, len, "%s/%s.npy", dir, nm);
         int rc = npy_write(p, ts[i], err, errlen);
         free(p);
         if (rc != 0) return -1;

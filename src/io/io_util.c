@@ -1,13 +1,18 @@
-/* io_util.c — byte sources, tensor sets, messages and buffers for the fixture I/O. */
+/* io_util.c — byte sources, tensor sets, messages, buffers, directory listings and JSON
+ * helpers for the fixture I/O (report/ lists report directories with them too). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "core/file.h"
 #include "io/io_util.h"
@@ -332,4 +337,80 @@ const char *io_basename(const char *path) {
 int io_has_suffix(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+char *io_path_join(const char *dir, const char *name, const char *suffix) {
+    size_t len = strlen(dir) + strlen(name) + strlen(suffix) + 2;
+    char *p = malloc(len);
+    if (p) snprintf(p, len, "%s/%s%s", dir, name, suffix);
+    return p;
+}
+
+int io_list_dir(const char *dir, const char *suffix, char ***names, int *n) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    char **v = NULL;
+    int cnt = 0, cap = 0, rc = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.' || !io_has_suffix(de->d_name, suffix)) continue;
+        if (cnt == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nv = realloc(v, sizeof *v * (size_t)cap);
+            if (!nv) {
+                rc = -1;
+                break;
+            }
+            v = nv;
+        }
+        if (!(v[cnt] = strdup(de->d_name))) {
+            rc = -1;
+            break;
+        }
+        cnt++;
+    }
+    closedir(d);
+    if (rc != 0) {
+        io_free_names(v, cnt);
+        return -2;
+    }
+    *names = v;
+    *n = cnt;
+    return 0;
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+void io_sort_names(char **names, int n) {
+    if (n > 0) qsort(names, (size_t)n, sizeof *names, cmp_name);
+}
+
+void io_free_names(char **names, int n) {
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+int io_json_uint(const cJSON *x, uint64_t *out) {
+    if (!cJSON_IsNumber(x)) return -1;
+    double v = x->valuedouble;
+    if (!isfinite(v) || v < 0 || v != floor(v) || v > 9007199254740992.0) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+cJSON *io_json_parse_whole(const char *text, size_t len, long *at, int *trailing) {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    *trailing = 0;
+    if (!root) {
+        *at = end ? (long)(end - text) : -1;
+        return NULL;
+    }
+    for (const char *p = end; p < text + len; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            *at = (long)(p - text);
+            *trailing = 1;
+            cJSON_Delete(root);
+            return NULL;
+        }
+    return root;
 }

@@ -1,6 +1,7 @@
 /* io_util.h — what the fixture readers and writers share: byte sources (a file or a
  * memory buffer, so the parsers can be fuzzed without touching disk), the tensor set a
- * reader produces, one-line error messages and small JSON/string helpers.
+ * reader produces, one-line error messages, directory listings and small JSON/string
+ * helpers.
  *
  * Ownership: an io_set owns its tensors and metadata strings (io_set_clear frees them).
  * Readers fill a set completely or leave it exactly as they found it. */
@@ -105,8 +106,26 @@ void io_buf_printf(io_buf *b, const char *fmt, ...) __attribute__((format(printf
 void io_buf_json_string(io_buf *b, const char *s);
 void io_buf_free(io_buf *b);
 
+/* Parses text[0..len) as one JSON value followed by nothing but white space.  NULL on
+ * failure, *at then the byte offset of the trouble and *trailing 1 when it is text
+ * after a complete value (0 when the value itself is malformed). */
+struct cJSON *io_json_parse_whole(const char *text, size_t len, long *at, int *trailing);
+/* A JSON number that is a non-negative integer a double holds exactly (<= 2^53) into
+ * *out; -1 for anything else. */
+int io_json_uint(const struct cJSON *x, uint64_t *out);
+
 /* "dir/sub/name.npy" -> "name.npy" (pointer into path). */
 const char *io_basename(const char *path);
 int io_has_suffix(const char *s, const char *suffix);
+
+/* "dir/name" followed by suffix (may be ""), malloc'd; NULL when memory runs out. */
+char *io_path_join(const char *dir, const char *name, const char *suffix);
+
+/* The names of the entries of dir that end in suffix ("": all), without those starting
+ * with '.', in the directory's own order; malloc'd, free with io_free_names.  -1 when
+ * dir cannot be opened, -2 when memory runs out (errno says why). */
+int io_list_dir(const char *dir, const char *suffix, char ***names, int *n);
+void io_sort_names(char **names, int n);
+void io_free_names(char **names, int n);
 
 #endif

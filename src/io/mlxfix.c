@@ -1,5 +1,4 @@
 /* mlxfix.c — reading mlx-native fixture sets (meta.json + raw .bin files). */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,11 +8,6 @@
 #include <cjson/cJSON.h>
 
 #include "io/mlxfix.h"
-
-void mlxfix_free_names(char **names, int n) {
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-}
 
 static int mem_open(void *ctx, const char *file, io_src *src, char *err, size_t errlen) {
     const mlxfix_mem_table *t = ctx;
@@ -32,7 +26,7 @@ static int mem_list(void *ctx, char ***names, int *n) {
     if (!v) return -1;
     for (int i = 0; i < t->n; i++)
         if (!(v[i] = strdup(t->files[i].name))) {
-            mlxfix_free_names(v, i);
+            io_free_names(v, i);
             return -1;
         }
     *names = v;
@@ -45,44 +39,17 @@ mlxfix_files mlxfix_mem_files(const mlxfix_mem_table *table) {
 }
 
 static int dir_open(void *ctx, const char *file, io_src *src, char *err, size_t errlen) {
-    const char *dir = ctx;
-    size_t n = strlen(dir) + strlen(file) + 2;
-    char *path = malloc(n);
+    char *path = io_path_join(ctx, file, "");
     if (!path) {
         io_err(err, errlen, "%s: out of memory", file);
         return -1;
     }
-    snprintf(path, n, "%s/%s", dir, file);
     int rc = io_src_open_file(src, path, err, errlen);
     free(path);
     return rc;
 }
 
-static int dir_list(void *ctx, char ***names, int *n) {
-    DIR *d = opendir(ctx);
-    if (!d) return -1;
-    char **v = NULL;
-    int cnt = 0, cap = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (de->d_name[0] == '.') continue;
-        if (cnt == cap) {
-            cap = cap ? 2 * cap : 32;
-            char **nv = realloc(v, sizeof *v * (size_t)cap);
-            if (!nv) goto oom;
-            v = nv;
-        }
-        if (!(v[cnt] = strdup(de->d_name))) goto oom;
-        cnt++;
-    }
-    closedir(d);
-    *names = v;
-    *n = cnt;
-    return 0;
-oom:
-    closedir(d);
-    mlxfix_free_names(v, cnt);
-    return -1;
-}
+static int dir_list(void *ctx, char ***names, int *n) { return io_list_dir(ctx, "", names, n); }
 
 /* JSON number -> the string kept in meta: integers without a decimal point. */
 static void number_string(double v, char *buf, size_t n) {
@@ -191,8 +158,8 @@ static int load_table_entry(const char *meta, const char *prefix, const mlxfix_f
     int64_t dims[TENSOR_MAX_DIMS];
     int i = 0;
     for (const cJSON *x = shape->child; x; x = x->next, i++) {
-        double v = cJSON_IsNumber(x) ? x->valuedouble : -1;
-        if (!(v >= 0 && v == floor(v) && v <= 9007199254740992.0)) {
+        uint64_t v;
+        if (io_json_uint(x, &v) != 0) {
             io_err(err, errlen, "%s: tensor '%s': shape entry %d is not a non-negative integer: fix the meta.json",
                    meta, name, i);
             return -1;
@@ -298,7 +265,7 @@ static int discover_files(const char *meta, const char *prefix, const mlxfix_fil
         rc = load_bin(meta, files, f, name, DT_F32, nd, shape, role, set, err, errlen);
         found++;
     }
-    mlxfix_free_names(names, n);
+    io_free_names(names, n);
     if (rc == 0 && found == 0) {
         io_err(err, errlen,
                "%s: no tensors: the meta.json has no \"inputs\"/\"outputs\" and no %s_input_*.bin / %s_*_ref.bin files "
@@ -329,21 +296,19 @@ int mlxfix_parse(const char *json, size_t len, const char *meta, const mlxfix_fi
         io_err(err, errlen, "%s: not an mlx-native meta file name (expected PREFIX_meta.json)", meta);
         return -1;
     }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    long at;
+    int trailing;
+    cJSON *root = io_json_parse_whole(json, len, &at, &trailing);
+    if (!root && trailing) {
+        io_err(err, errlen, "%s: unexpected text after the JSON object (byte %ld): fix the meta.json", meta, at);
+        return -1;
+    }
     if (!root) {
-        long at = end ? (long)(end - json) : -1;
         io_err(err, errlen, "%s: malformed JSON (near byte %ld): fix or regenerate the meta.json", meta, at);
         return -1;
     }
     int rc = -1;
     io_set set = {0};
-    for (const char *p = end; p < json + len; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            io_err(err, errlen, "%s: unexpected text after the JSON object (byte %ld): fix the meta.json", meta,
-                   (long)(p - json));
-            goto done;
-        }
     if (!cJSON_IsObject(root)) {
         io_err(err, errlen, "%s: the meta.json is not a JSON object", meta);
         goto done;
@@ -409,38 +374,34 @@ int mlxfix_read(const char *meta_path, io_set *out, char *err, size_t errlen) {
 }
 
 int mlxfix_read_prefix(const char *dir, const char *prefix, io_set *out, char *err, size_t errlen) {
-    size_t n = strlen(dir) + strlen(prefix) + 16;
-    char *path = malloc(n);
+    char *path = io_path_join(dir, prefix, "_meta.json");
     if (!path) {
         io_err(err, errlen, "%s: out of memory", dir);
         return -1;
     }
-    snprintf(path, n, "%s/%s_meta.json", dir, prefix);
     int rc = mlxfix_read(path, out, err, errlen);
     free(path);
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 int mlxfix_list_sets(const char *dir, char ***prefixes, int *n, char *err, size_t errlen) {
     char **names;
     int cnt;
-    if (dir_list((void *)dir, &names, &cnt) != 0) {
+    if (io_list_dir(dir, "_meta.json", &names, &cnt) != 0) {
         io_err(err, errlen, "%s: cannot read the directory: %s", dir, strerror(errno));
         return -1;
     }
     int k = 0;
     for (int i = 0; i < cnt; i++) {
         size_t l = strlen(names[i]);
-        if (l > 10 && io_has_suffix(names[i], "_meta.json")) {
+        if (l > 10) { /* "_meta.json" alone names no set */
             names[i][l - 10] = 0;
             names[k++] = names[i];
         } else {
             free(names[i]);
         }
     }
-    qsort(names, (size_t)k, sizeof *names, cmp_str);
+    io_sort_names(names, k);
     *prefixes = names;
     *n = k;
     return 0;

@@ -27,7 +27,7 @@ typedef struct mlxfix_files {
     void *ctx;
     /* Opens `file` (a plain name, no directory); -1 with err set when absent. */
     int (*open)(void *ctx, const char *file, io_src *src, char *err, size_t errlen);
-    /* Every file name there, malloc'd (free with mlxfix_free_names); -1 on error. */
+    /* Every file name there, malloc'd (free with io_free_names); -1 on error. */
     int (*list)(void *ctx, char ***names, int *n);
 } mlxfix_files;
 
@@ -43,7 +43,6 @@ typedef struct mlxfix_mem_table {
 } mlxfix_mem_table;
 
 mlxfix_files mlxfix_mem_files(const mlxfix_mem_table *table);
-void mlxfix_free_names(char **names, int n);
 
 /* Parses meta.json text (len bytes); meta_name is its path (for messages and the
  * prefix: "dir/x_meta.json" -> "x").  On error the set is left untouched. */
@@ -53,7 +52,8 @@ int mlxfix_parse(const char *json, size_t len, const char *meta_name, const mlxf
 int mlxfix_read(const char *meta_path, io_set *out, char *err, size_t errlen);
 /* DIR/PREFIX_meta.json. */
 int mlxfix_read_prefix(const char *dir, const char *prefix, io_set *out, char *err, size_t errlen);
-/* The prefixes of every *_meta.json in dir, sorted; 0 with *n == 0 when none. */
+/* The prefixes of every *_meta.json in dir, sorted (free with io_free_names); 0 with
+ * *n == 0 when none. */
 int mlxfix_list_sets(const char *dir, char ***prefixes, int *n, char *err, size_t errlen);
 
 #endif

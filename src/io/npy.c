@@ -89,6 +89,32 @@ typedef struct npy_header {
     int64_t shape[TENSOR_MAX_DIMS];
 } npy_header;
 
+/* The value of 'shape': a tuple of non-negative integers, "(2, 3)", "(5,)" or "()". */
+static int py_shape(pyparser *q, npy_header *h, char *why, size_t whylen) {
+    if (!py_eat(q, '(')) {
+        snprintf(why, whylen, "'shape' is not a tuple");
+        return -1;
+    }
+    h->ndim = 0;
+    while (!py_eat(q, ')')) {
+        int64_t d;
+        if (h->ndim == TENSOR_MAX_DIMS) {
+            snprintf(why, whylen, "more than %d dims are not supported", TENSOR_MAX_DIMS);
+            return -1;
+        }
+        if (py_int(q, &d) != 0) {
+            snprintf(why, whylen, "'shape' holds something other than non-negative integers");
+            return -1;
+        }
+        h->shape[h->ndim++] = d;
+        if (!py_eat(q, ',') && py_peek(q) != ')') {
+            snprintf(why, whylen, "malformed 'shape' tuple");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Parses the dict; on failure writes what went wrong (without the file name) to why. */
 static int parse_header_dict(const char *text, size_t len, npy_header *h, char *why, size_t whylen) {
     pyparser q = {text, text + len};
@@ -124,27 +150,7 @@ static int parse_header_dict(const char *text, size_t len, npy_header *h, char *
             }
             have_fortran = 1;
         } else if (strcmp(key, "shape") == 0 && !have_shape) {
-            if (!py_eat(&q, '(')) {
-                snprintf(why, whylen, "'shape' is not a tuple");
-                return -1;
-            }
-            h->ndim = 0;
-            while (!py_eat(&q, ')')) {
-                int64_t d;
-                if (h->ndim == TENSOR_MAX_DIMS) {
-                    snprintf(why, whylen, "more than %d dims are not supported", TENSOR_MAX_DIMS);
-                    return -1;
-                }
-                if (py_int(&q, &d) != 0) {
-                    snprintf(why, whylen, "'shape' holds something other than non-negative integers");
-                    return -1;
-                }
-                h->shape[h->ndim++] = d;
-                if (!py_eat(&q, ',') && py_peek(&q) != ')') {
-                    snprintf(why, whylen, "malformed 'shape' tuple");
-                    return -1;
-                }
-            }
+            if (py_shape(&q, h, why, whylen) != 0) return -1;
             have_shape = 1;
         } else {
             snprintf(why, whylen, "unexpected or repeated key '%s' in the header", key);
@@ -166,7 +172,9 @@ static int parse_header_dict(const char *text, size_t len, npy_header *h, char *
     return 0;
 }
 
-int npy_parse(const io_src *src, const char *tname, tensor **out, char *err, size_t errlen) {
+/* The magic and version, and where the header starts and how long it is. */
+static int read_preamble(const io_src *src, const char *tname, uint64_t *hstart, uint64_t *hlen, char *err,
+                         size_t errlen) {
     const char *f = src->name;
     uint8_t pre[12];
     static const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -176,33 +184,39 @@ int npy_parse(const io_src *src, const char *tname, tensor **out, char *err, siz
         return -1;
     }
     int major = pre[6], minor = pre[7];
-    uint64_t hlen, hstart;
     if (major == 1 && minor == 0) {
-        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8;
-        hstart = 10;
+        *hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8;
+        *hstart = 10;
     } else if ((major == 2 || major == 3) && minor == 0) {
         if (src->size < 12 || io_src_read(src, 0, pre, 12) != 0) {
             io_err(err, errlen, "%s: tensor '%s': truncated .npy preamble: the file is corrupt", f, tname);
             return -1;
         }
-        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 | (uint64_t)pre[11] << 24;
-        hstart = 12;
+        *hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 | (uint64_t)pre[11] << 24;
+        *hstart = 12;
     } else {
         io_err(err, errlen, "%s: tensor '%s': .npy format version %d.%d is not supported (1.0, 2.0, 3.0 are): "
                "re-save it with numpy.save", f, tname, major, minor);
         return -1;
     }
-    if (hlen > src->size - hstart) {
+    if (*hlen > src->size - *hstart) {
         io_err(err, errlen,
                "%s: tensor '%s': header length %llu is beyond the end of the file (%llu bytes): the file is truncated",
-               f, tname, (unsigned long long)hlen, (unsigned long long)src->size);
+               f, tname, (unsigned long long)*hlen, (unsigned long long)src->size);
         return -1;
     }
-    if (hlen > NPY_MAX_HEADER) {
+    if (*hlen > NPY_MAX_HEADER) {
         io_err(err, errlen, "%s: tensor '%s': header length %llu is implausible (limit 1 MB): the file is corrupt", f,
-               tname, (unsigned long long)hlen);
+               tname, (unsigned long long)*hlen);
         return -1;
     }
+    return 0;
+}
+
+/* Reads and parses the header dict at [hstart, hstart + hlen). */
+static int read_header(const io_src *src, const char *tname, uint64_t hstart, uint64_t hlen, npy_header *h,
+                       char *err, size_t errlen) {
+    const char *f = src->name;
     char *text = malloc((size_t)hlen + 1);
     if (!text || io_src_read(src, hstart, text, (size_t)hlen) != 0) {
         io_err(err, errlen, "%s: tensor '%s': cannot read the header: %s", f, tname, text ? "read error" : "out of memory");
@@ -210,41 +224,55 @@ int npy_parse(const io_src *src, const char *tname, tensor **out, char *err, siz
         return -1;
     }
     text[hlen] = 0;
-    npy_header h = {0};
     char why[128];
-    int bad = parse_header_dict(text, (size_t)hlen, &h, why, sizeof why);
+    int bad = parse_header_dict(text, (size_t)hlen, h, why, sizeof why);
     free(text);
     if (bad) {
         io_err(err, errlen, "%s: tensor '%s': %s: re-save it with numpy.save", f, tname, why);
         return -1;
     }
+    return 0;
+}
+
+/* The header's dtype, if gdnbench reads it and the array is in C order. */
+static int header_dtype(const io_src *src, const char *tname, const npy_header *h, dtype *out, char *err,
+                        size_t errlen) {
+    const char *f = src->name;
     dtype dt = DT_COUNT;
     for (size_t i = 0; i < sizeof npy_dtypes / sizeof npy_dtypes[0]; i++)
-        if (strcmp(h.descr, npy_dtypes[i].descr) == 0) dt = npy_dtypes[i].dt;
+        if (strcmp(h->descr, npy_dtypes[i].descr) == 0) dt = npy_dtypes[i].dt;
     if (dt == DT_COUNT) {
-        const char *fix = h.descr[0] == '>'   ? "big-endian data: re-save with arr.astype(arr.dtype.newbyteorder('<'))"
-                          : h.descr[0] == '=' ? "native byte order is ambiguous: re-save with an explicit '<' dtype"
-                                              : "convert it, e.g. arr.astype('<f4')";
+        const char *fix = h->descr[0] == '>'   ? "big-endian data: re-save with arr.astype(arr.dtype.newbyteorder('<'))"
+                          : h->descr[0] == '=' ? "native byte order is ambiguous: re-save with an explicit '<' dtype"
+                                               : "convert it, e.g. arr.astype('<f4')";
         io_err(err, errlen,
                "%s: tensor '%s': dtype '%s' is not supported (<f4 <f8 <f2 <i4 <u4, <V2 as bf16): %s", f, tname,
-               h.descr, fix);
+               h->descr, fix);
         return -1;
     }
-    if (h.fortran) {
+    if (h->fortran) {
         io_err(err, errlen,
                "%s: tensor '%s': Fortran-order arrays are not supported: re-save with np.save(path, "
                "np.ascontiguousarray(arr))",
                f, tname);
         return -1;
     }
+    *out = dt;
+    return 0;
+}
+
+/* The data after the header: exactly the bytes the shape needs, read into a new tensor. */
+static int read_data(const io_src *src, const char *tname, dtype dt, const npy_header *h, uint64_t data_start,
+                     tensor **out, char *err, size_t errlen) {
+    const char *f = src->name;
     uint64_t need;
     char s[128];
-    io_shape_str(h.ndim, h.shape, s, sizeof s);
-    if (io_shape_bytes(dt, h.ndim, h.shape, &need) != 0) {
+    io_shape_str(h->ndim, h->shape, s, sizeof s);
+    if (io_shape_bytes(dt, h->ndim, h->shape, &need) != 0) {
         io_err(err, errlen, "%s: tensor '%s': shape %s is too large: the header is corrupt", f, tname, s);
         return -1;
     }
-    uint64_t have = src->size - hstart - hlen;
+    uint64_t have = src->size - data_start;
     if (have != need) {
         io_err(err, errlen,
                "%s: tensor '%s': %s %s needs %llu data bytes but the file has %llu: the file is %s", f, tname,
@@ -252,18 +280,30 @@ int npy_parse(const io_src *src, const char *tname, tensor **out, char *err, siz
                have < need ? "truncated" : "corrupt (trailing bytes)");
         return -1;
     }
-    tensor *t = tensor_new(tname, dt, h.ndim, h.shape);
+    tensor *t = tensor_new(tname, dt, h->ndim, h->shape);
     if (!t) {
         io_err(err, errlen, "%s: tensor '%s': out of memory for %llu bytes", f, tname, (unsigned long long)need);
         return -1;
     }
-    if (io_src_read(src, hstart + hlen, t->data, (size_t)need) != 0) {
+    if (io_src_read(src, data_start, t->data, (size_t)need) != 0) {
         io_err(err, errlen, "%s: tensor '%s': read error (did the file change while reading?)", f, tname);
         tensor_free(t);
         return -1;
     }
     *out = t;
     return 0;
+}
+
+/* Layout: magic and version, header length, the header dict (padded), the data. */
+int npy_parse(const io_src *src, const char *tname, tensor **out, char *err, size_t errlen) {
+    uint64_t hstart, hlen;
+    npy_header h = {0};
+    dtype dt;
+    if (read_preamble(src, tname, &hstart, &hlen, err, errlen) != 0 ||
+        read_header(src, tname, hstart, hlen, &h, err, errlen) != 0 ||
+        header_dtype(src, tname, &h, &dt, err, errlen) != 0)
+        return -1;
+    return read_data(src, tname, dt, &h, hstart + hlen, out, err, errlen);
 }
 
 int npy_parse_mem(const void *buf, size_t len, const char *file_name, const char *tname, tensor **out, char *err,

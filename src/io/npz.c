@@ -128,9 +128,17 @@ static int check_crc(const io_src *m, uint32_t want) {
     return crc == want ? 0 : -1;
 }
 
-/* One member of the central directory at dir[*at]: adds its tensor to set. */
-static int read_member(const io_src *src, const uint8_t *dir, uint64_t dir_size, uint64_t *at, io_set *set, char *err,
-                       size_t errlen) {
+/* What the central directory says of one member. */
+typedef struct zip_member {
+    char name[256]; /* as stored, cut at 255 bytes */
+    uint16_t nlen, flags, method;
+    uint32_t crc;
+    uint64_t csize, usize, local;
+} zip_member;
+
+/* The central directory entry at dir[*at] into z; *at moves past it. */
+static int read_central_entry(const io_src *src, const uint8_t *dir, uint64_t dir_size, uint64_t *at, zip_member *z,
+                              char *err, size_t errlen) {
     const char *f = src->name;
     const uint8_t *p = dir + *at;
     if (dir_size - *at < 46 || le32(p) != SIG_CENTRAL) {
@@ -138,69 +146,96 @@ static int read_member(const io_src *src, const uint8_t *dir, uint64_t dir_size,
                (unsigned long long)*at);
         return -1;
     }
-    uint16_t flags = le16(p + 8), method = le16(p + 10), nlen = le16(p + 28), xlen = le16(p + 30), clen = le16(p + 32);
-    uint32_t crc = le32(p + 16);
-    uint64_t csize = le32(p + 20), usize = le32(p + 24), local = le32(p + 42);
-    if (dir_size - *at - 46 < (uint64_t)nlen + xlen + clen) {
+    uint16_t xlen = le16(p + 30), clen = le16(p + 32);
+    z->nlen = le16(p + 28);
+    z->flags = le16(p + 8);
+    z->method = le16(p + 10);
+    z->crc = le32(p + 16);
+    z->csize = le32(p + 20);
+    z->usize = le32(p + 24);
+    z->local = le32(p + 42);
+    if (dir_size - *at - 46 < (uint64_t)z->nlen + xlen + clen) {
         io_err(err, errlen, "%s: a central directory entry runs past the directory: the archive is corrupt", f);
         return -1;
     }
-    char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)(nlen < 255 ? nlen : 255), (const char *)(p + 46));
-    *at += 46 + (uint64_t)nlen + xlen + clen;
-    if (apply_zip64_extra(p + 46 + nlen, xlen, &usize, &csize, &local) != 0) {
-        io_err(err, errlen, "%s: member '%s': damaged zip64 extra field: the archive is corrupt", f, name);
+    snprintf(z->name, sizeof z->name, "%.*s", (int)(z->nlen < 255 ? z->nlen : 255), (const char *)(p + 46));
+    *at += 46 + (uint64_t)z->nlen + xlen + clen;
+    if (apply_zip64_extra(p + 46 + z->nlen, xlen, &z->usize, &z->csize, &z->local) != 0) {
+        io_err(err, errlen, "%s: member '%s': damaged zip64 extra field: the archive is corrupt", f, z->name);
         return -1;
     }
-    if (flags & 1) {
+    return 0;
+}
+
+/* A member numpy.savez writes: stored, not encrypted, named NAME.npy; NAME into tname. */
+static int member_tensor_name(const io_src *src, const zip_member *z, char *tname, char *err, size_t errlen) {
+    const char *f = src->name, *name = z->name;
+    if (z->flags & 1) {
         io_err(err, errlen, "%s: member '%s' is encrypted: save the arrays with numpy.savez, without a password", f, name);
         return -1;
     }
-    if (method == 8) {
+    if (z->method == 8) {
         io_err(err, errlen, "%s: member '%s' is deflate-compressed (numpy.savez_compressed), which gdnbench does not "
                             "read: re-save with numpy.savez, or unzip it into a directory of .npy files", f, name);
         return -1;
     }
-    if (method != 0 || csize != usize) {
+    if (z->method != 0 || z->csize != z->usize) {
         io_err(err, errlen, "%s: member '%s' uses zip compression method %u: gdnbench reads stored members only (what "
-                            "numpy.savez writes)", f, name, (unsigned)method);
+                            "numpy.savez writes)", f, name, (unsigned)z->method);
         return -1;
     }
-    char tname[TENSOR_NAME_MAX];
     size_t stem = strlen(name);
-    if (!io_has_suffix(name, ".npy") || nlen > 255 || (stem -= 4) == 0 || stem >= sizeof tname) {
+    if (!io_has_suffix(name, ".npy") || z->nlen > 255 || (stem -= 4) == 0 || stem >= TENSOR_NAME_MAX) {
         io_err(err, errlen, "%s: member '%s' is not a NAME.npy array with a name of 1..%d characters: an .npz from "
                             "numpy.savez holds only those", f, name, TENSOR_NAME_MAX - 1);
         return -1;
     }
     memcpy(tname, name, stem);
     tname[stem] = 0;
+    return 0;
+}
+
+/* The member's bytes as a slice of src (named "FILE:MEMBER"), after its local header,
+ * checked against its CRC-32. */
+static int open_member_data(const io_src *src, const zip_member *z, io_src *m, char *err, size_t errlen) {
+    const char *f = src->name, *name = z->name;
     uint8_t lh[30];
-    if (io_src_read(src, local, lh, 30) != 0 || le32(lh) != SIG_LOCAL) {
+    if (io_src_read(src, z->local, lh, 30) != 0 || le32(lh) != SIG_LOCAL) {
         io_err(err, errlen, "%s: member '%s': its local header is missing: the archive is corrupt or truncated", f, name);
         return -1;
     }
-    uint64_t data = local + 30 + le16(lh + 26) + le16(lh + 28);
-    io_src m;
+    uint64_t data = z->local + 30 + le16(lh + 26) + le16(lh + 28);
     char mname[sizeof src->name];
     snprintf(mname, sizeof mname, "%.*s:%s", 200, f, name);
-    if (io_src_slice(&m, src, data, usize, mname) != 0) {
+    if (io_src_slice(m, src, data, z->usize, mname) != 0) {
         io_err(err, errlen, "%s: member '%s' (%llu bytes) runs past the end of the file: the archive is truncated", f,
-               name, (unsigned long long)usize);
+               name, (unsigned long long)z->usize);
         return -1;
     }
-    if (check_crc(&m, crc) != 0) {
+    if (check_crc(m, z->crc) != 0) {
         io_err(err, errlen, "%s: member '%s' fails its CRC-32 check: the archive is corrupt", f, name);
         return -1;
     }
+    return 0;
+}
+
+/* One member of the central directory at dir[*at]: adds its tensor to set. */
+static int read_member(const io_src *src, const uint8_t *dir, uint64_t dir_size, uint64_t *at, io_set *set, char *err,
+                       size_t errlen) {
+    zip_member z;
+    char tname[TENSOR_NAME_MAX];
+    io_src m;
+    if (read_central_entry(src, dir, dir_size, at, &z, err, errlen) != 0 ||
+        member_tensor_name(src, &z, tname, err, errlen) != 0 || open_member_data(src, &z, &m, err, errlen) != 0)
+        return -1;
     if (io_set_find(set, tname) >= 0) {
-        io_err(err, errlen, "%s: member '%s' appears twice: the archive is corrupt", f, name);
+        io_err(err, errlen, "%s: member '%s' appears twice: the archive is corrupt", src->name, z.name);
         return -1;
     }
     tensor *t;
     if (npy_parse(&m, tname, &t, err, errlen) != 0) return -1;
     if (io_set_add(set, t, IO_ROLE_UNKNOWN) != 0) {
-        io_err(err, errlen, "%s: out of memory", f);
+        io_err(err, errlen, "%s: out of memory", src->name);
         return -1;
     }
     return 0;

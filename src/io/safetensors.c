@@ -1,6 +1,5 @@
 /* safetensors.c — safetensors reader (validating every header field against the file)
  * and writer.  The header is parsed with cJSON; data is read straight into tensors. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +30,6 @@ const char *safetensors_dtype_string(dtype dt) {
     return NULL;
 }
 
-/* JSON numbers are doubles: integers are exact only up to 2^53. */
-static int json_uint(const cJSON *x, uint64_t *out) {
-    if (!cJSON_IsNumber(x)) return -1;
-    double v = x->valuedouble;
-    if (!isfinite(v) || v < 0 || v != floor(v) || v > 9007199254740992.0) return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
 typedef struct st_spec {
     const char *name;
     dtype dt;
@@ -47,6 +37,67 @@ typedef struct st_spec {
     int64_t shape[TENSOR_MAX_DIMS];
     uint64_t begin, end;
 } st_spec;
+
+/* "shape": at most TENSOR_MAX_DIMS non-negative integers, into sp. */
+static int entry_shape(const io_src *src, const char *nm, const cJSON *shape, st_spec *sp, char *err,
+                       size_t errlen) {
+    const char *f = src->name;
+    int nd = cJSON_GetArraySize(shape);
+    if (nd > TENSOR_MAX_DIMS) {
+        io_err(err, errlen, "%s: tensor '%s': %d dims, at most %d are supported: reshape it before saving", f, nm,
+               nd, TENSOR_MAX_DIMS);
+        return -1;
+    }
+    sp->ndim = nd;
+    int i = 0;
+    for (const cJSON *d = shape->child; d; d = d->next, i++) {
+        uint64_t v;
+        if (io_json_uint(d, &v) != 0) {
+            io_err(err, errlen, "%s: tensor '%s': shape entry %d is not a non-negative integer: the file is corrupt",
+                   f, nm, i);
+            return -1;
+        }
+        sp->shape[i] = (int64_t)v;
+    }
+    return 0;
+}
+
+/* "data_offsets": [begin, end) inside the data section, exactly the bytes sp's dtype
+ * and shape need. */
+static int entry_extent(const io_src *src, const char *nm, const cJSON *offs, uint64_t data_size, st_spec *sp,
+                        char *err, size_t errlen) {
+    const char *f = src->name;
+    if (cJSON_GetArraySize(offs) != 2 || io_json_uint(offs->child, &sp->begin) != 0 ||
+        io_json_uint(offs->child->next, &sp->end) != 0) {
+        io_err(err, errlen,
+               "%s: tensor '%s': data_offsets must be two non-negative integers [begin, end]: the file is corrupt",
+               f, nm);
+        return -1;
+    }
+    if (sp->begin > sp->end || sp->end > data_size) {
+        io_err(err, errlen,
+               "%s: tensor '%s': data_offsets [%llu, %llu] lie outside the data section (%llu bytes): the file is "
+               "truncated or corrupt; re-export it",
+               f, nm, (unsigned long long)sp->begin, (unsigned long long)sp->end, (unsigned long long)data_size);
+        return -1;
+    }
+    uint64_t need;
+    char s[128];
+    io_shape_str(sp->ndim, sp->shape, s, sizeof s);
+    if (io_shape_bytes(sp->dt, sp->ndim, sp->shape, &need) != 0) {
+        io_err(err, errlen, "%s: tensor '%s': shape %s is too large to address: the file is corrupt", f, nm, s);
+        return -1;
+    }
+    if (need != sp->end - sp->begin) {
+        io_err(err, errlen,
+               "%s: tensor '%s': shape %s of %s needs %llu bytes but data_offsets hold %llu: the header is "
+               "inconsistent; re-export the file",
+               f, nm, s, safetensors_dtype_string(sp->dt), (unsigned long long)need,
+               (unsigned long long)(sp->end - sp->begin));
+        return -1;
+    }
+    return 0;
+}
 
 /* Validates one tensor entry of the header into sp.  Messages name the file and tensor. */
 static int parse_entry(const io_src *src, const cJSON *e, uint64_t data_size, st_spec *sp, char *err,
@@ -81,53 +132,8 @@ static int parse_entry(const io_src *src, const cJSON *e, uint64_t data_size, st
                f, nm, dt->valuestring);
         return -1;
     }
-    int nd = cJSON_GetArraySize(shape);
-    if (nd > TENSOR_MAX_DIMS) {
-        io_err(err, errlen, "%s: tensor '%s': %d dims, at most %d are supported: reshape it before saving", f, nm,
-               nd, TENSOR_MAX_DIMS);
-        return -1;
-    }
-    sp->ndim = nd;
-    int i = 0;
-    for (const cJSON *d = shape->child; d; d = d->next, i++) {
-        uint64_t v;
-        if (json_uint(d, &v) != 0) {
-            io_err(err, errlen, "%s: tensor '%s': shape entry %d is not a non-negative integer: the file is corrupt",
-                   f, nm, i);
-            return -1;
-        }
-        sp->shape[i] = (int64_t)v;
-    }
-    if (cJSON_GetArraySize(offs) != 2 || json_uint(offs->child, &sp->begin) != 0 ||
-        json_uint(offs->child->next, &sp->end) != 0) {
-        io_err(err, errlen,
-               "%s: tensor '%s': data_offsets must be two non-negative integers [begin, end]: the file is corrupt",
-               f, nm);
-        return -1;
-    }
-    if (sp->begin > sp->end || sp->end > data_size) {
-        io_err(err, errlen,
-               "%s: tensor '%s': data_offsets [%llu, %llu] lie outside the data section (%llu bytes): the file is "
-               "truncated or corrupt; re-export it",
-               f, nm, (unsigned long long)sp->begin, (unsigned long long)sp->end, (unsigned long long)data_size);
-        return -1;
-    }
-    uint64_t need;
-    char s[128];
-    io_shape_str(sp->ndim, sp->shape, s, sizeof s);
-    if (io_shape_bytes(sp->dt, sp->ndim, sp->shape, &need) != 0) {
-        io_err(err, errlen, "%s: tensor '%s': shape %s is too large to address: the file is corrupt", f, nm, s);
-        return -1;
-    }
-    if (need != sp->end - sp->begin) {
-        io_err(err, errlen,
-               "%s: tensor '%s': shape %s of %s needs %llu bytes but data_offsets hold %llu: the header is "
-               "inconsistent; re-export the file",
-               f, nm, s, safetensors_dtype_string(sp->dt), (unsigned long long)need,
-               (unsigned long long)(sp->end - sp->begin));
-        return -1;
-    }
-    return 0;
+    if (entry_shape(src, nm, shape, sp, err, errlen) != 0) return -1;
+    return entry_extent(src, nm, offs, data_size, sp, err, errlen);
 }
 
 static int cmp_spec_begin(const void *a, const void *b) {
@@ -156,7 +162,9 @@ static int parse_metadata(const io_src *src, const cJSON *m, io_set *set, char *
     return 0;
 }
 
-int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) {
+/* Reads the 8-byte length field and the JSON header after it into a malloc'd,
+ * NUL-terminated *hdr of *hlen bytes. */
+static int read_header_text(const io_src *src, char **hdr, uint64_t *hlen_out, char *err, size_t errlen) {
     const char *f = src->name;
     uint8_t lenbuf[8];
     if (src->size < 8 || io_src_read(src, 0, lenbuf, 8) != 0) {
@@ -180,67 +188,83 @@ int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) 
                (unsigned long long)hlen);
         return -1;
     }
-    uint64_t data_size = src->size - 8 - hlen;
-    char *hdr = malloc((size_t)hlen + 1);
-    if (!hdr || io_src_read(src, 8, hdr, (size_t)hlen) != 0) {
+    char *text = malloc((size_t)hlen + 1);
+    if (!text || io_src_read(src, 8, text, (size_t)hlen) != 0) {
         io_err(err, errlen, "%s: cannot read the %llu-byte header: %s", f, (unsigned long long)hlen,
-               hdr ? "read error" : "out of memory");
-        free(hdr);
+               text ? "read error" : "out of memory");
+        free(text);
         return -1;
     }
-    hdr[hlen] = 0;
+    text[hlen] = 0;
+    *hdr = text;
+    *hlen_out = hlen;
+    return 0;
+}
 
-    int rc = -1;
-    io_set set = {0};
-    st_spec *specs = NULL;
-    st_spec **order = NULL;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
+/* The header as one JSON object and nothing after it but white space. */
+static cJSON *parse_header_json(const io_src *src, const char *hdr, uint64_t hlen, char *err, size_t errlen) {
+    const char *f = src->name;
+    long at;
+    int trailing;
+    cJSON *root = io_json_parse_whole(hdr, (size_t)hlen, &at, &trailing);
+    if (!root && trailing) {
+        io_err(err, errlen, "%s: unexpected bytes after the JSON header (at byte %ld): the file is corrupt", f, at);
+        return NULL;
+    }
     if (!root) {
-        long at = end ? (long)(end - hdr) : -1;
-        if (!end && cJSON_GetErrorPtr()) at = (long)(cJSON_GetErrorPtr() - hdr);
         io_err(err, errlen, "%s: the JSON header is malformed (near byte %ld of %llu): the file is corrupt; re-export it",
                f, at, (unsigned long long)hlen);
-        goto done;
+        return NULL;
     }
-    for (const char *p = end; p < hdr + hlen; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            io_err(err, errlen, "%s: unexpected bytes after the JSON header (at byte %ld): the file is corrupt", f,
-                   (long)(p - hdr));
-            goto done;
-        }
     if (!cJSON_IsObject(root)) {
         io_err(err, errlen, "%s: the JSON header is not an object: not a safetensors file?", f);
-        goto done;
+        cJSON_Delete(root);
+        return NULL;
     }
+    return root;
+}
 
+/* The number of tensor entries (every key but __metadata__); -1 when a key repeats. */
+static int count_entries(const io_src *src, const cJSON *root, char *err, size_t errlen) {
     int n = 0;
     for (const cJSON *e = root->child; e; e = e->next) {
         for (const cJSON *o = root->child; o != e; o = o->next)
             if (strcmp(o->string, e->string) == 0) {
-                io_err(err, errlen, "%s: tensor '%.60s' appears twice in the header: the file is corrupt", f,
+                io_err(err, errlen, "%s: tensor '%.60s' appears twice in the header: the file is corrupt", src->name,
                        e->string);
-                goto done;
+                return -1;
             }
         if (strcmp(e->string, "__metadata__") != 0) n++;
     }
-    specs = calloc((size_t)(n ? n : 1), sizeof *specs);
-    order = calloc((size_t)(n ? n : 1), sizeof *order);
-    if (!specs || !order) {
-        io_err(err, errlen, "%s: out of memory for %d tensor headers", f, n);
-        goto done;
-    }
+    return n;
+}
+
+/* Every entry of the header in file order: __metadata__ into set, the n tensor
+ * entries into specs[0..n). */
+static int parse_entries(const io_src *src, const cJSON *root, uint64_t data_size, st_spec *specs, io_set *set,
+                         char *err, size_t errlen) {
     int k = 0;
     for (const cJSON *e = root->child; e; e = e->next) {
         if (strcmp(e->string, "__metadata__") == 0) {
-            if (parse_metadata(src, e, &set, err, errlen) != 0) goto done;
+            if (parse_metadata(src, e, set, err, errlen) != 0) return -1;
             continue;
         }
-        if (parse_entry(src, e, data_size, &specs[k], err, errlen) != 0) goto done;
-        order[k] = &specs[k];
+        if (parse_entry(src, e, data_size, &specs[k], err, errlen) != 0) return -1;
         k++;
     }
+    return 0;
+}
+
+/* No two non-empty tensors may share a byte of the data section. */
+static int check_no_overlap(const io_src *src, st_spec *specs, int n, char *err, size_t errlen) {
+    st_spec **order = calloc((size_t)(n ? n : 1), sizeof *order);
+    if (!order) {
+        io_err(err, errlen, "%s: out of memory for %d tensor headers", src->name, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) order[i] = &specs[i];
     qsort(order, (size_t)n, sizeof *order, cmp_spec_begin);
+    int rc = 0;
     const st_spec *prev = NULL;
     for (int i = 0; i < n; i++) {
         if (order[i]->begin == order[i]->end) continue; /* empty tensors occupy nothing */
@@ -248,39 +272,72 @@ int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) 
             io_err(err, errlen,
                    "%s: tensor '%s': data_offsets [%llu, %llu] overlap tensor '%s' [%llu, %llu]: the header is "
                    "corrupt; re-export the file",
-                   f, order[i]->name, (unsigned long long)order[i]->begin, (unsigned long long)order[i]->end,
+                   src->name, order[i]->name, (unsigned long long)order[i]->begin, (unsigned long long)order[i]->end,
                    prev->name, (unsigned long long)prev->begin, (unsigned long long)prev->end);
-            goto done;
+            rc = -1;
+            break;
         }
         prev = order[i];
     }
+    free(order);
+    return rc;
+}
+
+/* Reads each tensor's bytes (the data section starts at data_start) into set. */
+static int read_tensors(const io_src *src, uint64_t data_start, const st_spec *specs, int n, io_set *set, char *err,
+                        size_t errlen) {
+    const char *f = src->name;
     for (int i = 0; i < n; i++) {
         const st_spec *sp = &specs[i];
         tensor *t = tensor_new(sp->name, sp->dt, sp->ndim, sp->shape);
         if (!t) {
             io_err(err, errlen, "%s: tensor '%s': out of memory for %llu bytes", f, sp->name,
                    (unsigned long long)(sp->end - sp->begin));
-            goto done;
+            return -1;
         }
-        if (io_src_read(src, 8 + hlen + sp->begin, t->data, (size_t)(sp->end - sp->begin)) != 0) {
+        if (io_src_read(src, data_start + sp->begin, t->data, (size_t)(sp->end - sp->begin)) != 0) {
             io_err(err, errlen, "%s: tensor '%s': read error (did the file change while reading?)", f, sp->name);
             tensor_free(t);
-            goto done;
+            return -1;
         }
-        if (io_set_add(&set, t, IO_ROLE_UNKNOWN) != 0) {
+        if (io_set_add(set, t, IO_ROLE_UNKNOWN) != 0) {
             io_err(err, errlen, "%s: out of memory", f);
-            goto done;
+            return -1;
         }
     }
+    return 0;
+}
+
+/* Layout: u64 header length (little-endian), the JSON header, the data section. */
+int safetensors_parse(const io_src *src, io_set *out, char *err, size_t errlen) {
+    char *hdr = NULL;
+    uint64_t hlen;
+    if (read_header_text(src, &hdr, &hlen, err, errlen) != 0) return -1;
+    uint64_t data_size = src->size - 8 - hlen;
+    int rc = -1;
+    io_set set = {0};
+    st_spec *specs = NULL;
+    cJSON *root = parse_header_json(src, hdr, hlen, err, errlen);
+    if (!root) goto done;
+    int n = count_entries(src, root, err, errlen);
+    if (n < 0) goto done;
+    specs = calloc((size_t)(n ? n : 1), sizeof *specs);
+    if (!specs) {
+        io_err(err, errlen, "%s: out of memory for %d tensor headers", src->name, n);
+        goto done;
+    }
+    if (parse_entries(src, root, data_size, specs, &set, err, errlen) != 0 ||
+        check_no_overlap(src, specs, n, err, errlen) != 0 ||
+        read_tensors(src, 8 + hlen, specs, n, &set, err, errlen) != 0)
+        goto done;
     if (io_set_move(out, &set) != 0) {
-        io_err(err, errlen, "%s: out of memory", f);
+        io_err(err, errlen, "%s: out of memory", src->name);
         goto done;
     }
     rc = 0;
 done:
     io_set_clear(&set);
     free(specs);
-    free(order);
     cJSON_Delete(root);
     free(hdr);
     return rc;

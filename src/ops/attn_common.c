@@ -108,15 +108,7 @@ void attn_launch_common(const attn_shape *s, op_launch *l) {
 
 int attn_alloc(op_case *c, int i, int64_t H, int64_t L, int with_d, char *err, size_t errlen) {
     int64_t shape[4] = {c->dim[0], H, L, c->dim[5]};
-    const op_buf *b = &c->op->bufs[i];
-    int ndim = with_d ? 4 : 3;
-    c->t[i] = tensor_new(b->name, b->dtype, ndim, shape);
-    if (!c->t[i]) {
-        snprintf(err, errlen, "cannot allocate %s %s (%.1f MB): reduce the shape", c->op->name, b->name,
-                 (double)shape_nbytes(b->dtype, ndim, shape) / 1e6);
-        return -1;
-    }
-    return 0;
+    return op_case_alloc(c, i, with_d ? 4 : 3, shape, err, errlen);
 }
 
 double *attn_tensor_f64(const tensor *t) {

@@ -19,6 +19,11 @@
 #define GDN_DIM_V {"V", "Dv", 128, 1, 1024, "value head dim (64, 128, 256)"}
 #define GDN_DIM_BT {"BT", NULL, 64, 1, 1024, "chunk length (64 only)"}
 
+/* The PARITY tolerance (op_tol) of a bf16 output of a chunked GDN op, atol its own:
+ * rel_l2 2e-4 sits between correct-kernel noise (<= 4e-5: sparse 1-ulp flips) and a
+ * moved/dropped bf16 rounding (>= 5e-4); rtol 1.6e-2 is ~2 bf16 ulps per element. */
+#define GDN_BF16_PARITY_TOL(atol) {atol, 1.6e-2, 2e-4}
+
 /* The GDN dimensions of a case (the references' gdn_shape, ref/gdn_ref.h). */
 gdn_shape gdn_shape_of(const op_case *c);
 gdn_shape gdn_shape_from_dims(const op_desc *op, const int64_t *dim);

@@ -185,6 +185,29 @@ int gdn_forward_io_setup(op_case *c, int l2norm, char *err, size_t errlen) {
     return 0;
 }
 
+gdn_recurrence_args gdn_forward_recurrence_args(const op_case *c, int l2norm, double **out) {
+    gdn_shape s = gdn_shape_of(c);
+    return (gdn_recurrence_args){
+        .s = s,
+        .q = gdn_view_tensor(c->t[GDN_FWD_Q]),
+        .k = gdn_view_tensor(c->t[GDN_FWD_K]),
+        .v = gdn_view_tensor(c->t[GDN_FWD_V]),
+        .g = gdn_view_tensor(c->t[GDN_FWD_G]),
+        .beta = gdn_view_tensor(c->t[GDN_FWD_BETA]),
+        .h0 = gdn_view_tensor(c->t[GDN_FWD_H0]),
+        .l2norm = l2norm,
+        .g_sign = 1.0,
+        .scale = gdn_scale(s),
+        .o = gdn_sink_f64(out[GDN_FWD_O]),
+        .final = gdn_sink_f64(out[GDN_FWD_FINAL]),
+    };
+}
+
+double gdn_forward_bytes(gdn_shape s) {
+    double per_token = 4.0 * s.Hg * s.K + 2.0 * s.H * s.V + 8.0 * s.H + 2.0 * s.H * s.V;
+    return (double)s.B * (s.T * per_token + 8.0 * s.H * s.V * s.K);
+}
+
 void gdn_gen_h0(tensor *t, uint64_t seed) {
     gdn_stress st = gdn_current_stress();
     gdn_gen_normal(t, seed, st == GDN_STRESS_H0_LARGE ? GDN_STRESS_H0_STD : 0.1);
@@ -278,6 +301,32 @@ void gdn_chain_free(gdn_chain *ch) {
 double gdn_sum_over_chunks(int64_t T, int64_t BT, double (*f)(double n)) {
     if (BT <= 0) return 0;
     return (double)(T / BT) * f((double)BT) + (T % BT ? f((double)(T % BT)) : 0.0);
+}
+
+static double lower_pairs(double n) { return n * (n - 1) / 2; } /* below the diagonal of n x n */
+static double tokens(double n) { return n; }
+static double lower_incl_x2(double n) { return n * (n + 1); }  /* twice the lower triangle, diagonal in */
+static double unit_lower_inverse(double n) { return n * (n * n - 1) / 3; }
+
+double gdn_kkt_head_flops(gdn_shape s) {
+    double pairs = gdn_sum_over_chunks(s.T, s.BT, lower_pairs);
+    return pairs * (2.0 * s.K + 3.0) + gdn_sum_over_chunks(s.T, s.BT, tokens) * s.K;
+}
+
+double gdn_solve_tril_head_flops(gdn_shape s) { return gdn_sum_over_chunks(s.T, s.BT, unit_lower_inverse); }
+
+double gdn_wy_head_flops(gdn_shape s) {
+    double tri = gdn_sum_over_chunks(s.T, s.BT, lower_incl_x2);
+    return tri * (double)(s.K + s.V) + (double)s.T * (2.0 * s.K + s.V);
+}
+
+double gdn_chunk_h_head_flops(gdn_shape s) {
+    return 4.0 * s.T * s.K * s.V + (double)s.NT * s.K * s.V + 2.0 * s.T * s.V;
+}
+
+double gdn_chunk_o_head_flops(gdn_shape s) {
+    double tri = gdn_sum_over_chunks(s.T, s.BT, lower_incl_x2);
+    return 2.0 * s.T * s.K * s.V + tri * (double)(s.K + s.V) + 3.0 * s.T * s.V;
 }
 
 double gdn_scale(gdn_shape s) { return 1.0 / sqrt((double)s.K); }

@@ -63,9 +63,24 @@ void gdn_gen_h0(tensor *t, uint64_t seed);
 enum { GDN_FWD_Q, GDN_FWD_K, GDN_FWD_V, GDN_FWD_G, GDN_FWD_BETA, GDN_FWD_H0, GDN_FWD_O, GDN_FWD_FINAL,
        GDN_FWD_NBUFS };
 int gdn_forward_io_setup(op_case *c, int l2norm, char *err, size_t errlen);
+/* The token recurrence (gdn_recurrence_ref) over those tensors: g a natural-log decay
+ * (g_sign +1), scale K^-0.5, q and k L2-normalised first when l2norm; o kept f32
+ * (o_bf16 0: the caller sets it where the kernel's o is bf16). */
+gdn_recurrence_args gdn_forward_recurrence_args(const op_case *c, int l2norm, double **out);
+/* Their minimum traffic: the six inputs read once, o and final written once. */
+double gdn_forward_bytes(gdn_shape s);
 
 /* sum over the chunks of T (full chunks of BT and the tail) of f(n). */
 double gdn_sum_over_chunks(int64_t T, int64_t BT, double (*f)(double n));
+
+/* Useful flops of one pipeline stage for one (batch, value head), as each stage op's
+ * header explains them: the stage op multiplies by B*H, chunk_fwd adds the stages up
+ * per head first. */
+double gdn_kkt_head_flops(gdn_shape s);
+double gdn_solve_tril_head_flops(gdn_shape s);
+double gdn_wy_head_flops(gdn_shape s);
+double gdn_chunk_h_head_flops(gdn_shape s);
+double gdn_chunk_o_head_flops(gdn_shape s);
 
 /* The output scale every GDN op uses: K^-0.5. */
 double gdn_scale(gdn_shape s);

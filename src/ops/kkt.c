@@ -71,14 +71,9 @@ static double kkt_bytes(const int64_t *dim) {
     return (double)s.B * s.T * (2.0 * s.Hg * s.K + 8.0 * s.H + 4.0 * s.H * s.BT);
 }
 
-static double kkt_lower_pairs(double n) { return n * (n - 1) / 2; }
-static double kkt_identity(double n) { return n; }
-
 static double kkt_flops(const int64_t *dim) {
     gdn_shape s = gdn_shape_from_dims(&op_kkt, dim);
-    double pairs = gdn_sum_over_chunks(s.T, s.BT, kkt_lower_pairs);
-    double tokens = gdn_sum_over_chunks(s.T, s.BT, kkt_identity);
-    return (double)s.B * s.H * (pairs * (2.0 * s.K + 3.0) + tokens * s.K);
+    return (double)s.B * s.H * gdn_kkt_head_flops(s);
 }
 
 /* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */

@@ -190,6 +190,10 @@ int op_dim_index(const op_desc *op, const char *name); /* by name or alias; -1 i
 op_case *op_case_new(const op_desc *op, const int64_t *dim, uint64_t seed, char *err, size_t errlen);
 void op_case_free(op_case *c);
 
+/* For setup(): allocates c->t[i] as bufs[i] (its name and dtype) of this shape, zeroed;
+ * -1 with "cannot allocate OP BUF (N MB): reduce the shape" in err when memory runs out. */
+int op_case_alloc(op_case *c, int i, int ndim, const int64_t *shape, char *err, size_t errlen);
+
 /* Convenience for op files: dimension value by name (aborts on a name the op lacks,
  * which is a programming error). */
 int64_t op_dimv(const op_case *c, const char *name);

@@ -134,17 +134,6 @@ static void gen_prep_inputs(op_case *c, const prep_shape *s) {
         tensor_set(c->t[PS_KW], i, (1.0 + 0.05 * rng_normal(&r)) / sqrt((double)s->Dk));
 }
 
-static int prep_alloc(op_case *c, int i, int ndim, const int64_t *shape, char *err, size_t errlen) {
-    const op_buf *b = &c->op->bufs[i];
-    c->t[i] = tensor_new(b->name, b->dtype, ndim, shape);
-    if (!c->t[i]) {
-        snprintf(err, errlen, "cannot allocate %s %s (%.1f MB): reduce the shape", c->op->name, b->name,
-                 (double)shape_nbytes(b->dtype, ndim, shape) / 1e6);
-        return -1;
-    }
-    return 0;
-}
-
 /* ABI shapes by dimension name (op.h); conv_out's width is 2*Hk*Dk + Hv*Dv and the
  * norm weights hold Hk*Dk: no single dimension, so Hk comes from a flag or the
  * parameters of a fixture. */
@@ -164,13 +153,13 @@ static int prep_setup(op_case *c, char *err, size_t errlen) {
     int64_t C = 2 * s.Hk * s.Dk + s.Hv * s.Dv;
     int64_t conv[3] = {s.N, s.B, C}, per_head[3] = {s.N, s.B, s.Hv}, y[4] = {s.N, s.B, s.Hv, s.Dv};
     int64_t hv[1] = {s.Hv}, w[1] = {s.Hk * s.Dk}, state[4] = {s.B, s.Hv, s.Dv, s.Dk};
-    if (prep_alloc(c, PS_CONV, 2 + lead, conv + 1 - lead, err, errlen) ||
-        prep_alloc(c, PS_ALOG, 1, hv, err, errlen) || prep_alloc(c, PS_DTB, 1, hv, err, errlen) ||
-        prep_alloc(c, PS_ARAW, 2 + lead, per_head + 1 - lead, err, errlen) ||
-        prep_alloc(c, PS_BRAW, 2 + lead, per_head + 1 - lead, err, errlen) ||
-        prep_alloc(c, PS_QW, 1, w, err, errlen) || prep_alloc(c, PS_KW, 1, w, err, errlen) ||
-        prep_alloc(c, PS_SIN, 4, state, err, errlen) || prep_alloc(c, PS_SOUT, 4, state, err, errlen) ||
-        prep_alloc(c, PS_Y, 3 + lead, y + 1 - lead, err, errlen))
+    if (op_case_alloc(c, PS_CONV, 2 + lead, conv + 1 - lead, err, errlen) ||
+        op_case_alloc(c, PS_ALOG, 1, hv, err, errlen) || op_case_alloc(c, PS_DTB, 1, hv, err, errlen) ||
+        op_case_alloc(c, PS_ARAW, 2 + lead, per_head + 1 - lead, err, errlen) ||
+        op_case_alloc(c, PS_BRAW, 2 + lead, per_head + 1 - lead, err, errlen) ||
+        op_case_alloc(c, PS_QW, 1, w, err, errlen) || op_case_alloc(c, PS_KW, 1, w, err, errlen) ||
+        op_case_alloc(c, PS_SIN, 4, state, err, errlen) || op_case_alloc(c, PS_SOUT, 4, state, err, errlen) ||
+        op_case_alloc(c, PS_Y, 3 + lead, y + 1 - lead, err, errlen))
         return -1;
     gen_prep_inputs(c, &s);
     return 0;

@@ -63,6 +63,17 @@ int64_t op_dimv(const op_case *c, const char *name) {
     return c->dim[i];
 }
 
+int op_case_alloc(op_case *c, int i, int ndim, const int64_t *shape, char *err, size_t errlen) {
+    const op_buf *b = &c->op->bufs[i];
+    c->t[i] = tensor_new(b->name, b->dtype, ndim, shape);
+    if (!c->t[i]) {
+        snprintf(err, errlen, "cannot allocate %s %s (%.1f MB): reduce the shape", c->op->name, b->name,
+                 (double)shape_nbytes(b->dtype, ndim, shape) / 1e6);
+        return -1;
+    }
+    return 0;
+}
+
 op_case *op_case_new(const op_desc *op, const int64_t *dim, uint64_t seed, char *err, size_t errlen) {
     for (int i = 0; i < op->ndims; i++) {
         if (dim[i] < op->dims[i].min || dim[i] > op->dims[i].max) {

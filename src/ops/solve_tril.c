@@ -65,11 +65,9 @@ static double solve_tril_bytes(const int64_t *dim) {
     return 8.0 * s.B * s.T * s.H * s.BT;
 }
 
-static double solve_tril_chunk_flops(double n) { return n * (n * n - 1) / 3; }
-
 static double solve_tril_flops(const int64_t *dim) {
     gdn_shape s = gdn_shape_from_dims(&op_solve_tril, dim);
-    return (double)s.B * s.H * gdn_sum_over_chunks(s.T, s.BT, solve_tril_chunk_flops);
+    return (double)s.B * s.H * gdn_solve_tril_head_flops(s);
 }
 
 /* ABI shapes by dimension name (op.h): what a fixture's tensor shapes are read against. */

@@ -9,14 +9,11 @@
 
 #include "core/sha256.h"
 #include "core/version.h"
+#include "report/json_build.h"
 #include "report/report_gbench.h"
 
-static int add_num(cJSON *o, const char *k, double v) {
-    return cJSON_AddItemToObject(o, k, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull()) ? 0 : -1;
-}
-
-static cJSON *context_json(void) {
-    cJSON *c = cJSON_CreateObject();
+static cJSON *context_json(json_build *b) {
+    cJSON *c = jb_check(b, cJSON_CreateObject());
     if (!c) return NULL;
     char date[64] = "";
     time_t now = time(NULL);
@@ -31,17 +28,17 @@ static cJSON *context_json(void) {
     int nload = getloadavg(load, 3);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-    cJSON_AddStringToObject(c, "date", date);
-    cJSON_AddStringToObject(c, "host_name", hex); /* hashed like host.hostname_hash */
-    cJSON_AddStringToObject(c, "executable", "gdnbench");
-    cJSON_AddNumberToObject(c, "num_cpus", cpus > 0 ? (double)cpus : 0);
-    cJSON_AddNumberToObject(c, "mhz_per_cpu", 0); /* not measured */
-    cJSON_AddBoolToObject(c, "cpu_scaling_enabled", 0);
-    cJSON_AddItemToObject(c, "caches", cJSON_CreateArray());
-    cJSON *la = cJSON_AddArrayToObject(c, "load_avg");
-    for (int i = 0; la && i < nload; i++) cJSON_AddItemToArray(la, cJSON_CreateNumber(load[i]));
-    cJSON_AddStringToObject(c, "library_build_type", "release");
-    cJSON_AddStringToObject(c, "gdnbench_version", gdnbench_version);
+    jb_str(b, c, "date", date);
+    jb_str(b, c, "host_name", hex); /* hashed like host.hostname_hash */
+    jb_str(b, c, "executable", "gdnbench");
+    jb_num(b, c, "num_cpus", cpus > 0 ? (double)cpus : 0);
+    jb_num(b, c, "mhz_per_cpu", 0); /* not measured */
+    jb_bool(b, c, "cpu_scaling_enabled", 0);
+    jb_put_array(b, c, "caches");
+    cJSON *la = jb_put_array(b, c, "load_avg");
+    for (int i = 0; la && i < nload; i++) jb_append(b, la, cJSON_CreateNumber(load[i]));
+    jb_str(b, c, "library_build_type", "release");
+    jb_str(b, c, "gdnbench_version", gdnbench_version);
     return c;
 }
 
@@ -52,66 +49,53 @@ static void bench_name(const run_record *r, char *out, size_t n) {
     if (len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, "/%s", r->device.backend);
 }
 
-/* One benchmark entry with the fields every gbench entry has. */
-static cJSON *entry(const char *name, const char *run_name, int family, const char *run_type, int repetitions,
-                    int repetition_index, double iterations, double real_us, double cpu_us, const run_record *r) {
-    cJSON *e = cJSON_CreateObject();
+/* One benchmark entry with the fields every gbench entry has, at the end of benchmarks. */
+static cJSON *entry(json_build *b, cJSON *benchmarks, const char *name, const char *run_name, int family,
+                    const char *run_type, int repetitions, int repetition_index, double iterations, double real_us,
+                    double cpu_us, const run_record *r) {
+    cJSON *e = jb_append_obj(b, benchmarks);
     if (!e) return NULL;
     char label[192];
     /* Google Benchmark's format has no place for warnings: the label carries it. */
     snprintf(label, sizeof label, "%s (%s%s)", r->device.name, r->device.backend,
              r->device.paravirtual ? "; paravirtual device: not an Apple GPU's timings" : "");
-    int bad = 0;
-    bad |= !cJSON_AddStringToObject(e, "name", name);
-    bad |= !cJSON_AddNumberToObject(e, "family_index", family);
-    bad |= !cJSON_AddNumberToObject(e, "per_family_instance_index", 0);
-    bad |= !cJSON_AddStringToObject(e, "run_name", run_name);
-    bad |= !cJSON_AddStringToObject(e, "run_type", run_type);
-    bad |= !cJSON_AddNumberToObject(e, "repetitions", repetitions);
-    bad |= !cJSON_AddNumberToObject(e, "repetition_index", repetition_index);
-    bad |= !cJSON_AddNumberToObject(e, "threads", 1);
-    bad |= !cJSON_AddNumberToObject(e, "iterations", iterations);
-    bad |= add_num(e, "real_time", real_us) != 0;
-    bad |= add_num(e, "cpu_time", cpu_us) != 0;
-    bad |= !cJSON_AddStringToObject(e, "time_unit", "us");
-    bad |= !cJSON_AddStringToObject(e, "label", label);
+    jb_str(b, e, "name", name);
+    jb_num(b, e, "family_index", family);
+    jb_num(b, e, "per_family_instance_index", 0);
+    jb_str(b, e, "run_name", run_name);
+    jb_str(b, e, "run_type", run_type);
+    jb_num(b, e, "repetitions", repetitions);
+    jb_num(b, e, "repetition_index", repetition_index);
+    jb_num(b, e, "threads", 1);
+    jb_num(b, e, "iterations", iterations);
+    jb_num(b, e, "real_time", real_us);
+    jb_num(b, e, "cpu_time", cpu_us);
+    jb_str(b, e, "time_unit", "us");
+    jb_str(b, e, "label", label);
     if (real_us > 0 && isfinite(real_us)) {
-        bad |= add_num(e, "bytes_per_second", r->bytes / (real_us * 1e-6)) != 0;
-        bad |= add_num(e, "items_per_second", r->flops / (real_us * 1e-6)) != 0;
+        jb_num(b, e, "bytes_per_second", r->bytes / (real_us * 1e-6));
+        jb_num(b, e, "items_per_second", r->flops / (real_us * 1e-6));
     }
-    bad |= add_num(e, "bytes", r->bytes) != 0;
-    bad |= add_num(e, "flops", r->flops) != 0;
-    if (bad) {
-        cJSON_Delete(e);
-        return NULL;
-    }
-    return e;
+    jb_num(b, e, "bytes", r->bytes);
+    jb_num(b, e, "flops", r->flops);
+    return b->ok ? e : NULL;
 }
 
-static int push(cJSON *arr, cJSON *e) {
-    if (!e) return -1;
-    if (!cJSON_AddItemToArray(arr, e)) {
-        cJSON_Delete(e);
-        return -1;
-    }
-    return 0;
-}
-
-static int add_record(cJSON *benchmarks, const run_record *r, int family) {
+static int add_record(json_build *b, cJSON *benchmarks, const run_record *r, int family) {
     char name[512], agg[600];
     bench_name(r, name, sizeof name);
     const rec_stats *t = &r->timing;
     if (r->status == RUN_ERROR || t->n <= 0) {
-        cJSON *e = entry(name, name, family, "iteration", 1, 0, 0, 0, 0, r);
+        cJSON *e = entry(b, benchmarks, name, name, family, "iteration", 1, 0, 0, 0, 0, r);
         if (!e) return -1;
-        cJSON_AddBoolToObject(e, "error_occurred", 1);
-        cJSON_AddStringToObject(e, "error_message", r->error[0] ? r->error : "not timed");
-        return push(benchmarks, e);
+        jb_bool(b, e, "error_occurred", 1);
+        jb_str(b, e, "error_message", r->error[0] ? r->error : "not timed");
+        return b->ok ? 0 : -1;
     }
     int wall_per_sample = r->wall.n == t->n && r->wall.samples;
     for (int i = 0; i < t->n; i++) {
         double cpu = wall_per_sample ? r->wall.samples[i] : t->samples[i];
-        if (push(benchmarks, entry(name, name, family, "iteration", t->n, i, 1, t->samples[i], cpu, r))) return -1;
+        if (!entry(b, benchmarks, name, name, family, "iteration", t->n, i, 1, t->samples[i], cpu, r)) return -1;
     }
     const rec_stats *w = r->wall.n > 0 ? &r->wall : t;
     struct {
@@ -126,47 +110,35 @@ static int add_record(cJSON *benchmarks, const run_record *r, int family) {
     };
     for (int a = 0; a < 4; a++) {
         snprintf(agg, sizeof agg, "%s_%s", name, aggs[a].suffix);
-        cJSON *e = entry(agg, name, family, "aggregate", t->n, 0, t->n, aggs[a].real, aggs[a].cpu, r);
+        cJSON *e = entry(b, benchmarks, agg, name, family, "aggregate", t->n, 0, t->n, aggs[a].real, aggs[a].cpu, r);
         if (!e) return -1;
         if (strcmp(aggs[a].suffix, "stddev") == 0 || strcmp(aggs[a].suffix, "cv") == 0) {
             /* throughput of a spread is meaningless */
             cJSON_DeleteItemFromObject(e, "bytes_per_second");
             cJSON_DeleteItemFromObject(e, "items_per_second");
         }
-        cJSON_AddStringToObject(e, "aggregate_name", aggs[a].suffix);
-        cJSON_AddStringToObject(e, "aggregate_unit", aggs[a].unit);
+        jb_str(b, e, "aggregate_name", aggs[a].suffix);
+        jb_str(b, e, "aggregate_unit", aggs[a].unit);
         if (a == 1 && t->median > 0) {
             double gbps = r->bytes / t->median / 1e3;
-            add_num(e, "gbps", gbps);
-            add_num(e, "tflops", r->flops / t->median / 1e6);
-            if (r->device.bandwidth_gbps > 0) add_num(e, "pct_of_peak_bandwidth", 100 * gbps / r->device.bandwidth_gbps);
+            jb_num(b, e, "gbps", gbps);
+            jb_num(b, e, "tflops", r->flops / t->median / 1e6);
+            if (r->device.bandwidth_gbps > 0) jb_num(b, e, "pct_of_peak_bandwidth", 100 * gbps / r->device.bandwidth_gbps);
         }
-        if (push(benchmarks, e)) return -1;
+        if (!b->ok) return -1;
     }
     return 0;
 }
 
 cJSON *report_gbench_json(run_record *const *recs, int n) {
+    json_build b = {1};
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
-    cJSON *ctx = context_json();
-    if (!ctx) {
-        cJSON_Delete(root);
-        return NULL;
-    }
-    if (!cJSON_AddItemToObject(root, "context", ctx)) {
-        cJSON_Delete(ctx);
-        cJSON_Delete(root);
-        return NULL;
-    }
-    cJSON *benchmarks = cJSON_AddArrayToObject(root, "benchmarks");
-    for (int i = 0; benchmarks && i < n; i++) {
-        if (add_record(benchmarks, recs[i], i)) {
-            benchmarks = NULL;
-            break;
-        }
-    }
-    if (!benchmarks) {
+    jb_put(&b, root, "context", context_json(&b));
+    cJSON *benchmarks = jb_put_array(&b, root, "benchmarks");
+    for (int i = 0; benchmarks && i < n; i++)
+        if (add_record(&b, benchmarks, recs[i], i)) break;
+    if (!b.ok) {
         cJSON_Delete(root);
         return NULL;
     }

@@ -1,11 +1,11 @@
 /* report_load.c — loading report files and directories (see report_load.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "io/io_util.h"
 #include "report/jsonschema.h"
 #include "report/report_json.h"
 #include "report/report_load.h"
@@ -92,13 +92,6 @@ static int load_file(report_set *s, const char *path, char *err, size_t errlen) 
     return 0;
 }
 
-static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 int report_set_load(report_set *s, const char *path, char *err, size_t errlen) {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -107,46 +100,34 @@ int report_set_load(report_set *s, const char *path, char *err, size_t errlen) {
     }
     if (!S_ISDIR(st.st_mode)) return load_file(s, path, err, errlen);
 
-    DIR *d = opendir(path);
-    if (!d) {
+    char **names = NULL;
+    int n = 0;
+    int listed = io_list_dir(path, ".json", &names, &n);
+    if (listed == -1) {
         snprintf(err, errlen, "%s: cannot read the directory: %s", path, strerror(errno));
         return -1;
     }
-    char **names = NULL;
-    int n = 0, cap = 0, rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".json")) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **bigger = realloc(names, sizeof *names * (size_t)cap);
-            if (!bigger) {
-                rc = -1;
-                break;
-            }
-            names = bigger;
-        }
-        size_t len = strlen(path) + strlen(e->d_name) + 2;
-        names[n] = malloc(len);
-        if (!names[n]) {
+    if (listed != 0) {
+        snprintf(err, errlen, "%s: out of memory listing the directory", path);
+        return -1;
+    }
+    int rc = 0;
+    if (n == 0) {
+        snprintf(err, errlen, "%s: no *.json report files in this directory", path);
+        rc = -1;
+    }
+    io_sort_names(names, n);
+    for (int i = 0; i < n && rc == 0; i++) {
+        char *file = io_path_join(path, names[i], "");
+        if (!file) {
+            snprintf(err, errlen, "%s: out of memory listing the directory", path);
             rc = -1;
             break;
         }
-        snprintf(names[n], len, "%s/%s", path, e->d_name);
-        n++;
+        rc = load_file(s, file, err, errlen);
+        free(file);
     }
-    closedir(d);
-    if (rc) {
-        snprintf(err, errlen, "%s: out of memory listing the directory", path);
-    } else if (n == 0) {
-        snprintf(err, errlen, "%s: no *.json report files in this directory", path);
-        rc = -1;
-    } else {
-        qsort(names, (size_t)n, sizeof *names, cmp_names);
-        for (int i = 0; i < n && rc == 0; i++) rc = load_file(s, names[i], err, errlen);
-    }
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
+    io_free_names(names, n);
     return rc;
 }
 

@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "report/json_build.h"
 #include "report/report_json.h"
 #include "report/validate_json.h"
 
@@ -33,139 +34,93 @@ static const char *status_name(validate_status s) {
 
 const char *validate_status_name(validate_status s) { return status_name(s); }
 
-/* cJSON_Add* return NULL when memory runs out; one flag collects every failure. */
-static void need(int *ok, const void *p) {
-    if (!p) *ok = 0;
-}
-
-static void add_str_or_null(int *ok, cJSON *o, const char *key, const char *s) {
-    need(ok, s && s[0] ? cJSON_AddStringToObject(o, key, s) : cJSON_AddNullToObject(o, key));
-}
-
-static cJSON *finding_json(int *ok, const validate_finding *f) {
-    cJSON *o = cJSON_CreateObject();
-    need(ok, o);
+static cJSON *finding_json(json_build *b, const validate_finding *f) {
+    cJSON *o = jb_check(b, cJSON_CreateObject());
     if (!o) return NULL;
-    need(ok, cJSON_AddStringToObject(o, "kind", f->kind));
-    need(ok, cJSON_AddBoolToObject(o, "note", f->is_note));
-    add_str_or_null(ok, o, "output", f->output);
-    add_str_or_null(ok, o, "reference", f->reference);
-    need(ok, cJSON_AddStringToObject(o, "text", f->text));
-    add_str_or_null(ok, o, "first_bad", f->first_bad);
-    add_str_or_null(ok, o, "pattern", f->pattern);
+    jb_str(b, o, "kind", f->kind);
+    jb_bool(b, o, "note", f->is_note);
+    jb_str_or_null(b, o, "output", f->output);
+    jb_str_or_null(b, o, "reference", f->reference);
+    jb_str(b, o, "text", f->text);
+    jb_str_or_null(b, o, "first_bad", f->first_bad);
+    jb_str_or_null(b, o, "pattern", f->pattern);
     return o;
 }
 
-static cJSON *case_json(int *ok, const op_desc *op, int index, const validate_case_spec *spec,
+static cJSON *case_json(json_build *b, const op_desc *op, int index, const validate_case_spec *spec,
                         const validate_result *res) {
-    cJSON *o = cJSON_CreateObject();
-    need(ok, o);
+    cJSON *o = jb_check(b, cJSON_CreateObject());
     if (!o) return NULL;
-    need(ok, cJSON_AddNumberToObject(o, "index", index));
-    need(ok, cJSON_AddStringToObject(o, "sweep", spec->why));
-    need(ok, cJSON_AddStringToObject(o, "profile", spec->profile->name));
-    cJSON *shape = cJSON_AddObjectToObject(o, "shape");
-    need(ok, shape);
-    for (int i = 0; shape && i < op->ndims; i++) need(ok, cJSON_AddNumberToObject(shape, op->dims[i].name, (double)spec->dim[i]));
-    need(ok, cJSON_AddStringToObject(o, "status", status_name(res->status)));
-    add_str_or_null(ok, o, "reason", res->reason);
-    need(ok, cJSON_AddNumberToObject(o, "seconds", res->seconds));
-    need(ok, cJSON_AddNumberToObject(o, "runs", res->nruns));
-    need(ok, res->nruns > 1 ? cJSON_AddBoolToObject(o, "bitwise_identical", res->identical)
-                            : cJSON_AddNullToObject(o, "bitwise_identical"));
-    need(ok, cJSON_AddBoolToObject(o, "uses_atomics", res->uses_atomics));
-    cJSON *fs = cJSON_AddArrayToObject(o, "findings");
-    need(ok, fs);
-    for (int i = 0; fs && i < res->nfindings; i++) {
-        cJSON *f = finding_json(ok, &res->findings[i]);
-        if (f && !cJSON_AddItemToArray(fs, f)) {
-            cJSON_Delete(f);
-            *ok = 0;
-        }
-    }
+    jb_num(b, o, "index", index);
+    jb_str(b, o, "sweep", spec->why);
+    jb_str(b, o, "profile", spec->profile->name);
+    cJSON *shape = jb_put_obj(b, o, "shape");
+    for (int i = 0; shape && i < op->ndims; i++) jb_num(b, shape, op->dims[i].name, (double)spec->dim[i]);
+    jb_str(b, o, "status", status_name(res->status));
+    jb_str_or_null(b, o, "reason", res->reason);
+    jb_num(b, o, "seconds", res->seconds);
+    jb_num(b, o, "runs", res->nruns);
+    if (res->nruns > 1)
+        jb_bool(b, o, "bitwise_identical", res->identical);
+    else
+        jb_null(b, o, "bitwise_identical");
+    jb_bool(b, o, "uses_atomics", res->uses_atomics);
+    cJSON *fs = jb_put_array(b, o, "findings");
+    for (int i = 0; fs && i < res->nfindings; i++) jb_append(b, fs, finding_json(b, &res->findings[i]));
     if (res->ndev_findings > 0) {
-        cJSON *df = report_findings_json(res->dev_findings, res->ndev_findings);
-        need(ok, df);
-        if (df && !cJSON_AddItemToObject(o, "device_findings", df)) {
-            cJSON_Delete(df);
-            *ok = 0;
-        }
-        need(ok, cJSON_AddNumberToObject(o, "device_findings_run", res->dev_findings_run));
+        jb_put(b, o, "device_findings", report_findings_json(res->dev_findings, res->ndev_findings));
+        jb_num(b, o, "device_findings_run", res->dev_findings_run);
     } else {
-        need(ok, cJSON_AddNullToObject(o, "device_findings"));
-        need(ok, cJSON_AddNullToObject(o, "device_findings_run"));
+        jb_null(b, o, "device_findings");
+        jb_null(b, o, "device_findings_run");
     }
     if (res->have_rec) {
-        cJSON *r = report_record_json(&res->rec);
-        need(ok, r);
-        if (r && !cJSON_AddItemToObject(o, "record", r)) {
-            cJSON_Delete(r);
-            *ok = 0;
-        }
+        jb_put(b, o, "record", report_record_json(&res->rec));
     } else {
-        need(ok, cJSON_AddNullToObject(o, "record"));
+        jb_null(b, o, "record");
     }
     return o;
 }
 
-static cJSON *header_json(int *ok, const validate_report *vr) {
-    cJSON *h = cJSON_CreateObject();
-    need(ok, h);
+static cJSON *header_json(json_build *b, const validate_report *vr) {
+    cJSON *h = jb_check(b, cJSON_CreateObject());
     if (!h) return NULL;
-    need(ok, cJSON_AddNumberToObject(h, "schema", 1));
-    need(ok, cJSON_AddStringToObject(h, "op", vr->op->name));
-    need(ok, cJSON_AddStringToObject(h, "backend", vr->backend));
-    need(ok, cJSON_AddStringToObject(h, "device", vr->device));
-    need(ok, cJSON_AddStringToObject(h, "checks", vr->checks));
-    need(ok, cJSON_AddNumberToObject(h, "seed", (double)vr->seed));
-    need(ok, cJSON_AddNumberToObject(h, "ulp_p99_max", vr->ulp_p99_max));
-    cJSON *runs = cJSON_AddArrayToObject(h, "runs");
-    need(ok, runs);
+    jb_num(b, h, "schema", 1);
+    jb_str(b, h, "op", vr->op->name);
+    jb_str(b, h, "backend", vr->backend);
+    jb_str(b, h, "device", vr->device);
+    jb_str(b, h, "checks", vr->checks);
+    jb_num(b, h, "seed", (double)vr->seed);
+    jb_num(b, h, "ulp_p99_max", vr->ulp_p99_max);
+    cJSON *runs = jb_put_array(b, h, "runs");
     for (int i = 0; runs && i < vr->nruns; i++) {
-        cJSON *r = cJSON_CreateObject();
-        need(ok, r);
+        cJSON *r = jb_append_obj(b, runs);
         if (!r) break;
-        need(ok, cJSON_AddStringToObject(r, "schedule", vr->runs[i].schedule));
-        need(ok, cJSON_AddStringToObject(r, "threadgroup_order", vr->runs[i].tg_order));
-        if (!cJSON_AddItemToArray(runs, r)) {
-            cJSON_Delete(r);
-            *ok = 0;
-        }
+        jb_str(b, r, "schedule", vr->runs[i].schedule);
+        jb_str(b, r, "threadgroup_order", vr->runs[i].tg_order);
     }
     int counts[4] = {0};
     for (int i = 0; i < vr->ncases; i++) counts[vr->results[i].status]++;
-    cJSON *sum = cJSON_AddObjectToObject(h, "summary");
-    need(ok, sum);
+    cJSON *sum = jb_put_obj(b, h, "summary");
     if (sum) {
-        need(ok, cJSON_AddNumberToObject(sum, "cases", vr->ncases));
-        need(ok, cJSON_AddNumberToObject(sum, "not_run", vr->nspecs - vr->ncases));
-        for (int s = 0; s < 4; s++) need(ok, cJSON_AddNumberToObject(sum, status_name((validate_status)s), counts[s]));
+        jb_num(b, sum, "cases", vr->ncases);
+        jb_num(b, sum, "not_run", vr->nspecs - vr->ncases);
+        for (int s = 0; s < 4; s++) jb_num(b, sum, status_name((validate_status)s), counts[s]);
     }
-    need(ok, cJSON_AddStringToObject(h, "status", run_status_name(vr->status)));
+    jb_str(b, h, "status", run_status_name(vr->status));
     return h;
 }
 
 int validate_write_json(const char *path, const validate_report *vr, char *err, size_t errlen) {
-    int ok = 1;
-    cJSON *doc = cJSON_CreateObject();
-    need(&ok, doc);
+    json_build b = {1};
+    cJSON *doc = jb_check(&b, cJSON_CreateObject());
     if (doc) {
-        cJSON *h = header_json(&ok, vr);
-        if (h && !cJSON_AddItemToObject(doc, "validate", h)) {
-            cJSON_Delete(h);
-            ok = 0;
-        }
-        cJSON *cases = cJSON_AddArrayToObject(doc, "cases");
-        need(&ok, cases);
-        for (int i = 0; cases && i < vr->ncases; i++) {
-            cJSON *c = case_json(&ok, vr->op, i + 1, &vr->specs[i], &vr->results[i]);
-            if (c && !cJSON_AddItemToArray(cases, c)) {
-                cJSON_Delete(c);
-                ok = 0;
-            }
-        }
+        jb_put(&b, doc, "validate", header_json(&b, vr));
+        cJSON *cases = jb_put_array(&b, doc, "cases");
+        for (int i = 0; cases && i < vr->ncases; i++)
+            jb_append(&b, cases, case_json(&b, vr->op, i + 1, &vr->specs[i], &vr->results[i]));
     }
-    char *text = ok ? cJSON_Print(doc) : NULL;
+    char *text = b.ok ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
     if (!text) {
         snprintf(err, errlen, "out of memory while writing the validate JSON to %s", path);

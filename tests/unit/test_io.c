@@ -401,7 +401,7 @@ TEST(io_mlx_native_real_fixtures_load) {
         CHECK_MSG(fixture_check_all_finite(f, err, sizeof err) == 0, "%s", err);
         fixture_free(f);
     }
-    mlxfix_free_names(sets, n);
+    io_free_names(sets, n);
     CHECK(tensors >= 30);
 }
 
