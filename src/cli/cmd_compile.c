@@ -295,124 +295,158 @@ static void print_error(const char *msg) {
     if (*p) fprintf(stderr, "  ... (more compiler output left out)\n");
 }
 
-int cmd_compile(int argc, char **argv) {
-    msl_source_opts so = {0};
-    const char *path = NULL, *json = NULL;
-    int quiet = 0;
-    char err[512] = "";
+/* What the command line asks for. */
+typedef struct compile_args {
+    msl_source_opts so;
+    const char *path, *json;
+    int quiet, help;
+} compile_args;
+
+/* An option's value: -IDIR / -DNAME=V joined, --opt=V, or the next argument.  NULL
+ * with err set when there is none. */
+static const char *option_value(int argc, char **argv, int *i, char *err, size_t errlen) {
+    const char *a = argv[*i];
+    const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+    const char *val = NULL;
+    if (a[1] != '-' && a[2]) val = a + 2;
+    else if (eq) val = eq + 1;
+    else if (*i + 1 < argc) val = argv[++*i];
+    if (!val || !*val) {
+        snprintf(err, errlen, "%s needs a value", a);
+        return NULL;
+    }
+    return val;
+}
+
+/* Adds -I DIR or -D NAME[=VALUE] to the source options.  0, or -1 with err set. */
+static int add_include_or_define(msl_source_opts *so, int is_inc, const char *val, char *err, size_t errlen) {
+    if (is_inc) {
+        if (so->ninclude_dirs == MSL_MAX_INCLUDE_DIRS) {
+            snprintf(err, errlen, "more than %d include directories", MSL_MAX_INCLUDE_DIRS);
+            return -1;
+        }
+        so->include_dirs[so->ninclude_dirs++] = val;
+        return 0;
+    }
+    if (msl_check_define(val, err, errlen)) return -1;
+    if (so->ndefines == MSL_MAX_DEFINES) {
+        snprintf(err, errlen, "more than %d -D definitions", MSL_MAX_DEFINES);
+        return -1;
+    }
+    so->defines[so->ndefines++] = val;
+    return 0;
+}
+
+static int parse_compile_args(int argc, char **argv, compile_args *ca, char *err, size_t errlen) {
+    memset(ca, 0, sizeof *ca);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *val = NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return EXIT_OK;
+            ca->help = 1;
+            return 0;
         }
         if (strcmp(a, "--quiet") == 0) {
-            quiet = 1;
+            ca->quiet = 1;
             continue;
         }
         int is_inc = strncmp(a, "-I", 2) == 0 || strcmp(a, "--include") == 0 || strncmp(a, "--include=", 10) == 0;
         int is_def = strncmp(a, "-D", 2) == 0 || strcmp(a, "--define") == 0 || strncmp(a, "--define=", 9) == 0;
         int is_json = strcmp(a, "--json") == 0 || strncmp(a, "--json=", 7) == 0;
         if (is_inc || is_def || is_json) {
-            const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
-            if (a[1] != '-' && a[2]) val = a + 2;   /* -IDIR, -DNAME=V */
-            else if (eq) val = eq + 1;
-            else if (i + 1 < argc) val = argv[++i];
-            if (!val || !*val) {
-                snprintf(err, sizeof err, "%s needs a value", a);
-                goto bad;
-            }
-        }
-        if (is_inc) {
-            if (so.ninclude_dirs == MSL_MAX_INCLUDE_DIRS) {
-                snprintf(err, sizeof err, "more than %d include directories", MSL_MAX_INCLUDE_DIRS);
-                goto bad;
-            }
-            so.include_dirs[so.ninclude_dirs++] = val;
-        } else if (is_def) {
-            if (msl_check_define(val, err, sizeof err)) goto bad;
-            if (so.ndefines == MSL_MAX_DEFINES) {
-                snprintf(err, sizeof err, "more than %d -D definitions", MSL_MAX_DEFINES);
-                goto bad;
-            }
-            so.defines[so.ndefines++] = val;
-        } else if (is_json) {
-            json = val;
+            const char *val = option_value(argc, argv, &i, err, errlen);
+            if (!val) return -1;
+            if (is_json) ca->json = val;
+            else if (add_include_or_define(&ca->so, is_inc, val, err, errlen)) return -1;
         } else if (a[0] == '-' && a[1]) {
-            snprintf(err, sizeof err, "compile: unknown option %s (see gdnbench compile --help)", a);
-            goto bad;
-        } else if (path) {
-            snprintf(err, sizeof err, "compile takes one .metal file; got %s and %s", path, a);
-            goto bad;
+            snprintf(err, errlen, "compile: unknown option %s (see gdnbench compile --help)", a);
+            return -1;
+        } else if (ca->path) {
+            snprintf(err, errlen, "compile takes one .metal file; got %s and %s", ca->path, a);
+            return -1;
         } else {
-            path = a;
+            ca->path = a;
         }
     }
-    if (!path) {
-        usage(stderr);
+    return 0;
+}
+
+/* A library that did not compile: the message (one line for a missing compiler or
+ * an unsupported feature), the JSON when asked; the exit status. */
+static int report_failure(const compile_args *ca, const char *m) {
+    if (strstr(m, "clang++ >= 17")) {
+        fprintf(stderr, "gdnbench: compile: %s\n", m);
         return EXIT_BAD_INPUT;
     }
-    file_text ft;
-    file_read_all(path, FILE_NO_LIMIT, 0, &ft, NULL, 0);
-    char *source = ft.data;
-    if (!source) {
-        snprintf(err, sizeof err, "compile: cannot read %s: give the path of a .metal file", path);
-        goto bad;
+    const char *unsupported = strstr(m, "not supported by the software Metal device");
+    if (unsupported) {
+        /* one line: the first one that says what is missing */
+        const char *line = unsupported;
+        while (line > m && line[-1] != '\n') line--;
+        const char *nl = strchr(line, '\n');
+        fprintf(stderr, "gdnbench: compile: %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+    } else {
+        print_error(m);
     }
-    double t0 = clock_now_us();
-    char *msg = NULL;
-    sw_library *lib = sw_library_create_opts(source, path, &so, &msg);
-    free(source);
-    if (!lib) {
-        const char *m = msg ? msg : "compilation failed";
-        if (strstr(m, "clang++ >= 17")) {
-            fprintf(stderr, "gdnbench: compile: %s\n", m);
-            free(msg);
-            return EXIT_BAD_INPUT;
-        }
-        int unsupported = strstr(m, "not supported by the software Metal device") != NULL;
-        if (unsupported) {
-            /* one line: the first one that says what is missing */
-            const char *line = strstr(m, "not supported by the software Metal device");
-            while (line > m && line[-1] != '\n') line--;
-            const char *nl = strchr(line, '\n');
-            fprintf(stderr, "gdnbench: compile: %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
-        } else {
-            print_error(m);
-        }
-        if (json && write_json(json, json_failure(path, unsupported ? "unsupported" : "failed", m)) != 0)
-            fprintf(stderr, "gdnbench: compile: cannot write %s\n", json);
-        free(msg);
-        return EXIT_CHECK_FAILED;
+    if (ca->json && write_json(ca->json, json_failure(ca->path, unsupported ? "unsupported" : "failed", m)) != 0)
+        fprintf(stderr, "gdnbench: compile: cannot write %s\n", ca->json);
+    return EXIT_CHECK_FAILED;
+}
+
+/* Every kernel of the library built for listing, into ks[nk].  The exit status. */
+static int list_kernels(sw_library *lib, sw_kernel_listing *ks, int nk) {
+    if (!ks) {
+        fprintf(stderr, "gdnbench: compile: out of memory\n");
+        return EXIT_BAD_INPUT;
     }
-    int nk = sw_library_kernel_count(lib);
-    sw_kernel_listing *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
-    int status = EXIT_OK;
-    for (int k = 0; k < nk && ks; k++) {
+    for (int k = 0; k < nk; k++) {
+        char *msg = NULL;
         if (sw_library_list_kernel(lib, sw_library_kernel_name(lib, k), &ks[k], &msg) != 0) {
             print_error(msg ? msg : "the kernel is missing from its compiled library");
             free(msg);
-            status = EXIT_CHECK_FAILED;
-            break;
+            return EXIT_CHECK_FAILED;
         }
     }
-    if (!ks) {
-        fprintf(stderr, "gdnbench: compile: out of memory\n");
-        status = EXIT_BAD_INPUT;
+    return EXIT_OK;
+}
+
+int cmd_compile(int argc, char **argv) {
+    compile_args ca;
+    char err[512] = "";
+    if (parse_compile_args(argc, argv, &ca, err, sizeof err) != 0) {
+        fprintf(stderr, "gdnbench: %s\n", err);
+        return EXIT_BAD_INPUT;
     }
+    if (ca.help || !ca.path) {
+        usage(ca.help ? stdout : stderr);
+        return ca.help ? EXIT_OK : EXIT_BAD_INPUT;
+    }
+    file_text ft;
+    file_read_all(ca.path, FILE_NO_LIMIT, 0, &ft, NULL, 0);
+    if (!ft.data) {
+        fprintf(stderr, "gdnbench: compile: cannot read %s: give the path of a .metal file\n", ca.path);
+        return EXIT_BAD_INPUT;
+    }
+    double t0 = clock_now_us();
+    char *msg = NULL;
+    sw_library *lib = sw_library_create_opts(ft.data, ca.path, &ca.so, &msg);
+    free(ft.data);
+    if (!lib) {
+        int status = report_failure(&ca, msg ? msg : "compilation failed");
+        free(msg);
+        return status;
+    }
+    int nk = sw_library_kernel_count(lib);
+    sw_kernel_listing *ks = calloc((size_t)(nk ? nk : 1), sizeof *ks);
+    int status = list_kernels(lib, ks, nk);
     double secs = (clock_now_us() - t0) * 1e-6;
     if (status == EXIT_OK) {
-        if (!quiet && !(json && strcmp(json, "-") == 0)) print_table(path, lib, ks, nk, secs);
-        if (json && write_json(json, json_report(path, lib, ks, nk, secs)) != 0) {
-            fprintf(stderr, "gdnbench: compile: cannot write %s\n", json);
+        if (!ca.quiet && !(ca.json && strcmp(ca.json, "-") == 0)) print_table(ca.path, lib, ks, nk, secs);
+        if (ca.json && write_json(ca.json, json_report(ca.path, lib, ks, nk, secs)) != 0) {
+            fprintf(stderr, "gdnbench: compile: cannot write %s\n", ca.json);
             status = EXIT_BAD_INPUT;
         }
     }
     free(ks);
     sw_library_free(lib);
     return status;
-bad:
-    fprintf(stderr, "gdnbench: %s\n", err);
-    return EXIT_BAD_INPUT;
 }
