@@ -9,8 +9,8 @@
  * a device offers beyond Metal's API (a command buffer's findings, its own classes
  * for the objects a host instantiates, fast math having no effect, no GPU capture)
  * is asked for with the gdn_* extension selectors documented in
- * src/swmetal/swmetal.h, through class_respondsToSelector as for Metal's optional
- * features; a device without them is taken to be a GPU.
+ * src/swmetal/swmetal.h, through objc_responds (core/objc_call.h) as Metal's
+ * optional features are; a device without them is taken to be a GPU.
  *
  * Every selector, argument type and enum value below is Metal's as declared in its
  * headers (MTLDevice.h, MTLCommandBuffer.h, MTLCounters.h, MTLComputePass.h,
@@ -89,12 +89,9 @@ static void release(id obj) {
     if (obj) MSG0(void, obj, "release");
 }
 
-static id pool_push(void) {
-    id pool = MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc");
-    return MSG0(id, pool, "init");
-}
+static id pool_push(void) { return objc_pool_push(); }
 
-static void pool_pop(id pool) { MSG0(void, pool, "drain"); }
+static void pool_pop(id pool) { objc_pool_pop(pool); }
 
 static id nsstring(const char *s) {
     return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s);
@@ -102,11 +99,9 @@ static id nsstring(const char *s) {
 
 static const char *cstring(id s) { return s ? MSG0(const char *, s, "UTF8String") : NULL; }
 
-/* Whether obj answers sel: asked of the runtime, so it works for objects whose
- * class has no -respondsToSelector: (one outside NSObject's hierarchy). */
-static int responds(id obj, const char *sel) {
-    return obj && class_respondsToSelector(object_getClass(obj), sel_registerName(sel));
-}
+/* Whether obj answers sel: the object itself is asked where it can be (a debug
+ * layer's or capture's wrapper forwards), else its class (objc_call.h). */
+static int responds(id obj, const char *sel) { return objc_responds(obj, sel); }
 
 /* A class the host instantiates and hands to the device: the device's own when it
  * names one (gdn_metalClassNamed:; on a Mac the MTL names are Metal.framework's
@@ -368,7 +363,9 @@ static mtl_buffer *buffer_new(mtl_device *d, size_t length, int private_storage,
         return NULL;
     }
     NSUInteger opts = private_storage ? MTL_RESOURCE_STORAGE_PRIVATE : MTL_RESOURCE_STORAGE_SHARED;
-    b->buffer = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)(length ? length : 4),
+    /* a private buffer is only reached by blits, whose sizes are whole words */
+    size_t alloc = private_storage ? mtl_blit_length(length) : length;
+    b->buffer = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)(alloc ? alloc : 4),
                      NSUInteger, opts);
     if (!b->buffer) {
         snprintf(err, errlen, "%s: cannot allocate a %.1f MB buffer: reduce the shape", d->name, (double)length / 1e6);
@@ -390,8 +387,10 @@ mtl_buffer *mtl_buffer_new_private(mtl_device *d, size_t length, char *err, size
     return buffer_new(d, length, 1, err, errlen);
 }
 
+size_t mtl_blit_length(size_t n) { return n > SIZE_MAX - 3 ? n : (n + 3) & ~(size_t)3; }
+
 /* One blit between a private buffer and a shared staging buffer, committed and
- * waited for. */
+ * waited for; n is a multiple of 4 (copyFromBuffer:...size: on macOS). */
 static int blit_copy(mtl_device *d, id from, id to, size_t n, char *err, size_t errlen) {
     id cb = MSG0(id, d->queue, "commandBuffer");
     id blit = MSG0(id, cb, "blitCommandEncoder");
@@ -419,8 +418,12 @@ static int buffer_transfer(mtl_device *d, mtl_buffer *b, void *host, size_t n, i
         else memcpy(host, b->contents, n);
         return 0;
     }
+    /* The blit moves whole words: the private buffer was allocated rounded up (buffer_new),
+     * and a write whose last word is partly past n first reads that word back, so the
+     * bytes after n keep their contents. */
+    size_t words = mtl_blit_length(n);
     id pool = pool_push();
-    id staging = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)n, NSUInteger,
+    id staging = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)words, NSUInteger,
                       (NSUInteger)MTL_RESOURCE_STORAGE_SHARED);
     int rc = -1;
     if (!staging) {
@@ -428,8 +431,11 @@ static int buffer_transfer(mtl_device *d, mtl_buffer *b, void *host, size_t n, i
                  (double)n / 1e6);
     } else {
         void *p = MSG0(void *, staging, "contents");
-        if (to_device) memcpy(p, host, n);
-        rc = to_device ? blit_copy(d, staging, b->buffer, n, err, errlen) : blit_copy(d, b->buffer, staging, n, err, errlen);
+        rc = to_device && words != n ? blit_copy(d, b->buffer, staging, words, err, errlen) : 0;
+        if (rc == 0 && to_device) memcpy(p, host, n);
+        if (rc == 0)
+            rc = to_device ? blit_copy(d, staging, b->buffer, words, err, errlen)
+                           : blit_copy(d, b->buffer, staging, words, err, errlen);
         if (rc == 0 && !to_device) memcpy(host, p, n);
         release(staging);
     }

@@ -80,6 +80,9 @@ size_t mtl_buffer_length(const mtl_buffer *b);
  * works for every storage mode.  Returns 0, or -1 with err set. */
 int mtl_buffer_write(mtl_device *d, mtl_buffer *b, const void *src, size_t n, char *err, size_t errlen);
 int mtl_buffer_read(mtl_device *d, mtl_buffer *b, void *dst, size_t n, char *err, size_t errlen);
+/* n bytes rounded up to a multiple of 4: a blit's size (copyFromBuffer:...size: must
+ * be one on macOS), and so a private buffer's allocation and every copy to or from it. */
+size_t mtl_blit_length(size_t n);
 
 /* One dispatch's arguments. */
 typedef struct mtl_dispatch {
