@@ -34,7 +34,8 @@ extern id const MTLCommonCounterSetTimestamp;
 
 /* Apple's enum values. */
 enum { MTL_RESOURCE_STORAGE_SHARED = 0, MTL_RESOURCE_STORAGE_PRIVATE = 2 << 4, MTL_CB_STATUS_ERROR = 5 };
-enum { MTL_TYPE_FLOAT = 3, MTL_TYPE_INT = 29, MTL_TYPE_BOOL = 53 };
+/* Function constants read from one function's declarations. */
+#define MTL_MAX_DECLARED_CONSTANTS 256
 /* MTLMathMode and MTLMathFloatingPointFunctions (NSInteger; macOS 15). */
 enum { MTL_MATH_MODE_SAFE = 0, MTL_MATH_MODE_FAST = 2 };
 enum { MTL_MATH_FUNCTIONS_FAST = 0, MTL_MATH_FUNCTIONS_PRECISE = 1 };
@@ -285,22 +286,55 @@ void mtl_library_free(mtl_library *l) {
     free(l);
 }
 
-/* "true"/"false" -> bool, integer -> int, else float. */
-static void set_constant(id values, const mtl_constant *c) {
+/* The function constants `fn` declares (MTLFunction.functionConstantsDictionary:
+ * name -> MTLFunctionConstant), their indices and MTLDataTypes into idx/type; how
+ * many (0 when the function does not say).  Inside the caller's pool. */
+static int declared_constants(id fn, NSUInteger *idx, NSUInteger *type, int max) {
+    id dict = responds(fn, "functionConstantsDictionary") ? MSG0(id, fn, "functionConstantsDictionary") : NULL;
+    id all = dict ? MSG0(id, dict, "allValues") : NULL;
+    NSUInteger n = all ? MSG0(NSUInteger, all, "count") : 0;
+    int k = 0;
+    for (NSUInteger i = 0; i < n && k < max; i++) {
+        id c = MSG1(id, all, "objectAtIndex:", NSUInteger, i);
+        if (!c) continue;
+        idx[k] = MSG0(NSUInteger, c, "index");
+        type[k++] = MSG0(NSUInteger, c, "type");
+    }
+    return k;
+}
+
+/* Sets constant c as the type the function declares for its index (ntypes entries of
+ * idx/type); an index it does not declare (Metal ignores its value) as the value's
+ * form says: "true"/"false" bool, integer int, else float.  -1 with err set when the
+ * value does not fit the declared type. */
+static int set_constant(id values, const mtl_constant *c, const char *function, const NSUInteger *idx,
+                        const NSUInteger *type, int ntypes, char *err, size_t errlen) {
     const char *v = c->value;
-    if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
-        unsigned char b = v[0] == 't';
-        MSG3(void, values, "setConstantValue:type:atIndex:", const void *, &b, NSUInteger, MTL_TYPE_BOOL, NSUInteger,
-             (NSUInteger)c->index);
+    unsigned char bytes[8];
+    NSUInteger t;
+    int k = 0;
+    while (k < ntypes && idx[k] != (NSUInteger)c->index) k++;
+    if (k < ntypes) {
+        char why[200];
+        t = type[k];
+        if (mtl_constant_encode(v, t, bytes, why, sizeof why) != 0) {
+            const char *tn = mtl_data_type_name(t);
+            snprintf(err, errlen, "function constant %d=%s: '%s' declares it %s%s: %s", c->index, v, function,
+                     tn ? "a " : "of another type", tn ? tn : "", why);
+            return -1;
+        }
+    } else if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+        t = MTL_DATA_TYPE_BOOL, bytes[0] = v[0] == 't';
     } else if (strpbrk(v, ".eE")) {
         float f = strtof(v, NULL);
-        MSG3(void, values, "setConstantValue:type:atIndex:", const void *, &f, NSUInteger, MTL_TYPE_FLOAT, NSUInteger,
-             (NSUInteger)c->index);
+        t = MTL_DATA_TYPE_FLOAT, memcpy(bytes, &f, sizeof f);
     } else {
         int i = (int)strtol(v, NULL, 0);
-        MSG3(void, values, "setConstantValue:type:atIndex:", const void *, &i, NSUInteger, MTL_TYPE_INT, NSUInteger,
-             (NSUInteger)c->index);
+        t = MTL_DATA_TYPE_INT, memcpy(bytes, &i, sizeof i);
     }
+    MSG3(void, values, "setConstantValue:type:atIndex:", const void *, bytes, NSUInteger, t, NSUInteger,
+         (NSUInteger)c->index);
+    return 0;
 }
 
 mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *function, const mtl_constant *consts,
@@ -313,12 +347,24 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     id pool = pool_push();
     id error = NULL, fn = NULL;
     if (nconsts > 0) {
+        /* the unspecialised function says what type each constant is */
+        NSUInteger idx[MTL_MAX_DECLARED_CONSTANTS], type[MTL_MAX_DECLARED_CONSTANTS];
+        id plain = MSG1(id, l->library, "newFunctionWithName:", id, nsstring(function));
+        int ntypes = plain ? declared_constants(plain, idx, type, MTL_MAX_DECLARED_CONSTANTS) : 0;
+        release(plain);
+        /* (no such function: asked again below, for the device's own error text) */
         id values = MSG0(id, MSG0(id, device_class(d, "MTLFunctionConstantValues"), "alloc"), "init");
         if (!values) {
             snprintf(err, errlen, "%s: cannot create MTLFunctionConstantValues", d->name);
             goto fail;
         }
-        for (int i = 0; i < nconsts; i++) set_constant(values, &consts[i]);
+        int ok = 1;
+        for (int i = 0; i < nconsts && ok; i++)
+            ok = set_constant(values, &consts[i], function, idx, type, ntypes, err, errlen) == 0;
+        if (!ok) {
+            release(values);
+            goto fail;
+        }
         fn = MSG3(id, l->library, "newFunctionWithName:constantValues:error:", id, nsstring(function), id, values, id *,
                   &error);
         release(values);

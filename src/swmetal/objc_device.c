@@ -291,6 +291,7 @@ static void function_dealloc(id self, SEL cmd) {
 
 static void function_methods(Class cls) {
     sw_method_add(cls, "name", SW_IMP(function_name), "@@:");
+    sw_method_add(cls, "functionConstantsDictionary", SW_IMP(sw_function_constants_dictionary), "@@:");
     sw_method_add(cls, "dealloc", SW_IMP(function_dealloc), "v@:");
 }
 
@@ -522,6 +523,7 @@ void sw_objc_register_metal(void) {
     buffer_class = sw_class_register("SWMTLBuffer", root, sizeof(sw_mtl_buffer), buffer_methods);
     sw_objc_register_counters();
     sw_objc_register_commands();
+    sw_objc_register_function_constants();
 }
 
 void swmtl_options_init(swmtl_options *o) {
