@@ -319,8 +319,8 @@ static int set_constant(id values, const mtl_constant *c, const char *function, 
         t = type[k];
         if (mtl_constant_encode(v, t, bytes, why, sizeof why) != 0) {
             const char *tn = mtl_data_type_name(t);
-            snprintf(err, errlen, "function constant %d=%s: '%s' declares it %s%s: %s", c->index, v, function,
-                     tn ? "a " : "of another type", tn ? tn : "", why);
+            snprintf(err, errlen, "function constant %d=%s: '%s' declares it as %s: %s", c->index, v, function,
+                     tn ? tn : "another type", why);
             return -1;
         }
     } else if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {

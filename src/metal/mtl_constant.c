@@ -69,7 +69,7 @@ int mtl_constant_encode(const char *text, unsigned long type, void *out, char *e
         }
         double max = type == MTL_DATA_TYPE_HALF ? 65504.0 : 3.4028234663852886e38;
         if (errno == ERANGE || fabs(v) > max) {
-            snprintf(err, errlen, "%s does not fit a %s (largest magnitude %g)", text, types[t].name, max);
+            snprintf(err, errlen, "%s is out of range for %s (magnitude at most %g)", text, types[t].name, max);
             return -1;
         }
         float f = (float)v;
@@ -83,11 +83,11 @@ int mtl_constant_encode(const char *text, unsigned long type, void *out, char *e
     errno = 0;
     long long v = strtoll(text, &end, 0);
     if (end == text || *end) {
-        snprintf(err, errlen, "'%s' is not an integer, which a %s needs", text, types[t].name);
+        snprintf(err, errlen, "'%s' is not an integer, as %s needs", text, types[t].name);
         return -1;
     }
     if (errno == ERANGE || v < types[t].lo || v > types[t].hi) {
-        snprintf(err, errlen, "%s does not fit a %s (%lld..%lld)", text, types[t].name, types[t].lo, types[t].hi);
+        snprintf(err, errlen, "%s is out of range for %s (%lld..%lld)", text, types[t].name, types[t].lo, types[t].hi);
         return -1;
     }
     switch (types[t].size) {

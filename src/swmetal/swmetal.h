@@ -29,6 +29,8 @@
  *              what swmtl_command_buffer_diagnostic_count()/_diagnostic() answer.
  *
  * The rest is Metal's: a library answers functionNames (an NSArray of NSString), a
+ * function functionConstantsDictionary (the source's declarations: a value of another
+ * type than declared is refused by newFunctionWithName:constantValues:error:), a
  * buffer asked for private storage is host memory and answers contents, and
  * newLibraryWithSource: takes the file name its diagnostics report from the
  * source's first `#line 1 "file"` (after any #define lines; msl_expand_source writes

@@ -83,11 +83,11 @@ expect_exit 0 "kernels via --constant: uint, short, half, bool and ushort arrive
     --constant 10=4000000000 --constant 11=-300 --constant 12=0.5 --constant 13=true --constant 14=0xFFFF
 expect_exit 1 "kernels via --constant: a different value fails the check (the test can fail)" $G "${typed[@]}" \
     --constant 10=4000000000 --constant 11=-300 --constant 12=0.5 --constant 13=true --constant 14=65534
-for bad in "11=70000:does not fit a short" "10=-1:does not fit a uint" "12=1e5:does not fit a half" \
+for bad in "11=70000:is out of range for short" "10=-1:is out of range for uint" "12=1e5:is out of range for half" \
     "13=2:is not a bool" "14=1.5:is not an integer"; do
     expect_exit 2 "kernels via --constant ${bad%%:*}: refused" $G "${typed[@]}" --constant "${bad%%:*}"
     expect_match "kernels via --constant ${bad%%:*}: one line naming the type" "$ERR" \
-        "^gdnbench: cumsum: function constant ${bad%%:*}: 'chunk_local_cumsum_g_f32' declares it a [a-z]+: .*${bad#*:}"
+        "^gdnbench: cumsum: function constant ${bad%%:*}: 'chunk_local_cumsum_g_f32' declares it as [a-z]+: .*${bad#*:}"
 done
 expect_exit 2 "kernels via --shader: unknown function exits 2" $G kkt --backend sw --shader "$R/shaders/gdn_kkt.metal" \
     --function no_such_kernel --T 65 --Hg 1 --H 2 --iters 1 --warmup 0

@@ -42,9 +42,9 @@ TEST(mtl_constant_refuses_what_the_type_cannot_hold) {
     unsigned char b[8];
     char err[256] = "";
     CHECK(mtl_constant_encode("70000", MTL_DATA_TYPE_SHORT, b, err, sizeof err) != 0);
-    CHECK_MSG(strstr(err, "does not fit a short (-32768..32767)") != NULL, "%s", err);
+    CHECK_MSG(strstr(err, "is out of range for short (-32768..32767)") != NULL, "%s", err);
     CHECK(mtl_constant_encode("-1", MTL_DATA_TYPE_UINT, b, err, sizeof err) != 0);
-    CHECK_MSG(strstr(err, "does not fit a uint") != NULL, "%s", err);
+    CHECK_MSG(strstr(err, "is out of range for uint") != NULL, "%s", err);
     CHECK(mtl_constant_encode("1.5", MTL_DATA_TYPE_INT, b, err, sizeof err) != 0);
     CHECK_MSG(strstr(err, "not an integer") != NULL, "%s", err);
     CHECK(mtl_constant_encode("2", MTL_DATA_TYPE_BOOL, b, err, sizeof err) != 0);
