@@ -288,7 +288,9 @@ void mtl_library_free(mtl_library *l) {
 
 /* The function constants `fn` declares (MTLFunction.functionConstantsDictionary:
  * name -> MTLFunctionConstant), their indices and MTLDataTypes into idx/type; how
- * many (0 when the function does not say).  Inside the caller's pool. */
+ * many (0 when the function does not say).  Apple's documentation: query the
+ * nonspecialised function newFunctionWithName: returns; values for constants the
+ * function does not use are ignored.  Inside the caller's pool. */
 static int declared_constants(id fn, NSUInteger *idx, NSUInteger *type, int max) {
     id dict = responds(fn, "functionConstantsDictionary") ? MSG0(id, fn, "functionConstantsDictionary") : NULL;
     id all = dict ? MSG0(id, dict, "allValues") : NULL;
@@ -346,11 +348,13 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     }
     id pool = pool_push();
     id error = NULL, fn = NULL;
+    int exists = 0; /* the function is in the library (its specialisation may still fail) */
     if (nconsts > 0) {
         /* the unspecialised function says what type each constant is */
         NSUInteger idx[MTL_MAX_DECLARED_CONSTANTS], type[MTL_MAX_DECLARED_CONSTANTS];
         id plain = MSG1(id, l->library, "newFunctionWithName:", id, nsstring(function));
         int ntypes = plain ? declared_constants(plain, idx, type, MTL_MAX_DECLARED_CONSTANTS) : 0;
+        exists = plain != NULL;
         release(plain);
         /* (no such function: asked again below, for the device's own error text) */
         id values = MSG0(id, MSG0(id, device_class(d, "MTLFunctionConstantValues"), "alloc"), "init");
@@ -373,7 +377,8 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     }
     if (!fn) {
         char what[200];
-        snprintf(what, sizeof what, "kernel function '%s' not found in the shader (check --function)", function);
+        if (exists) snprintf(what, sizeof what, "cannot specialise '%s' with its function constants", function);
+        else snprintf(what, sizeof what, "kernel function '%s' not found in the shader (check --function)", function);
         error_text(error, what, err, errlen);
         goto fail;
     }
