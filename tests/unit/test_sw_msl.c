@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/objc_call.h"
+#include "swmetal/objc_base.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/swmetal.h"
 #include "sw_test_env.h"
@@ -465,6 +466,8 @@ TEST(sw_msl_function_constants_are_typed_by_their_declarations) {
                                        "typed.metal"),
                   id, nil, id *, &error);
     CHECK(lib != nil);
+    long live = sw_objc_live_objects();
+    id inner = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
     id fn = lib ? MSG1(id, lib, "newFunctionWithName:", id, sw_test_str("k")) : nil;
     id dict = fn ? MSG0(id, fn, "functionConstantsDictionary") : nil;
     CHECK(dict != nil && MSG0(NSUInteger, dict, "count") == 2);
@@ -474,6 +477,8 @@ TEST(sw_msl_function_constants_are_typed_by_their_declarations) {
     CHECK(h && MSG0(NSUInteger, h, "index") == 12 && MSG0(NSUInteger, h, "type") == 16 /* MTLDataTypeHalf */);
     CHECK(h && strcmp(MSG0(const char *, MSG0(id, h, "name"), "UTF8String"), "fc_h") == 0);
     if (fn) MSG0(void, fn, "release");
+    MSG0(void, inner, "drain");
+    CHECK_EQ_INT(sw_objc_live_objects(), live); /* the dictionary, its arrays and constants are gone */
     id fcv = MSG0(id, MSG0(id, (id)swmtl_class("MTLFunctionConstantValues"), "alloc"), "init");
     int32_t v = 7;
     MSG3(void, fcv, "setConstantValue:type:atIndex:", const void *, &v, NSUInteger, 29 /* Int */, NSUInteger, 10);
