@@ -25,7 +25,10 @@ PKG_CONFIG ?= pkg-config
 ifeq ($(UNAME_S),Darwin)
   OBJC_CFLAGS :=
   # IOKit and CoreFoundation: the machine state (power source, GPU core count).
-  OBJC_LIBS   := -lobjc -framework Metal -framework Foundation -framework IOKit -framework CoreFoundation
+  # CoreGraphics: macOS gives MTLCreateSystemDefaultDevice()'s default device only to
+  # a process that links it, which a command-line tool must do itself.
+  OBJC_LIBS   := -lobjc -framework Metal -framework Foundation -framework IOKit -framework CoreFoundation \
+                 -framework CoreGraphics
   OBJC_STAGE  :=
 else
   # GNU libobjc's headers sit in gcc's private include directory, which clang does

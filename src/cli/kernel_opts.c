@@ -32,7 +32,8 @@ int cli_split_option(int argc, char **argv, int *i, const char *const *bare, cha
     return 0;
 }
 
-/* "ID=VALUE": a function constant by index, its type implied by the value's form. */
+/* "ID=VALUE": a function constant by index; VALUE is converted to the type the function
+ * declares for ID when the pipeline is built (metal/mtl_constant.c). */
 static int parse_constant(run_opts *o, const char *val, char *err, size_t errlen) {
     const char *e = strchr(val, '=');
     char ibuf[32];

@@ -6,9 +6,15 @@
  *     id buf = MSG(id, device, "newBufferWithLength:options:", NSUInteger, len, NSUInteger, opts);
  * with the return type first and each argument preceded by its type.
  *
- * Only arm64 is supported on Apple (no _stret/_fpret variants needed). */
+ * Only arm64 is supported on Apple: there objc_msgSend returns structs and floats
+ * itself, while x86-64 needs objc_msgSend_stret/_fpret for them, which MSG does not
+ * pick.  An Intel Mac build stops here rather than miscall a struct-returning send. */
 #ifndef GDN_OBJC_CALL_H
 #define GDN_OBJC_CALL_H
+
+#if defined(__APPLE__) && !defined(__arm64__) && !defined(__aarch64__)
+#error "gdnbench supports Apple silicon (arm64) only on macOS: its objc_msgSend calls lack the x86-64 _stret/_fpret variants"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -82,6 +88,27 @@ static inline SEL objc_sel(const char *name) { return sel_registerName(name); }
 /* Class by name: Apple's Metal/Foundation classes, or the software device's
  * (registered under the same names on Linux). */
 static inline id objc_class_named(const char *name) { return (id)objc_getClass(name); }
+
+/* Whether obj answers the selector.  An object that has -respondsToSelector: is
+ * asked (on Apple's runtime Metal's debug layer and GPU capture hand out wrapper
+ * objects that forward what their class does not implement, so only the object can
+ * say); one without it (a root class outside NSObject's hierarchy, e.g. the
+ * software device's SWObject) is answered by the runtime from its class. */
+static inline int objc_responds(id obj, const char *name) {
+    if (!obj) return 0;
+    Class cls = object_getClass(obj);
+    SEL sel = sel_registerName(name);
+    SEL asks = sel_registerName("respondsToSelector:");
+    if (class_respondsToSelector(cls, asks)) return MSG1(BOOL, obj, "respondsToSelector:", SEL, sel) != 0;
+    return class_respondsToSelector(cls, sel) != 0;
+}
+
+/* An NSAutoreleasePool around sends that may return autoreleased objects (Apple's
+ * Foundation class, or the software device's of that name on GNU libobjc). */
+static inline id objc_pool_push(void) {
+    return MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
+}
+static inline void objc_pool_pop(id pool) { MSG0(void, pool, "drain"); }
 
 /* MTLSize and MTLOrigin as Metal lays them out. */
 typedef struct MTLSize {

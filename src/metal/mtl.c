@@ -9,8 +9,8 @@
  * a device offers beyond Metal's API (a command buffer's findings, its own classes
  * for the objects a host instantiates, fast math having no effect, no GPU capture)
  * is asked for with the gdn_* extension selectors documented in
- * src/swmetal/swmetal.h, through class_respondsToSelector as for Metal's optional
- * features; a device without them is taken to be a GPU.
+ * src/swmetal/swmetal.h, through objc_responds (core/objc_call.h) as Metal's
+ * optional features are; a device without them is taken to be a GPU.
  *
  * Every selector, argument type and enum value below is Metal's as declared in its
  * headers (MTLDevice.h, MTLCommandBuffer.h, MTLCounters.h, MTLComputePass.h,
@@ -34,7 +34,8 @@ extern id const MTLCommonCounterSetTimestamp;
 
 /* Apple's enum values. */
 enum { MTL_RESOURCE_STORAGE_SHARED = 0, MTL_RESOURCE_STORAGE_PRIVATE = 2 << 4, MTL_CB_STATUS_ERROR = 5 };
-enum { MTL_TYPE_FLOAT = 3, MTL_TYPE_INT = 29, MTL_TYPE_BOOL = 53 };
+/* Function constants read from one function's declarations. */
+#define MTL_MAX_DECLARED_CONSTANTS 256
 /* MTLMathMode and MTLMathFloatingPointFunctions (NSInteger; macOS 15). */
 enum { MTL_MATH_MODE_SAFE = 0, MTL_MATH_MODE_FAST = 2 };
 enum { MTL_MATH_FUNCTIONS_FAST = 0, MTL_MATH_FUNCTIONS_PRECISE = 1 };
@@ -89,12 +90,9 @@ static void release(id obj) {
     if (obj) MSG0(void, obj, "release");
 }
 
-static id pool_push(void) {
-    id pool = MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc");
-    return MSG0(id, pool, "init");
-}
+static id pool_push(void) { return objc_pool_push(); }
 
-static void pool_pop(id pool) { MSG0(void, pool, "drain"); }
+static void pool_pop(id pool) { objc_pool_pop(pool); }
 
 static id nsstring(const char *s) {
     return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s);
@@ -102,11 +100,9 @@ static id nsstring(const char *s) {
 
 static const char *cstring(id s) { return s ? MSG0(const char *, s, "UTF8String") : NULL; }
 
-/* Whether obj answers sel: asked of the runtime, so it works for objects whose
- * class has no -respondsToSelector: (one outside NSObject's hierarchy). */
-static int responds(id obj, const char *sel) {
-    return obj && class_respondsToSelector(object_getClass(obj), sel_registerName(sel));
-}
+/* Whether obj answers sel: the object itself is asked where it can be (a debug
+ * layer's or capture's wrapper forwards), else its class (objc_call.h). */
+static int responds(id obj, const char *sel) { return objc_responds(obj, sel); }
 
 /* A class the host instantiates and hands to the device: the device's own when it
  * names one (gdn_metalClassNamed:; on a Mac the MTL names are Metal.framework's
@@ -290,22 +286,57 @@ void mtl_library_free(mtl_library *l) {
     free(l);
 }
 
-/* "true"/"false" -> bool, integer -> int, else float. */
-static void set_constant(id values, const mtl_constant *c) {
+/* The function constants `fn` declares (MTLFunction.functionConstantsDictionary:
+ * name -> MTLFunctionConstant), their indices and MTLDataTypes into idx/type; how
+ * many (0 when the function does not say).  Apple's documentation: query the
+ * nonspecialised function newFunctionWithName: returns; values for constants the
+ * function does not use are ignored.  Inside the caller's pool. */
+static int declared_constants(id fn, NSUInteger *idx, NSUInteger *type, int max) {
+    id dict = responds(fn, "functionConstantsDictionary") ? MSG0(id, fn, "functionConstantsDictionary") : NULL;
+    id all = dict ? MSG0(id, dict, "allValues") : NULL;
+    NSUInteger n = all ? MSG0(NSUInteger, all, "count") : 0;
+    int k = 0;
+    for (NSUInteger i = 0; i < n && k < max; i++) {
+        id c = MSG1(id, all, "objectAtIndex:", NSUInteger, i);
+        if (!c) continue;
+        idx[k] = MSG0(NSUInteger, c, "index");
+        type[k++] = MSG0(NSUInteger, c, "type");
+    }
+    return k;
+}
+
+/* Sets constant c as the type the function declares for its index (ntypes entries of
+ * idx/type); an index it does not declare (Metal ignores its value) as the value's
+ * form says: "true"/"false" bool, integer int, else float.  -1 with err set when the
+ * value does not fit the declared type. */
+static int set_constant(id values, const mtl_constant *c, const char *function, const NSUInteger *idx,
+                        const NSUInteger *type, int ntypes, char *err, size_t errlen) {
     const char *v = c->value;
-    if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
-        unsigned char b = v[0] == 't';
-        MSG3(void, values, "setConstantValue:type:atIndex:", const void *, &b, NSUInteger, MTL_TYPE_BOOL, NSUInteger,
-             (NSUInteger)c->index);
+    unsigned char bytes[8];
+    NSUInteger t;
+    int k = 0;
+    while (k < ntypes && idx[k] != (NSUInteger)c->index) k++;
+    if (k < ntypes) {
+        char why[200];
+        t = type[k];
+        if (mtl_constant_encode(v, t, bytes, why, sizeof why) != 0) {
+            const char *tn = mtl_data_type_name(t);
+            snprintf(err, errlen, "function constant %d=%s: '%s' declares it as %s: %s", c->index, v, function,
+                     tn ? tn : "another type", why);
+            return -1;
+        }
+    } else if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+        t = MTL_DATA_TYPE_BOOL, bytes[0] = v[0] == 't';
     } else if (strpbrk(v, ".eE")) {
         float f = strtof(v, NULL);
-        MSG3(void, values, "setConstantValue:type:atIndex:", const void *, &f, NSUInteger, MTL_TYPE_FLOAT, NSUInteger,
-             (NSUInteger)c->index);
+        t = MTL_DATA_TYPE_FLOAT, memcpy(bytes, &f, sizeof f);
     } else {
         int i = (int)strtol(v, NULL, 0);
-        MSG3(void, values, "setConstantValue:type:atIndex:", const void *, &i, NSUInteger, MTL_TYPE_INT, NSUInteger,
-             (NSUInteger)c->index);
+        t = MTL_DATA_TYPE_INT, memcpy(bytes, &i, sizeof i);
     }
+    MSG3(void, values, "setConstantValue:type:atIndex:", const void *, bytes, NSUInteger, t, NSUInteger,
+         (NSUInteger)c->index);
+    return 0;
 }
 
 mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *function, const mtl_constant *consts,
@@ -317,13 +348,27 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     }
     id pool = pool_push();
     id error = NULL, fn = NULL;
+    int exists = 0; /* the function is in the library (its specialisation may still fail) */
     if (nconsts > 0) {
+        /* the unspecialised function says what type each constant is */
+        NSUInteger idx[MTL_MAX_DECLARED_CONSTANTS], type[MTL_MAX_DECLARED_CONSTANTS];
+        id plain = MSG1(id, l->library, "newFunctionWithName:", id, nsstring(function));
+        int ntypes = plain ? declared_constants(plain, idx, type, MTL_MAX_DECLARED_CONSTANTS) : 0;
+        exists = plain != NULL;
+        release(plain);
+        /* (no such function: asked again below, for the device's own error text) */
         id values = MSG0(id, MSG0(id, device_class(d, "MTLFunctionConstantValues"), "alloc"), "init");
         if (!values) {
             snprintf(err, errlen, "%s: cannot create MTLFunctionConstantValues", d->name);
             goto fail;
         }
-        for (int i = 0; i < nconsts; i++) set_constant(values, &consts[i]);
+        int ok = 1;
+        for (int i = 0; i < nconsts && ok; i++)
+            ok = set_constant(values, &consts[i], function, idx, type, ntypes, err, errlen) == 0;
+        if (!ok) {
+            release(values);
+            goto fail;
+        }
         fn = MSG3(id, l->library, "newFunctionWithName:constantValues:error:", id, nsstring(function), id, values, id *,
                   &error);
         release(values);
@@ -332,7 +377,8 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     }
     if (!fn) {
         char what[200];
-        snprintf(what, sizeof what, "kernel function '%s' not found in the shader (check --function)", function);
+        if (exists) snprintf(what, sizeof what, "cannot specialise '%s' with its function constants", function);
+        else snprintf(what, sizeof what, "kernel function '%s' not found in the shader (check --function)", function);
         error_text(error, what, err, errlen);
         goto fail;
     }
@@ -368,7 +414,9 @@ static mtl_buffer *buffer_new(mtl_device *d, size_t length, int private_storage,
         return NULL;
     }
     NSUInteger opts = private_storage ? MTL_RESOURCE_STORAGE_PRIVATE : MTL_RESOURCE_STORAGE_SHARED;
-    b->buffer = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)(length ? length : 4),
+    /* a private buffer is only reached by blits, whose sizes are whole words */
+    size_t alloc = private_storage ? mtl_blit_length(length) : length;
+    b->buffer = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)(alloc ? alloc : 4),
                      NSUInteger, opts);
     if (!b->buffer) {
         snprintf(err, errlen, "%s: cannot allocate a %.1f MB buffer: reduce the shape", d->name, (double)length / 1e6);
@@ -390,8 +438,10 @@ mtl_buffer *mtl_buffer_new_private(mtl_device *d, size_t length, char *err, size
     return buffer_new(d, length, 1, err, errlen);
 }
 
+size_t mtl_blit_length(size_t n) { return n > SIZE_MAX - 3 ? n : (n + 3) & ~(size_t)3; }
+
 /* One blit between a private buffer and a shared staging buffer, committed and
- * waited for. */
+ * waited for; n is a multiple of 4 (copyFromBuffer:...size: on macOS). */
 static int blit_copy(mtl_device *d, id from, id to, size_t n, char *err, size_t errlen) {
     id cb = MSG0(id, d->queue, "commandBuffer");
     id blit = MSG0(id, cb, "blitCommandEncoder");
@@ -419,8 +469,12 @@ static int buffer_transfer(mtl_device *d, mtl_buffer *b, void *host, size_t n, i
         else memcpy(host, b->contents, n);
         return 0;
     }
+    /* The blit moves whole words: the private buffer was allocated rounded up (buffer_new),
+     * and a write whose last word is partly past n first reads that word back, so the
+     * bytes after n keep their contents. */
+    size_t words = mtl_blit_length(n);
     id pool = pool_push();
-    id staging = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)n, NSUInteger,
+    id staging = MSG2(id, d->device, "newBufferWithLength:options:", NSUInteger, (NSUInteger)words, NSUInteger,
                       (NSUInteger)MTL_RESOURCE_STORAGE_SHARED);
     int rc = -1;
     if (!staging) {
@@ -428,8 +482,11 @@ static int buffer_transfer(mtl_device *d, mtl_buffer *b, void *host, size_t n, i
                  (double)n / 1e6);
     } else {
         void *p = MSG0(void *, staging, "contents");
-        if (to_device) memcpy(p, host, n);
-        rc = to_device ? blit_copy(d, staging, b->buffer, n, err, errlen) : blit_copy(d, b->buffer, staging, n, err, errlen);
+        rc = to_device && words != n ? blit_copy(d, b->buffer, staging, words, err, errlen) : 0;
+        if (rc == 0 && to_device) memcpy(p, host, n);
+        if (rc == 0)
+            rc = to_device ? blit_copy(d, staging, b->buffer, words, err, errlen)
+                           : blit_copy(d, b->buffer, staging, words, err, errlen);
         if (rc == 0 && !to_device) memcpy(host, p, n);
         release(staging);
     }

@@ -19,12 +19,33 @@ typedef struct mtl_library mtl_library;
 typedef struct mtl_pipeline mtl_pipeline;
 typedef struct mtl_buffer mtl_buffer;
 
-/* A function-constant value: type from the value's form ("true"/"false" bool,
- * integer int, with '.'/'e' float). */
+/* A function-constant value, as text: converted to the type the function declares
+ * for that index (mtl_constant_encode); an index it does not declare gets the type
+ * of the value's form ("true"/"false" bool, integer int, with '.'/'e' float). */
 typedef struct mtl_constant {
     int index;
     char value[32];
 } mtl_constant;
+
+/* The MTLDataType values (Apple's) a function constant's value can be given for. */
+enum {
+    MTL_DATA_TYPE_FLOAT = 3,
+    MTL_DATA_TYPE_HALF = 16,
+    MTL_DATA_TYPE_INT = 29,
+    MTL_DATA_TYPE_UINT = 33,
+    MTL_DATA_TYPE_SHORT = 37,
+    MTL_DATA_TYPE_USHORT = 41,
+    MTL_DATA_TYPE_CHAR = 45,
+    MTL_DATA_TYPE_UCHAR = 49,
+    MTL_DATA_TYPE_BOOL = 53
+};
+/* A constant's text as the bytes of MTLDataType `type` into out (4 bytes suffice):
+ * bool true/false/1/0, integers (decimal, 0x hex) in the type's range, half/float a
+ * number within the type's range.  0, or -1 with why in err (a value that does not
+ * fit, is not of the type's form, or a type none can be given for). */
+int mtl_constant_encode(const char *text, unsigned long type, void *out, char *err, size_t errlen);
+/* "bool", "ushort", ... for those types; NULL for any other. */
+const char *mtl_data_type_name(unsigned long type);
 
 /* Drives `device`, a reference (+1) to any MTLDevice, which this takes over (it is
  * released on failure too).  NULL with err set when device is nil or it cannot make
@@ -80,6 +101,9 @@ size_t mtl_buffer_length(const mtl_buffer *b);
  * works for every storage mode.  Returns 0, or -1 with err set. */
 int mtl_buffer_write(mtl_device *d, mtl_buffer *b, const void *src, size_t n, char *err, size_t errlen);
 int mtl_buffer_read(mtl_device *d, mtl_buffer *b, void *dst, size_t n, char *err, size_t errlen);
+/* n bytes rounded up to a multiple of 4: a blit's size (copyFromBuffer:...size: must
+ * be one on macOS), and so a private buffer's allocation and every copy to or from it. */
+size_t mtl_blit_length(size_t n);
 
 /* One dispatch's arguments. */
 typedef struct mtl_dispatch {

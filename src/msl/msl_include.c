@@ -13,6 +13,7 @@
 
 #include "core/sha256.h"
 #include "core/strutil.h"
+#include "core/utf8.h"
 #include "msl/msl_include.h"
 #include "msl/msl_lex.h"
 
@@ -156,6 +157,21 @@ static int fail(expander *x, const char *file, int line, const char *fmt, ...) {
     return -1;
 }
 
+/* Every file is held to UTF-8 before any device sees it (core/utf8.h says why): -1
+ * with "FILE:LINE:COL: error: byte OFFSET ..." when `text` is not. */
+static int check_utf8(expander *x, const char *text, const char *file) {
+    long bad = utf8_invalid_offset(text, strlen(text));
+    if (bad < 0 || x->err) return bad < 0 ? 0 : -1;
+    int line = 1, col = 1;
+    for (long i = 0; i < bad; i++) line += text[i] == '\n', col = text[i] == '\n' ? 1 : col + 1;
+    msl_buf b = {0};
+    msl_buf_printf(&b, "%s:%d:%d: error: byte %ld (0x%02X) is not UTF-8, which Metal requires of MSL source: save the "
+                       "file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+                   file, line, col, bad, (unsigned)(unsigned char)text[bad]);
+    x->err = msl_buf_take(&b);
+    return -1;
+}
+
 static once_file *find_once(expander *x, const char *real) {
     for (int i = 0; i < x->nonce; i++)
         if (strcmp(x->once[i].real, real) == 0) return &x->once[i];
@@ -177,6 +193,10 @@ static int inline_header(expander *x, const char *from, int line, const char *hp
     if (x->depth >= MAX_DEPTH) return fail(x, from, line, "#include nested more than 200 deep at '%s'", hpath);
     char *text = read_text(hpath);
     if (!text) return fail(x, from, line, "cannot read the included file %s", hpath);
+    if (check_utf8(x, text, hpath)) {
+        free(text);
+        return -1;
+    }
     /* a header with #pragma once: one guard macro per file */
     int has_once = 0;
     msl_lexed lx;
@@ -234,6 +254,7 @@ static int inline_header(expander *x, const char *from, int line, const char *hp
 static int expand_file(expander *x, const char *text, const char *path, const char *real, int unconditional,
                        msl_buf *out) {
     (void)real;
+    if (check_utf8(x, text, path)) return -1;
     msl_lexed lx;
     char *lerr = NULL;
     if (msl_lex(text, path, &lx, &lerr) != 0) {

@@ -10,7 +10,24 @@
 #include "swmetal/swmetal.h"
 
 #if defined(__APPLE__)
+/* MTLDevice.h: id<MTLDevice> MTLCreateSystemDefaultDevice(void) (+1), and
+ * NSArray<id<MTLDevice>> *MTLCopyAllDevices(void) (+1, macOS only). */
 extern id MTLCreateSystemDefaultDevice(void);
+extern id MTLCopyAllDevices(void);
+
+/* The first of all Metal devices, retained (+1); nil when there is none.  Where no
+ * default device is given (a process that did not link CoreGraphics, some headless
+ * sessions) the devices are still there to be listed. */
+static id first_of_all_devices(void) {
+    id all = MTLCopyAllDevices();
+    if (!all) return NULL;
+    id pool = objc_pool_push();
+    id dev = MSG0(NSUInteger, all, "count") > 0 ? MSG1(id, all, "objectAtIndex:", NSUInteger, (NSUInteger)0) : NULL;
+    if (dev) MSG0(id, dev, "retain");
+    objc_pool_pop(pool);
+    MSG0(void, all, "release");
+    return dev;
+}
 #endif
 
 const char *backend_default_name(void) {
@@ -21,12 +38,14 @@ const char *backend_default_name(void) {
 #endif
 }
 
-/* The GPU: Metal's system default device. */
+/* The GPU: Metal's system default device, else the first device Metal lists. */
 static mtl_device *open_system_device(char *err, size_t errlen) {
 #if defined(__APPLE__)
     id dev = MTLCreateSystemDefaultDevice();
+    if (!dev) dev = first_of_all_devices();
     if (!dev) {
-        snprintf(err, errlen, "--backend metal: no Metal device (MTLCreateSystemDefaultDevice returned nil)");
+        snprintf(err, errlen, "--backend metal: no Metal device (MTLCreateSystemDefaultDevice returned nil and "
+                              "MTLCopyAllDevices listed none)");
         return NULL;
     }
     return mtl_device_new(dev, err, errlen);

@@ -49,17 +49,14 @@ extern int IOObjectRelease(io_object object);
 enum { CF_STRING_ENCODING_UTF8 = 0x08000100, CF_NUMBER_SINT64 = 4 };
 
 static id process_info(void) { return MSG0(id, objc_class_named("NSProcessInfo"), "processInfo"); }
-
-static int responds(id obj, const char *sel) {
-    return obj && class_respondsToSelector(object_getClass(obj), sel_registerName(sel));
-}
 #endif
 
 int machine_thermal_state(void) {
 #if defined(__APPLE__)
+    id pool = objc_pool_push(); /* +processInfo may hand out an autoreleased object */
     id pi = process_info();
-    if (!responds(pi, "thermalState")) return -1;
-    NSInteger s = MSG0(NSInteger, pi, "thermalState");
+    NSInteger s = objc_responds(pi, "thermalState") ? MSG0(NSInteger, pi, "thermalState") : -1;
+    objc_pool_pop(pool);
     return s >= THERMAL_NOMINAL && s <= THERMAL_CRITICAL ? (int)s : -1;
 #else
     return -1;
@@ -68,9 +65,12 @@ int machine_thermal_state(void) {
 
 int machine_low_power_mode(void) {
 #if defined(__APPLE__)
+    id pool = objc_pool_push();
     id pi = process_info();
-    if (!responds(pi, "isLowPowerModeEnabled")) return -1; /* macOS 12+ */
-    return MSG0(BOOL, pi, "isLowPowerModeEnabled") ? 1 : 0;
+    int on = !objc_responds(pi, "isLowPowerModeEnabled") ? -1 /* before macOS 12 */
+                                                          : MSG0(BOOL, pi, "isLowPowerModeEnabled") ? 1 : 0;
+    objc_pool_pop(pool);
+    return on;
 #else
     return -1;
 #endif

@@ -189,10 +189,29 @@ static int library_get_kernel(sw_mtl_library *l, const char *name, const sw_fc_v
     return rc;
 }
 
+/* A value given as another type than the source declares (functionConstantsDictionary
+ * says which) is refused, so a host that sends the wrong type finds out here and not
+ * only on a GPU.  0, or -1 with the reason in msg. */
+static int constants_match(const sw_mtl_library *l, const sw_mtl_constants *consts, char *msg, size_t n) {
+    int ndecl = l->compiled ? sw_library_constant_count(l->compiled) : 0;
+    for (int i = 0; i < consts->n; i++)
+        for (int k = 0; k < ndecl; k++) {
+            int index = 0, type = 0;
+            const char *name = NULL;
+            sw_library_constant(l->compiled, k, &index, &type, &name);
+            if (index != consts->v[i].index || type == consts->v[i].type) continue;
+            snprintf(msg, n, "function constant %d (%s) is declared %s but was given a value of type %s", index,
+                     name ? name : "?", sw_fc_type_name(type), sw_fc_type_name(consts->v[i].type));
+            return -1;
+        }
+    return 0;
+}
+
 static id function_new(id library, const char *name, const sw_mtl_constants *consts, id *error) {
     sw_mtl_library *l = (sw_mtl_library *)library;
-    if (consts && consts->bad[0]) {
-        sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 1, consts->bad));
+    char mismatch[200];
+    if (consts && (consts->bad[0] || constants_match(l, consts, mismatch, sizeof mismatch) != 0)) {
+        sw_error_out(error, sw_error_new(SW_ERROR_DOMAIN, 1, consts->bad[0] ? consts->bad : mismatch));
         return nil;
     }
     sw_mtl_function *f = (sw_mtl_function *)sw_obj_new(function_class);
@@ -291,6 +310,7 @@ static void function_dealloc(id self, SEL cmd) {
 
 static void function_methods(Class cls) {
     sw_method_add(cls, "name", SW_IMP(function_name), "@@:");
+    sw_method_add(cls, "functionConstantsDictionary", SW_IMP(sw_function_constants_dictionary), "@@:");
     sw_method_add(cls, "dealloc", SW_IMP(function_dealloc), "v@:");
 }
 
@@ -522,6 +542,7 @@ void sw_objc_register_metal(void) {
     buffer_class = sw_class_register("SWMTLBuffer", root, sizeof(sw_mtl_buffer), buffer_methods);
     sw_objc_register_counters();
     sw_objc_register_commands();
+    sw_objc_register_function_constants();
 }
 
 void swmtl_options_init(swmtl_options *o) {

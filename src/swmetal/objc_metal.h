@@ -90,6 +90,11 @@ void sw_objc_register_commands(void);
  * what counterSets, counters and a library's functionNames return. */
 id sw_array_new(const id *items, NSUInteger n);
 
+/* objc_function_constants.c: -[MTLFunction functionConstantsDictionary] (the
+ * library's declarations) and the classes it returns. */
+id sw_function_constants_dictionary(id self, SEL cmd);
+void sw_objc_register_function_constants(void);
+
 /* objc_counters.c: counter sets, sample buffers and compute pass descriptors. */
 void sw_objc_register_counters(void);
 void sw_counters_device_methods(Class device_class);

@@ -9,9 +9,10 @@
  * that `gdnbench compile` prints, and counters of the work done.
  *
  * Extension selectors.  What the device offers beyond Metal's API is reached through
- * these methods, which a host asks for with class_respondsToSelector (as it asks for
- * Metal's optional features) so that the same code drives a GPU, which answers none
- * of them (src/metal/mtl.c does so):
+ * these methods, which a host asks for with objc_responds (core/objc_call.h: the
+ * SWObject root class has no -respondsToSelector:, so the runtime answers from the
+ * class), as it asks for Metal's optional features, so that the same code drives a
+ * GPU, which answers none of them (src/metal/mtl.c does so):
  *
  *   device   - (Class)gdn_metalClassNamed:(const char *)metal_name
  *              the device's own class for a Metal class the host instantiates and
@@ -28,6 +29,8 @@
  *              what swmtl_command_buffer_diagnostic_count()/_diagnostic() answer.
  *
  * The rest is Metal's: a library answers functionNames (an NSArray of NSString), a
+ * function functionConstantsDictionary (the source's declarations: a value of another
+ * type than declared is refused by newFunctionWithName:constantValues:error:), a
  * buffer asked for private storage is host memory and answers contents, and
  * newLibraryWithSource: takes the file name its diagnostics report from the
  * source's first `#line 1 "file"` (after any #define lines; msl_expand_source writes

@@ -40,6 +40,17 @@ bad "bad dtype" "--dtype 'f64'" cumsum --dtype f64
 bad "function without shader" "--function f needs --shader FILE" cumsum --backend sw --function f
 bad "unreadable shader" "--shader x.metal: x.metal: cannot read it" cumsum --backend sw --shader x.metal
 bad "bad constant" "--constant" cumsum --constant 12
+# MSL source must be UTF-8 (Metal's newLibraryWithSource: takes an NSString): a Latin-1
+# byte is refused on every backend, naming the file, its line:column and byte offset,
+# in the main file and in a header it includes.
+printf '#include <metal_stdlib>\nusing namespace metal;\n// caf\351 au lait\nkernel void k(device float *y [[buffer(0)]],\n    uint i [[thread_position_in_grid]]) { y[i] = 1.0f; }\n' >"$TMPD/latin1.metal"
+bad "Latin-1 shader" "latin1.metal:3:7: error: byte 53 \\(0xE9\\) is not UTF-8" cumsum --backend sw --T 64 --H 1 \
+    --shader "$TMPD/latin1.metal" --function k
+mkdir -p "$TMPD/inc"
+printf '// \374ber\n#define SCALE 2.0f\n' >"$TMPD/inc/scale.h"
+printf '#include <metal_stdlib>\n#include "scale.h"\nusing namespace metal;\nkernel void k(device float *y [[buffer(0)]],\n    uint i [[thread_position_in_grid]]) { y[i] = SCALE; }\n' >"$TMPD/utf8.metal"
+bad "Latin-1 header" "inc/scale.h:1:4: error: byte 3 \\(0xFC\\) is not UTF-8" cumsum --backend sw --T 64 --H 1 \
+    --shader "$TMPD/utf8.metal" --include "$TMPD/inc" --function k
 bad "bad sw-checks" "--sw-checks" cumsum --sw-checks most
 bad "huge expansion" "more than" cumsum --T 1..100000:+1 --H 1..100:+1
 bad "one bad shape in a list" "--T 0" cumsum --T 64,0

@@ -72,6 +72,23 @@ expect_exit 0 "kernels via --shader: chunk_o" $G chunk_o --backend sw --shader "
 expect_exit 0 "kernels via --shader + --constant: attn_fwd causal" $G attn_fwd --backend sw \
     --shader "$R/shaders/flash_attn.metal" --function flash_attn_fwd_bf16_d64 --constant 301=true \
     --B 1 --Hq 2 --Hkv 1 --qL 33 --kL 33 --D 64 --causal 1 --iters 1 --warmup 0
+# --constant takes each constant's type from the function (functionConstantsDictionary):
+# cumsum's kernel with uint/short/half/bool/ushort constants writes its output only when
+# every value arrives as its declared type; a value the type cannot hold is refused.
+sed -e '/^kernel void chunk_local_cumsum_g_f32/i constant uint fc_u [[function_constant(10)]];\nconstant short fc_s [[function_constant(11)]];\nconstant half fc_h [[function_constant(12)]];\nconstant bool fc_b [[function_constant(13)]];\nconstant ushort fc_us [[function_constant(14)]];' \
+    -e 's/^    if (sg != 0) return;/    if (sg != 0 || !(fc_b \&\& fc_u == 4000000000u \&\& fc_s == -300 \&\& fc_h == half(0.5f) \&\& fc_us == 65535)) return;/' \
+    "$R/shaders/gdn_cumsum.metal" >"$TMPD/typed.metal"
+typed=(cumsum --backend sw --shader "$TMPD/typed.metal" --T 64 --H 2 --iters 1 --warmup 0)
+expect_exit 0 "kernels via --constant: uint, short, half, bool and ushort arrive as declared" $G "${typed[@]}" \
+    --constant 10=4000000000 --constant 11=-300 --constant 12=0.5 --constant 13=true --constant 14=0xFFFF
+expect_exit 1 "kernels via --constant: a different value fails the check (the test can fail)" $G "${typed[@]}" \
+    --constant 10=4000000000 --constant 11=-300 --constant 12=0.5 --constant 13=true --constant 14=65534
+for bad in "11=70000:is out of range for short" "10=-1:is out of range for uint" "12=1e5:is out of range for half" \
+    "13=2:is not a bool" "14=1.5:is not an integer"; do
+    expect_exit 2 "kernels via --constant ${bad%%:*}: refused" $G "${typed[@]}" --constant "${bad%%:*}"
+    expect_match "kernels via --constant ${bad%%:*}: one line naming the type" "$ERR" \
+        "^gdnbench: cumsum: function constant ${bad%%:*}: 'chunk_local_cumsum_g_f32' declares it as [a-z]+: .*${bad#*:}"
+done
 expect_exit 2 "kernels via --shader: unknown function exits 2" $G kkt --backend sw --shader "$R/shaders/gdn_kkt.metal" \
     --function no_such_kernel --T 65 --Hg 1 --H 2 --iters 1 --warmup 0
 expect_match "kernels via --shader: unknown function named" "$ERR" "no_such_kernel"

@@ -48,6 +48,34 @@ objects_report "macos cross-compile" "$B" "${margs[@]}"
 echo "note: macos cross-compile: $((OBJECTS_TOTAL - OBJECTS_FAILED)) of $OBJECTS_TOTAL C files compile for" \
     "arm64-apple-macos14 with -Werror ($B), $(($(date +%s) - start)) s"
 
+# ---- what only a Mac links or refuses ----
+# objc_call.h stops an Intel Mac build with one #error (x86-64 needs objc_msgSend_stret
+# and _fpret, which its MSG macros never pick): compiled for x86_64-apple-macos13 against
+# the same SDK headers, that #error is the one error.
+xsdk=$sdk/x86_64-macos.13-none
+if [ ! -d "$xsdk" ]; then
+    skip "macos x86-64: no $xsdk in this Zig toolchain, so the Intel Mac #error cannot be checked"
+else
+    printf '#include "core/objc_call.h"\n' >"$B/intel.c"
+    "$cc" -target x86_64-apple-macos13 -nostdlibinc -isystem "$xsdk" -isystem "$sdk/any-macos.13-any" \
+        -isystem "$sdk/any-macos-any" -std=c11 -I"$ROOT/src" -fsyntax-only "$B/intel.c" >"$B/intel.log" 2>&1 &&
+        echo "compiled" >>"$B/intel.log"
+    nerr=$(grep -c 'error:' "$B/intel.log")
+    if [ "$nerr" -eq 1 ] && grep -q 'error: "gdnbench supports Apple silicon (arm64) only on macOS' "$B/intel.log"; then
+        pass "macos x86-64: objc_call.h stops an Intel Mac build with its one #error"
+    else
+        fail "macos x86-64: objc_call.h for x86_64-apple-macos13: want its #error alone, got: $(head -c 600 "$B/intel.log")"
+    fi
+fi
+# The binary links CoreGraphics, without which MTLCreateSystemDefaultDevice() may
+# answer nil to a command-line tool (the link line the Makefile would run on a Mac).
+linkline=$(mk -n -B -C "$ROOT" --no-print-directory UNAME_S=Darwin BUILD="$B/linkcheck" "$B/linkcheck/gdnbench" 2>&1 |
+    grep -- "-o $B/linkcheck/gdnbench\$")
+case $linkline in
+*"-framework Metal "*"-framework CoreGraphics"*) pass "macos link: the binary links Metal and CoreGraphics" ;;
+*) fail "macos link: the Darwin link line lacks -framework CoreGraphics: ${linkline:-(no link line)}" ;;
+esac
+
 # ---- the generated kernel C++ ----
 G=$GDNBENCH
 if ! "$G" info 2>/dev/null | grep -Eq '^ *sw +available'; then

@@ -119,7 +119,14 @@ TEST(mtl_constants_fast_math_and_pools_on_the_software_device) {
     mtl_buffer *y = mtl_buffer_new(d, 64 * sizeof(float), err, sizeof err);
     if (lib && y) {
         CHECK(!mtl_library_fast_math(lib));
+        /* the counter sample buffer the probe makes is the device's to keep */
+        char why[200];
+        (void)mtl_device_stage_counters(d, why, sizeof why);
         long live = sw_objc_live_objects();
+        /* what the library and the device say: arrays and names, in pools */
+        CHECK_EQ_INT(mtl_library_function_count(lib), 1);
+        CHECK(mtl_library_has_function(lib, "scaled"));
+        (void)mtl_device_recommended_working_set(d);
         mtl_constant c = {.index = 0, .value = "2.5"};
         mtl_pipeline *p = mtl_pipeline_new(d, lib, "scaled", &c, 1, err, sizeof err);
         CHECK_MSG(p != NULL, "function constants through mtl.c: %s", err);
@@ -147,4 +154,17 @@ TEST(mtl_constants_fast_math_and_pools_on_the_software_device) {
     mtl_buffer_free(y);
     mtl_library_free(lib);
     mtl_device_free(d);
+}
+
+/* A private buffer is reached by blits only, whose sizes must be multiples of 4 on
+ * macOS: its allocation and every copy are rounded up to whole words. */
+TEST(mtl_blit_length_is_whole_words) {
+    CHECK_EQ_INT(mtl_blit_length(0), 0);
+    CHECK_EQ_INT(mtl_blit_length(1), 4);
+    CHECK_EQ_INT(mtl_blit_length(2), 4); /* one bf16/f16 element */
+    CHECK_EQ_INT(mtl_blit_length(4), 4);
+    CHECK_EQ_INT(mtl_blit_length(6), 8); /* three */
+    CHECK_EQ_INT(mtl_blit_length(7), 8);
+    CHECK_EQ_INT(mtl_blit_length(8), 8);
+    CHECK_EQ_INT(mtl_blit_length((size_t)1 << 33 | 2), ((size_t)1 << 33) + 4);
 }

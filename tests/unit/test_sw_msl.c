@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/objc_call.h"
+#include "swmetal/objc_base.h"
 #include "swmetal/sw_compile.h"
 #include "swmetal/swmetal.h"
 #include "sw_test_env.h"
@@ -445,4 +446,51 @@ TEST(sw_msl_range_loop_ids_faults_and_threadgroup_memory) {
         free_buffers(&tgo, 1);
         env_close(&e);
     }
+}
+
+/* MTLFunction.functionConstantsDictionary answers the source's declarations (what a
+ * host types --constant values by), and a value of another type than declared is
+ * refused with the constant's name and both types. */
+TEST(sw_msl_function_constants_are_typed_by_their_declarations) {
+    const char *path, *version;
+    char *cerr = NULL;
+    if (sw_compiler_info(&path, &version, &cerr) != 0) SKIP("%s", cerr ? cerr : "no clang++ >= 17");
+    id pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
+    id dev = swmtl_create_system_default_device();
+    id error = nil;
+    id lib = MSG3(id, dev, "newLibraryWithSource:options:error:", id,
+                  sw_test_named_source("#include <metal_stdlib>\nusing namespace metal;\n"
+                                       "constant uint fc_u [[function_constant(10)]];\n"
+                                       "constant half fc_h [[function_constant(12)]];\n"
+                                       "kernel void k(device float *o [[buffer(0)]]) { o[0] = float(fc_u) + fc_h; }\n",
+                                       "typed.metal"),
+                  id, nil, id *, &error);
+    CHECK(lib != nil);
+    long live = sw_objc_live_objects();
+    id inner = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
+    id fn = lib ? MSG1(id, lib, "newFunctionWithName:", id, sw_test_str("k")) : nil;
+    id dict = fn ? MSG0(id, fn, "functionConstantsDictionary") : nil;
+    CHECK(dict != nil && MSG0(NSUInteger, dict, "count") == 2);
+    id u = dict ? MSG1(id, dict, "objectForKey:", id, sw_test_str("fc_u")) : nil;
+    CHECK(u && MSG0(NSUInteger, u, "index") == 10 && MSG0(NSUInteger, u, "type") == 33 /* MTLDataTypeUInt */);
+    id h = dict ? MSG1(id, MSG0(id, dict, "allValues"), "objectAtIndex:", NSUInteger, (NSUInteger)1) : nil;
+    CHECK(h && MSG0(NSUInteger, h, "index") == 12 && MSG0(NSUInteger, h, "type") == 16 /* MTLDataTypeHalf */);
+    CHECK(h && strcmp(MSG0(const char *, MSG0(id, h, "name"), "UTF8String"), "fc_h") == 0);
+    if (fn) MSG0(void, fn, "release");
+    MSG0(void, inner, "drain");
+    CHECK_EQ_INT(sw_objc_live_objects(), live); /* the dictionary, its arrays and constants are gone */
+    id fcv = MSG0(id, MSG0(id, (id)swmtl_class("MTLFunctionConstantValues"), "alloc"), "init");
+    int32_t v = 7;
+    MSG3(void, fcv, "setConstantValue:type:atIndex:", const void *, &v, NSUInteger, 29 /* Int */, NSUInteger, 10);
+    error = nil;
+    fn = lib ? MSG3(id, lib, "newFunctionWithName:constantValues:error:", id, sw_test_str("k"), id, fcv, id *, &error)
+             : nil;
+    CHECK(fn == nil && error != nil);
+    const char *text = error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : NULL;
+    CHECK_MSG(text && strstr(text, "function constant 10 (fc_u) is declared uint but was given a value of type int"), "%s",
+              text ? text : "(none)");
+    MSG0(void, fcv, "release");
+    if (lib) MSG0(void, lib, "release");
+    MSG0(void, dev, "release");
+    MSG0(void, pool, "drain");
 }

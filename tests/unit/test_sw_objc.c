@@ -363,8 +363,9 @@ TEST(sw_objc_host_classes_are_the_devices_own) {
 }
 
 /* What the device offers beyond Metal's API is reached through its extension
- * selectors (swmetal.h), asked with class_respondsToSelector as a host asks for
- * Metal's optional features; the class of a Metal object does not answer them. */
+ * selectors (swmetal.h), asked with objc_responds as a host asks for Metal's optional
+ * features: SWObject has no -respondsToSelector:, so its classes answer; the class of
+ * a Metal object does not answer them. */
 TEST(sw_objc_device_answers_its_extension_selectors) {
     id dev = swmtl_create_system_default_device();
     Class cls = object_getClass(dev);
@@ -376,6 +377,7 @@ TEST(sw_objc_device_answers_its_extension_selectors) {
     CHECK(class_respondsToSelector(cls, sel_registerName("gdn_supportsGPUCapture")));
     CHECK(!MSG0(BOOL, dev, "gdn_supportsGPUCapture"));
     CHECK(!class_respondsToSelector(cls, sel_registerName("gdn_findings:"))); /* a command buffer's */
+    CHECK(objc_responds(dev, "gdn_fastMathApplies") && !objc_responds(dev, "gdn_findings:"));
     id queue = MSG0(id, dev, "newCommandQueue");
     id pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
     id cb = MSG0(id, queue, "commandBuffer");
