@@ -178,7 +178,8 @@ static void put_param(msl_buf *b, const mlxk_spec *s, const mlxk_param *p) {
     const mlxk_array *in = &s->inputs[p->of];
     switch (p->kind) {
     case MLXK_PARAM_INPUT:
-        msl_buf_printf(b, "  const %s %s%s %s", in->nelem < MAX_CONSTANT_ARRAY_SIZE || in->ndim == 0 ? "constant" : "device",
+        msl_buf_printf(b, "  const %s %s%s %s",
+                       in->nelem < MAX_CONSTANT_ARRAY_SIZE || in->ndim == 0 ? "constant" : "device",
                        mlxk_type_name(in->dtype), in->ndim == 0 ? "&" : "*", p->name);
         break;
     case MLXK_PARAM_SHAPE: msl_buf_printf(b, "  const constant int* %s", p->name); break;

@@ -155,8 +155,10 @@ typedef struct op_desc {
     const char *main_stage;
 
     /* The ABI shape of each buffer, indexed like bufs, as a comma list of axes: a
-     * dimension name ("B,T,Hg,K"), a fixed size ("1"), or "*" for an axis that is no
-     * single dimension (NT chunks, 2*Hk*Dk).  A fixture without parameters gets its
+     * dimension name ("B,T,Hg,K"), a fixed size ("1"), a sum of products of
+     * dimensions and integers ("2*Hk*Dk+Hv*Dv": a dimension that is no axis of its own
+     * is solved from it once the others are known), or "*" for an axis that is no
+     * such expression (NT chunks).  A fixture without parameters gets its
      * dimensions from the shapes of its tensors through this (runner/fixture_bind.c).
      * NULL (or a NULL entry): not described; such a fixture must then carry its
      * dimensions as metadata, or the flags give them. */

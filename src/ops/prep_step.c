@@ -135,15 +135,17 @@ static void gen_prep_inputs(op_case *c, const prep_shape *s) {
 }
 
 /* ABI shapes by dimension name (op.h); conv_out's width is 2*Hk*Dk + Hv*Dv and the
- * norm weights hold Hk*Dk: no single dimension, so Hk comes from a flag or the
- * parameters of a fixture. */
+ * norm weights hold Hk*Dk: Hk is no axis of its own, so a fixture without
+ * parameters has it solved from those widths once Hv, Dv and Dk are read. */
 static const char *const prep_step_shapes[PS_NBUFS] = {
-    [PS_CONV] = "B,*", [PS_ALOG] = "Hv",     [PS_DTB] = "Hv",         [PS_ARAW] = "B,Hv",         [PS_BRAW] = "B,Hv",
-    [PS_QW] = "*",     [PS_KW] = "*",        [PS_SIN] = "B,Hv,Dv,Dk", [PS_SOUT] = "B,Hv,Dv,Dk", [PS_Y] = "B,Hv,Dv",
+    [PS_CONV] = "B,2*Hk*Dk+Hv*Dv", [PS_ALOG] = "Hv", [PS_DTB] = "Hv", [PS_ARAW] = "B,Hv", [PS_BRAW] = "B,Hv",
+    [PS_QW] = "Hk*Dk",             [PS_KW] = "Hk*Dk",  [PS_SIN] = "B,Hv,Dv,Dk", [PS_SOUT] = "B,Hv,Dv,Dk",
+    [PS_Y] = "B,Hv,Dv",
 };
 static const char *const decode_seq_shapes[PS_NBUFS] = {
-    [PS_CONV] = "N,B,*", [PS_ALOG] = "Hv", [PS_DTB] = "Hv",         [PS_ARAW] = "N,B,Hv",       [PS_BRAW] = "N,B,Hv",
-    [PS_QW] = "*",       [PS_KW] = "*",    [PS_SIN] = "B,Hv,Dv,Dk", [PS_SOUT] = "B,Hv,Dv,Dk", [PS_Y] = "N,B,Hv,Dv",
+    [PS_CONV] = "N,B,2*Hk*Dk+Hv*Dv", [PS_ALOG] = "Hv", [PS_DTB] = "Hv", [PS_ARAW] = "N,B,Hv", [PS_BRAW] = "N,B,Hv",
+    [PS_QW] = "Hk*Dk",               [PS_KW] = "Hk*Dk",  [PS_SIN] = "B,Hv,Dv,Dk", [PS_SOUT] = "B,Hv,Dv,Dk",
+    [PS_Y] = "N,B,Hv,Dv",
 };
 
 /* prep_step drops the leading N of every per-token tensor (its ABI is one token). */

@@ -136,18 +136,126 @@ static int fix_dim(const fixture *f, const op_desc *op, fixture_plan *p, int di,
     return -1;
 }
 
+enum { AXIS_MAX = 48, TERM_MAX = 4, FACTOR_MAX = 4 };
+
+/* The axes of a shape spec ("B,T,Hg,K") into axes[]; returns how many. */
+static int split_axes(const char *spec, char axes[][AXIS_MAX]) {
+    int n = 0;
+    for (const char *q = spec; *q && n <= TENSOR_MAX_DIMS; n++) {
+        size_t l = strcspn(q, ",");
+        snprintf(axes[n], AXIS_MAX, "%.*s", (int)(l < AXIS_MAX - 1 ? l : AXIS_MAX - 1), q);
+        q += l + (q[l] == ',');
+    }
+    return n;
+}
+
+/* An axis written as a sum of products ("2*Hk*Dk+Hv*Dv", "Hk*Dk"), not one name or size. */
+static int is_axis_expr(const char *a) { return strlen(a) > 1 && strpbrk(a, "*+") != NULL; }
+
+/* One product of an axis expression: coef times the dimensions dim[0..n). */
+typedef struct axis_term {
+    int64_t coef;
+    int dim[FACTOR_MAX], n;
+} axis_term;
+
+/* Parses an axis expression into terms; -1 when it names no dimension of op (a
+ * mistake in the op's table, which the fixture tests catch). */
+static int parse_axis_expr(const op_desc *op, const char *a, axis_term *t) {
+    int nt = 0;
+    for (const char *q = a; *q && nt < TERM_MAX; nt++) {
+        size_t tl = strcspn(q, "+");
+        axis_term *x = &t[nt];
+        x->coef = 1;
+        x->n = 0;
+        for (const char *r = q; r < q + tl;) {
+            size_t fl = strcspn(r, "*+");
+            char name[AXIS_MAX];
+            snprintf(name, sizeof name, "%.*s", (int)fl, r);
+            if (name[0] >= '0' && name[0] <= '9') x->coef *= strtoll(name, NULL, 10);
+            else if (x->n < FACTOR_MAX && (x->dim[x->n] = op_dim_index(op, name)) >= 0) x->n++;
+            else return -1;
+            r += fl + (r[fl] == '*');
+        }
+        q += tl + (q[tl] == '+');
+    }
+    return nt;
+}
+
+/* Solves the axis expression a of tensor t (axis j) for its one unknown dimension,
+ * or checks it when every dimension is known.  Returns 1 when it fixed one, 0 when
+ * there was nothing to do, -1 with err set. */
+static int solve_axis(const fixture *f, const op_desc *op, fixture_plan *p, const tensor *t, int j, const char *a,
+                      char *err, size_t errlen) {
+    axis_term term[TERM_MAX];
+    int nt = parse_axis_expr(op, a, term), unknown = -1, uterm = -1, uses = 0;
+    if (nt <= 0) return 0;
+    int64_t known = 0, den = 1;
+    for (int k = 0; k < nt; k++) {
+        int64_t prod = term[k].coef;
+        int has_unknown = 0;
+        for (int i = 0; i < term[k].n; i++) {
+            int d = term[k].dim[i];
+            if (p->dim_source[d] != FIXDIM_NONE) {
+                prod *= p->dim[d];
+                continue;
+            }
+            if (unknown >= 0 && unknown != d) return 0; /* two unknowns: another axis may fix one */
+            unknown = d, uterm = k, uses++, has_unknown = 1;
+        }
+        if (has_unknown) den = prod;
+        else known += prod;
+    }
+    char shape[96];
+    tensor_shape_str(t, shape, sizeof shape);
+    int64_t v = t->shape[j];
+    if (unknown < 0) {
+        if (known == v) return 0;
+        snprintf(err, errlen, "%s: tensor '%s' %s has %lld on axis %d, but %s is %lld at the dimensions the file "
+                              "fixes: fix the file, or --map it to the buffer it is",
+                 fixture_path(f), t->name, shape, (long long)v, j, a, (long long)known);
+        return -1;
+    }
+    const char *dn = op->dims[unknown].name;
+    if (uses > 1 || uterm < 0) return 0; /* not linear in the unknown: leave it to flags */
+    if (den <= 0 || v - known <= 0 || (v - known) % den != 0) {
+        snprintf(err, errlen, "%s: tensor '%s' %s has %lld on axis %d, which is %s for no whole %s at the other "
+                              "dimensions the file fixes: fix the file, or --map it to the buffer it is",
+                 fixture_path(f), t->name, shape, (long long)v, j, a, dn);
+        return -1;
+    }
+    return fix_dim(f, op, p, unknown, (v - known) / den, t, j, err, errlen) == 0 ? 1 : -1;
+}
+
+/* Dimensions that are no axis of their own (prep_step's Hk lives only in
+ * conv_out's 2*Hk*Dk+Hv*Dv and the norm weights' Hk*Dk): solved from the axis
+ * expressions once the plain axes are known, repeated while one fixes another. */
+static int solve_axis_exprs(const fixture *f, const op_desc *op, fixture_plan *p, char *err, size_t errlen) {
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int bi = 0; bi < op->nbufs; bi++) {
+            const char *spec = op->shapes ? op->shapes[bi] : NULL;
+            if (!spec || p->tensor_of[bi] < 0) continue;
+            const tensor *t = fixture_at(f, p->tensor_of[bi]);
+            char axes[TENSOR_MAX_DIMS + 1][AXIS_MAX];
+            int naxes = split_axes(spec, axes);
+            for (int j = 0; j < naxes && j < t->ndim; j++) {
+                if (!is_axis_expr(axes[j])) continue;
+                int r = solve_axis(f, op, p, t, j, axes[j], err, errlen);
+                if (r < 0) return -1;
+                progress |= r;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Reads the dimensions that are axes of buffer bi from its tensor. */
 static int dims_from_tensor(const fixture *f, const op_desc *op, int bi, fixture_plan *p, char *err, size_t errlen) {
     const char *spec = op->shapes ? op->shapes[bi] : NULL;
     if (!spec) return 0;
     const tensor *t = fixture_at(f, p->tensor_of[bi]);
-    char axes[TENSOR_MAX_DIMS + 1][16], shape[96];
-    int naxes = 0;
-    for (const char *q = spec; *q && naxes <= TENSOR_MAX_DIMS; naxes++) {
-        size_t l = strcspn(q, ",");
-        snprintf(axes[naxes], sizeof axes[0], "%.*s", (int)(l < 15 ? l : 15), q);
-        q += l + (q[l] == ',');
-    }
+    char axes[TENSOR_MAX_DIMS + 1][AXIS_MAX], shape[96];
+    int naxes = split_axes(spec, axes);
     tensor_shape_str(t, shape, sizeof shape);
     if (t->ndim != naxes) {
         snprintf(err, errlen, "%s: tensor '%s' has shape %s but %s's %s '%s' has %d axes [%s]: fix the fixture, or --map "
@@ -158,7 +266,7 @@ static int dims_from_tensor(const fixture *f, const op_desc *op, int bi, fixture
     }
     for (int j = 0; j < naxes; j++) {
         const char *a = axes[j];
-        if (strcmp(a, "*") == 0) continue;
+        if (strcmp(a, "*") == 0 || is_axis_expr(a)) continue; /* expressions: solve_axis_exprs */
         if (a[0] >= '0' && a[0] <= '9') {
             if (t->shape[j] != strtoll(a, NULL, 10)) {
                 snprintf(err, errlen, "%s: tensor '%s' has shape %s but axis %d of %s's '%s' [%s] is always %s: fix the "
@@ -222,6 +330,7 @@ int fixture_plan_make(const fixture *f, const op_desc *op, const fixture_map *ma
     }
     for (int bi = 0; bi < op->nbufs; bi++)
         if (p->tensor_of[bi] >= 0 && dims_from_tensor(f, op, bi, p, err, errlen) != 0) goto out;
+    if (solve_axis_exprs(f, op, p, err, errlen) != 0) goto out;
     /* A fixture that names no key heads has one per value head (no GQA), e.g.
      * mlx-native's tri-solve set, whose input is already per value head. */
     int hg = op_dim_index(op, "Hg"), h = op_dim_index(op, "H");
