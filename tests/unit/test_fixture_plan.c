@@ -23,6 +23,29 @@ static void small_dims(const op_desc *op, int64_t *dim) {
     }
 }
 
+/* An axis of a shape spec at dim[]: a size, a dimension, or a sum of products of
+ * them ("2*Hk*Dk+Hv*Dv"); -1 for a name that is no dimension of op. */
+static int64_t axis_value(const op_desc *op, const int64_t *dim, const char *a) {
+    int64_t sum = 0;
+    for (const char *q = a; *q;) {
+        size_t tl = strcspn(q, "+");
+        int64_t prod = 1;
+        for (const char *r = q; r < q + tl;) {
+            size_t fl = strcspn(r, "*+");
+            char f[48];
+            snprintf(f, sizeof f, "%.*s", (int)fl, r);
+            int di = op_dim_index(op, f);
+            if (f[0] >= '0' && f[0] <= '9') prod *= strtoll(f, NULL, 10);
+            else if (di >= 0) prod *= dim[di];
+            else return -1;
+            r += fl + (r[fl] == '*');
+        }
+        sum += prod;
+        q += tl + (q[tl] == '+');
+    }
+    return sum;
+}
+
 TEST(op_shapes_match_what_setup_allocates) {
     int described = 0;
     for (int i = 0; op_table[i]; i++) {
@@ -42,12 +65,11 @@ TEST(op_shapes_match_what_setup_allocates) {
             int ax = 0;
             for (const char *q = spec; *q; ax++) {
                 size_t l = strcspn(q, ",");
-                char a[16];
+                char a[48];
                 snprintf(a, sizeof a, "%.*s", (int)l, q);
                 q += l + (q[l] == ',');
                 if (ax >= t->ndim || strcmp(a, "*") == 0) continue;
-                int di = op_dim_index(op, a);
-                int64_t want = a[0] >= '0' && a[0] <= '9' ? strtoll(a, NULL, 10) : di >= 0 ? dim[di] : -1;
+                int64_t want = axis_value(op, dim, a);
                 CHECK_MSG(want == t->shape[ax], "%s %s axis %d (%s): setup has %lld, shapes say %lld", op->name,
                           op->bufs[b].name, ax, a, (long long)t->shape[ax], (long long)want);
             }
