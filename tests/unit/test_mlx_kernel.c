@@ -289,3 +289,38 @@ TEST(mlx_kernel_generated_behind_mlx_utils_runs) {
     free(text);
     mlxk_kernel_free(&k);
 }
+
+/* atomic_outputs: the output is `device atomic<float>*`, which the body adds into
+ * as MLX's documentation's atomic example does; 256 threads each add their input. */
+TEST(mlx_kernel_generated_atomic_output_runs) {
+    mlxk_spec s = {0};
+    s.name = "atomic_sum";
+    s.source = "  uint i = thread_position_in_grid.x;\n"
+               "  atomic_fetch_add_explicit(&out[i % 4], inp[i], memory_order_relaxed);";
+    s.inputs[0] = (mlxk_array){"inp", "float32", 1, 256};
+    s.ninputs = 1;
+    s.outputs[0] = (mlxk_array){"out", "float32", 1, 0};
+    s.noutputs = 1;
+    s.atomic_outputs = 1;
+    mlxk_kernel k;
+    char err[256];
+    CHECK(mlxk_generate(&s, &k, err, sizeof err) == 0);
+    CHECK(strstr(k.text, "  device atomic<float>* out [[buffer(1)]],\n") != NULL);
+    sw_test_env e;
+    sw_test_env_open(&e, "full", k.text, "mlx_atomic.metal");
+    float in[256], zero[4] = {0};
+    for (int i = 0; i < 256; i++) in[i] = (float)(i % 9) * 0.5f;
+    id bufs[2] = {new_buffer(&e, in, sizeof in), new_buffer(&e, zero, sizeof zero)};
+    id cb = sw_test_run(&e, k.function, bufs, 2, "dispatchThreads:threadsPerThreadgroup:", (MTLSize){256, 1, 1},
+                        (MTLSize){64, 1, 1});
+    CHECK(completed_clean(cb));
+    const float *out = MSG0(void *, bufs[1], "contents");
+    for (int j = 0; j < 4; j++) {
+        double want = 0;
+        for (int i = j; i < 256; i += 4) want += in[i];
+        CHECK_NEAR(out[j], want, 1e-4);
+    }
+    for (int i = 0; i < 2; i++) MSG0(void, bufs[i], "release");
+    sw_test_env_close(&e);
+    mlxk_kernel_free(&k);
+}
