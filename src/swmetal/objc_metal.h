@@ -63,9 +63,10 @@ typedef struct sw_mtl_buffer {
 Class sw_mtl_buffer_class(void);
 
 /* A device's settings (swmetal.h's options): its checks mode (SW_CHECKS_*, fixed),
- * whether it samples counters, and its schedule now. */
+ * whether it samples counters, its watchdog limit (0 = none) and its schedule now. */
 int sw_mtl_device_checks(id device);
 int sw_mtl_device_counter_sampling(id device);
+double sw_mtl_device_timeout(id device);
 swmtl_schedule sw_mtl_device_schedule(id device);
 Class sw_mtl_pipeline_class(void);
 
