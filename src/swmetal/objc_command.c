@@ -184,6 +184,7 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, const swmtl_schedule *sch
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);
     memcpy(d.tg_len, c->tg_len, sizeof d.tg_len);
     d.schedule = *sched;
+    d.max_threads = sw_mtl_pipeline_max_threads(c->pipeline);
     d.timeout_s = timeout_s;
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
         if (c->buffers[i]) bind_buffer(&d.buf[i], &((sw_mtl_buffer *)c->buffers[i])->mem, c->offsets[i], 0);
@@ -605,6 +606,13 @@ static void enc_set_bytes(id self, SEL cmd, const void *bytes, NSUInteger length
 
 static void enc_set_tg_memory(id self, SEL cmd, NSUInteger length, NSUInteger index) {
     if (!enc_index_ok(self, "threadgroup memory", index, SW_MAX_TG_PARAMS)) return;
+    if (length % 16 != 0) { /* Metal's API validation refuses it; a GPU without it misbehaves */
+        cb_encode_error(enc_cb(self),
+                        "setThreadgroupMemoryLength:%lu atIndex:%lu: the length must be a multiple of 16 bytes; "
+                        "round it up to %lu",
+                        (unsigned long)length, (unsigned long)index, (unsigned long)((length + 15) / 16 * 16));
+        return;
+    }
     ((sw_mtl_encoder *)self)->tg_len[index] = length;
 }
 

@@ -363,7 +363,13 @@ int sw_mtl_pipeline_atomic_free(id pipeline) {
     return f->kernel.atomic_free;
 }
 
-static NSUInteger pipeline_max_threads(id self, SEL cmd) { return SW_MAX_THREADS_PER_GROUP; }
+unsigned sw_mtl_pipeline_max_threads(id pipeline) {
+    sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
+    unsigned n = f->kernel.info ? f->kernel.info->max_threads : 0;
+    return n > 0 && n < SW_MAX_THREADS_PER_GROUP ? n : SW_MAX_THREADS_PER_GROUP;
+}
+
+static NSUInteger pipeline_max_threads(id self, SEL cmd) { return sw_mtl_pipeline_max_threads(self); }
 static NSUInteger pipeline_width(id self, SEL cmd) { return SW_SIMD_WIDTH; }
 /* Function-scope threadgroup arrays are only sized when the kernel runs. */
 static NSUInteger pipeline_static_tg(id self, SEL cmd) { return 0; }
