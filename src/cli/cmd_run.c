@@ -463,6 +463,7 @@ static int run_cases(run_cmd *rm, char *err, size_t errlen) {
         int gbench = rm->rc->format && strcmp(rm->rc->format, "gbench") == 0;
         if ((gbench ? report_gbench_write : report_write)(json, rm->rec_ptrs, n, err, errlen) != 0) return -1;
     }
+    table_print_checks_hint(stderr, rm->b, &rm->rc->opts, rm->op->name, tally.nfail);
     return cli_exit_status(driver_verdict(&tally));
 }
 

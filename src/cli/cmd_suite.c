@@ -358,6 +358,7 @@ static int run_suite(suite_run *sr, char *err, size_t errlen) {
         if (!o->quiet) printf("\nwrote %s\n", path);
     }
     run_status verdict = driver_verdict(&tally);
+    table_print_checks_hint(stderr, sr->b, o, NULL, tally.nfail);
     if (!o->quiet) {
         printf("\nsuite %s v%d: %d cases, %s\n", sr->s->name, sr->s->version, sr->n,
                verdict == RUN_ERROR ? "some could not run" : verdict == RUN_FAIL ? "some checks FAILED" : "all passed");
