@@ -95,14 +95,16 @@ static void interval(const dev_finding *f, char *buf, size_t n) {
     char a[300], b[300];
     dev_site_where(&f->barrier[0], a, sizeof a);
     dev_site_where(&f->barrier[1], b, sizeof b);
+    /* a detail names a barrier between them whose flags do not order this memory */
+    const char *none = f->detail[0] ? "no barrier ordering this memory between them" : "no barrier between them";
     if (f->barrier[0].line <= 0 && f->barrier[1].line <= 0)
-        snprintf(buf, n, "no barrier between them: none since the kernel started, none before it ended");
+        snprintf(buf, n, "%s: none since the kernel started, none before it ended", none);
     else if (f->barrier[0].line <= 0)
-        snprintf(buf, n, "no barrier between them: none since the kernel started; the next is at %s", b);
+        snprintf(buf, n, "%s: none since the kernel started; the next is at %s", none, b);
     else if (f->barrier[1].line <= 0)
-        snprintf(buf, n, "no barrier between them: the last was at %s; none follows before the kernel ends", a);
+        snprintf(buf, n, "%s: the last was at %s; none follows before the kernel ends", none, a);
     else
-        snprintf(buf, n, "no barrier between them: both lie between the barrier at %s and the one at %s", a, b);
+        snprintf(buf, n, "%s: both lie between the barrier at %s and the one at %s", none, a, b);
 }
 
 /* " by thread_position_in_grid (x,y,z) of threadgroup (a,b,c)", or "". */

@@ -25,6 +25,9 @@
 #define SW_CALL_DEPTH 8          /* shadow call stack entries kept per GPU thread (full checks) */
 #define SW_PENDING_MAX 16        /* finding groups per worker waiting for the barrier closing their interval */
 #define SW_SITE_CACHE 4096       /* per-worker cache of code address -> site id (a power of 2) */
+#define SW_BARRIER_RING 64       /* barriers a worker remembers (full checks: which lacked which flags) */
+#define SW_MEM_FLAG_DEVICE 1u    /* mem_flags::mem_device */
+#define SW_MEM_FLAG_THREADGROUP 2u /* mem_flags::mem_threadgroup */
 #define SW_WATCH_SAMPLES 8       /* where a stuck worker was, sampled by the watchdog (fault.c) */
 
 /* The watchdog's stages (sw_job.watchdog): a worker's signal handler samples the
@@ -49,6 +52,7 @@ typedef struct sw_gpu_thread {
     uint8_t out_bank;            /* exchange bank written for the next simd sync, SW_BANK_NONE */
     uint8_t read_bank;           /* exchange bank of the last simd sync (sw_rt_simd_slots) */
     int wait_line;               /* .metal line of the barrier / simd sync it waits at */
+    uint8_t wait_flags;          /* the mem_flags of the threadgroup barrier it waits at */
     const void *wait_pc;         /* code address of that barrier / simd sync call */
     const void *calls[SW_CALL_DEPTH]; /* full checks: call sites of the instrumented functions entered */
     uint32_t ncalls;             /* depth (may exceed SW_CALL_DEPTH; only the first ones are kept) */
@@ -241,6 +245,17 @@ typedef struct sw_worker {
     /* Clocks for the full checks: every threadgroup, barrier release and simd sync
      * takes a fresh value, so shadow entries never need clearing. */
     uint32_t tg_gen, epoch, simd_clock;
+    /* Barrier semantics: epoch advances at every threadgroup barrier; these are its
+     * value at the last one that ordered threadgroup memory (mem_threadgroup) and
+     * device memory (mem_device), or at the threadgroup's start.  An access of an
+     * epoch before tg_order is ordered before every later one of the threadgroup. */
+    uint32_t tg_order, dev_order;
+    /* The last SW_BARRIER_RING barriers: code address, .metal line and mem_flags of
+     * the one that opened epoch e at [e % SW_BARRIER_RING] (findings name the one
+     * whose flags are missing). */
+    const void *bar_pc[SW_BARRIER_RING];
+    int bar_line[SW_BARRIER_RING];
+    uint8_t bar_flags[SW_BARRIER_RING];
     uint32_t simd_epoch[SW_MAX_SIMDGROUPS];
     sw_tg_shadow *shadow;        /* [SW_TG_MEM_LIMIT], allocated on the first full-check use */
 
