@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #ifdef __APPLE__
-#include <mach-o/getsect.h>
+#include <mach-o/loader.h>
 #include <sys/ucontext.h>
 #else
 #include <link.h>
@@ -144,15 +144,26 @@ static void fault_context(void *ucv, const void **pc, int *write) {
 }
 
 #ifdef __APPLE__
+/* The __TEXT segment of the image whose header dladdr finds: it starts at the header. */
 int sw_fault_code_range(const void *fn, uintptr_t *lo, uintptr_t *hi) {
     Dl_info info;
     if (!fn || !dladdr(fn, &info) || !info.dli_fbase) return -1;
-    unsigned long size = 0;
-    uint8_t *text = getsegmentdata((const struct mach_header_64 *)info.dli_fbase, "__TEXT", &size);
-    if (!text || !size) return -1;
-    *lo = (uintptr_t)text;
-    *hi = *lo + size;
-    return 0;
+    const struct mach_header_64 *mh = info.dli_fbase;
+    if (mh->magic != MH_MAGIC_64) return -1;
+    const uint8_t *at = (const uint8_t *)(mh + 1);
+    for (uint32_t i = 0; i < mh->ncmds; i++) {
+        const struct load_command *lc = (const struct load_command *)at;
+        if (lc->cmd == LC_SEGMENT_64) {
+            const struct segment_command_64 *seg = (const struct segment_command_64 *)at;
+            if (strncmp(seg->segname, "__TEXT", sizeof seg->segname) == 0) {
+                *lo = (uintptr_t)mh;
+                *hi = *lo + (uintptr_t)seg->vmsize;
+                return 0;
+            }
+        }
+        at += lc->cmdsize;
+    }
+    return -1;
 }
 #else
 typedef struct code_query {
