@@ -75,6 +75,9 @@ static void print_op_help(const op_desc *op) {
            "  --include DIR, --define NAME[=VALUE]  include directory and macro for the kernels from FILE\n"
            "                           (repeatable)\n"
            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED  software device\n"
+           "  --sw-timeout SECONDS     software device's watchdog: a dispatch still running after this\n"
+           "                           long is stopped and reported with its threads' lines (default %g,\n"
+           "                           far above any shipped op's; 0 = never)\n"
            "  --fast-math              compile kernels with Metal's fast math (default off: it can\n"
            "                           break the ulp bounds; no effect on the software device)\n"
            "  --sw-max-findings N      distinct bugs the software device's checks show per case (default 5;\n"
@@ -88,7 +91,7 @@ static void print_op_help(const op_desc *op) {
            "  --capture DIR            (--backend metal) record the first timed iteration of each shape\n"
            "                           as DIR/OP-SHAPE.gputrace for Xcode's GPU tools\n"
            "  --quiet                  no table on stdout\n",
-           backend_default_name());
+           backend_default_name(), SWMTL_DEFAULT_TIMEOUT_S);
     printf("\nhow many runs:\n");
     cli_print_sampling_help(stdout);
     cli_print_stage_help(stdout, op);
@@ -460,6 +463,7 @@ static int run_cases(run_cmd *rm, char *err, size_t errlen) {
         int gbench = rm->rc->format && strcmp(rm->rc->format, "gbench") == 0;
         if ((gbench ? report_gbench_write : report_write)(json, rm->rec_ptrs, n, err, errlen) != 0) return -1;
     }
+    table_print_checks_hint(stderr, rm->b, &rm->rc->opts, rm->op->name, tally.nfail);
     return cli_exit_status(driver_verdict(&tally));
 }
 

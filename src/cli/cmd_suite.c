@@ -22,6 +22,7 @@
 #include "runner/driver.h"
 #include "runner/machine.h"
 #include "runner/runner.h"
+#include "swmetal/swmetal.h"
 
 typedef struct suite_case {
     const char *op;
@@ -179,10 +180,13 @@ typedef struct suite_cli {
 static void print_help(void) {
     printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n"
            "                          [--max-time S] [--max-noise P] [--min-samples N] [--fast-math]\n"
-           "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n\n"
+           "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n"
+           "                          [--sw-timeout SECONDS]\n\n"
            "--shader FILE runs, in every case, the stages FILE defines under their default names (ours\n"
            "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
-           "and JSON say which file and function every stage ran.\n\nsuites:\n");
+           "and JSON say which file and function every stage ran.  --sw-timeout is the software device's\n"
+           "watchdog per dispatch (default %g s; 0 = never).\n\nsuites:\n",
+           SWMTL_DEFAULT_TIMEOUT_S);
     print_suites(stdout);
 }
 
@@ -354,6 +358,7 @@ static int run_suite(suite_run *sr, char *err, size_t errlen) {
         if (!o->quiet) printf("\nwrote %s\n", path);
     }
     run_status verdict = driver_verdict(&tally);
+    table_print_checks_hint(stderr, sr->b, o, NULL, tally.nfail);
     if (!o->quiet) {
         printf("\nsuite %s v%d: %d cases, %s\n", sr->s->name, sr->s->version, sr->n,
                verdict == RUN_ERROR ? "some could not run" : verdict == RUN_FAIL ? "some checks FAILED" : "all passed");

@@ -20,6 +20,7 @@
 #include "report/validate_json.h"
 #include "runner/driver.h"
 #include "runner/validate_report.h"
+#include "swmetal/swmetal.h"
 
 #define DEFAULT_ULP_P99_MAX 4
 
@@ -74,9 +75,12 @@ static void print_help(const op_desc *op) {
            "  --json FILE|-            write every case as JSON\n"
            "  --sw-max-findings N      distinct bugs of the device's checks shown per case (default 5;\n"
            "                           the JSON has all)\n"
+           "  --sw-timeout SECONDS     software device's watchdog: a dispatch still running after this\n"
+           "                           long is stopped and reported with its threads' lines (default %g,\n"
+           "                           far above any shipped op's; 0 = never)\n"
            "  --quiet                  no table on stdout\n\n"
            "exit status: 0 every case passed or is unsupported, 1 a case failed, 2 bad input or could not run\n",
-           DEFAULT_ULP_P99_MAX);
+           DEFAULT_ULP_P99_MAX, SWMTL_DEFAULT_TIMEOUT_S);
     cli_print_stage_help(stdout, op);
 }
 

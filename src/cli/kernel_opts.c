@@ -86,6 +86,16 @@ int cli_parse_kernel_option(const char *name, const char *val, run_opts *o, char
         }
         if (name[0] == 'a') o->has_atol = 1, o->atol = d;
         else o->has_rtol = 1, o->rtol = d;
+    } else if (strcmp(name, "sw-timeout") == 0) {
+        double d;
+        if (args_parse_double(name, val, &d, err, errlen)) return -1;
+        if (!(d >= 0 && d <= 86400)) {
+            snprintf(err, errlen, "--sw-timeout %s is out of range: seconds per dispatch, 0..86400 (0 = no watchdog)",
+                     val);
+            return -1;
+        }
+        o->has_sw_timeout = 1;
+        o->sw_timeout = d;
     } else if (strcmp(name, "sw-max-findings") == 0) {
         int64_t n;
         if (args_parse_int(name, val, &n, err, errlen)) return -1;

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli/table.h"
+#include "runner/runner.h"
+#include "swmetal/swmetal.h"
 #include "runner/machine.h"
 
 void table_fmt_us(double us, char *buf, size_t n) {
@@ -197,4 +199,17 @@ void table_print_record(FILE *f, const run_record *r) {
     print_stages(f, r);
     print_checks(f, r);
     print_notes(f, r);
+}
+
+void table_print_checks_hint(FILE *f, const backend *b, const run_opts *o, const char *op_name, int nfail) {
+    if (nfail == 0 || !backend_has(b, BACKEND_CHECKS)) return;
+    swmtl_options so;
+    swmtl_options_init(&so); /* the environment's checks, unless --sw-checks says otherwise */
+    char err[256];
+    if (o->sw_checks && swmtl_parse_checks(o->sw_checks, &so.checks, "--sw-checks", err, sizeof err) != 0) return;
+    if (so.checks == SWMTL_CHECKS_FULL) return;
+    fprintf(f,
+            "hint: an output check failed with the software device's %s checks: run again with --sw-checks full "
+            "(or gdnbench validate %s) to look for races, out-of-bounds accesses and uninitialised reads\n",
+            so.checks == SWMTL_CHECKS_NONE ? "none of" : "fast", op_name ? op_name : "OP");
 }

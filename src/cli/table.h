@@ -16,6 +16,11 @@ void table_print_machine(FILE *f, const rec_machine *m);
 void table_print_record(FILE *f, const run_record *r);
 /* The software device's findings of r (bugs its checks found), at most max of them. */
 void table_print_findings(FILE *f, const run_record *r, int max);
+/* After nfail cases whose output checks failed on backend b: when b is the software
+ * device without full checks, one line on f naming what looks for the usual causes
+ * (races, out-of-bounds accesses, uninitialised reads): --sw-checks full, or
+ * `gdnbench validate OP`.  Nothing otherwise. */
+void table_print_checks_hint(FILE *f, const backend *b, const run_opts *o, const char *op_name, int nfail);
 /* "B=1 T=4096 Hg=16 H=32 K=128" */
 void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n);
 /* Human duration: "812 ns", "12.3 us", "4.56 ms", "1.23 s". */

@@ -14,6 +14,7 @@ static const char *const kind_names[DEV_FIND_NKINDS] = {
     [DEV_FIND_DIVERGENT_BARRIER] = "divergent_barrier",
     [DEV_FIND_FAULT] = "fault",
     [DEV_FIND_LIMIT] = "limit",
+    [DEV_FIND_TIMEOUT] = "timeout",
 };
 
 const char *dev_finding_kind_name(int kind) {
@@ -48,6 +49,7 @@ static void title(const dev_finding *f, char *buf, size_t n) {
     case DEV_FIND_DEVICE_READ_WRITE: snprintf(buf, n, "device memory read-write conflict between threadgroups"); break;
     case DEV_FIND_DIVERGENT_BARRIER: snprintf(buf, n, "divergent threadgroup barrier"); break;
     case DEV_FIND_LIMIT: snprintf(buf, n, "device limit exceeded"); break;
+    case DEV_FIND_TIMEOUT: snprintf(buf, n, "dispatch stopped by the watchdog"); break;
     default: snprintf(buf, n, "fault"); break;
     }
 }
@@ -93,14 +95,16 @@ static void interval(const dev_finding *f, char *buf, size_t n) {
     char a[300], b[300];
     dev_site_where(&f->barrier[0], a, sizeof a);
     dev_site_where(&f->barrier[1], b, sizeof b);
+    /* a detail names a barrier between them whose flags do not order this memory */
+    const char *none = f->detail[0] ? "no barrier ordering this memory between them" : "no barrier between them";
     if (f->barrier[0].line <= 0 && f->barrier[1].line <= 0)
-        snprintf(buf, n, "no barrier between them: none since the kernel started, none before it ended");
+        snprintf(buf, n, "%s: none since the kernel started, none before it ended", none);
     else if (f->barrier[0].line <= 0)
-        snprintf(buf, n, "no barrier between them: none since the kernel started; the next is at %s", b);
+        snprintf(buf, n, "%s: none since the kernel started; the next is at %s", none, b);
     else if (f->barrier[1].line <= 0)
-        snprintf(buf, n, "no barrier between them: the last was at %s; none follows before the kernel ends", a);
+        snprintf(buf, n, "%s: the last was at %s; none follows before the kernel ends", none, a);
     else
-        snprintf(buf, n, "no barrier between them: both lie between the barrier at %s and the one at %s", a, b);
+        snprintf(buf, n, "%s: both lie between the barrier at %s and the one at %s", none, a, b);
 }
 
 /* " by thread_position_in_grid (x,y,z) of threadgroup (a,b,c)", or "". */

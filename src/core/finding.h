@@ -24,6 +24,7 @@ typedef enum dev_finding_kind {
     DEV_FIND_DIVERGENT_BARRIER,    /* threads of one threadgroup wait at different barriers */
     DEV_FIND_FAULT,                /* any other fault: division by zero, trap, stack overflow, wild pointer */
     DEV_FIND_LIMIT,                /* a device limit exceeded while running (threadgroup memory) */
+    DEV_FIND_TIMEOUT,              /* the watchdog stopped a dispatch still running: where its threads were */
     DEV_FIND_NKINDS
 } dev_finding_kind;
 
@@ -64,7 +65,7 @@ typedef struct dev_finding {
 } dev_finding;
 
 /* "out_of_bounds", "uninitialized_read", "threadgroup_race", "device_write_conflict",
- * "device_read_write_conflict", "divergent_barrier", "fault", "limit". */
+ * "device_read_write_conflict", "divergent_barrier", "fault", "limit", "timeout". */
 const char *dev_finding_kind_name(int kind);
 
 /* One line: what, where (file:line of each side), counts.  Fits a message. */

@@ -57,7 +57,7 @@ static mtl_device *open_system_device(char *err, size_t errlen) {
 #endif
 }
 
-/* The software device, with the run's --sw-checks and --sw-schedule (the
+/* The software device, with the run's --sw-checks, --sw-schedule and --sw-timeout (the
  * environment's GDNBENCH_SW_* where they are not given). */
 static mtl_device *open_software_device(const run_opts *o, char *err, size_t errlen) {
     swmtl_options so;
@@ -67,6 +67,7 @@ static mtl_device *open_software_device(const run_opts *o, char *err, size_t err
     if (o && o->sw_schedule &&
         swmtl_parse_order(o->sw_schedule, &so.schedule.fibers, "--sw-schedule", err, errlen) != 0)
         return NULL;
+    if (o && o->has_sw_timeout) so.timeout_s = o->sw_timeout;
     /* Every op compiles MSL: without a compiler, say so now, in one line. */
     char why[768];
     if (!swmtl_can_compile(why, sizeof why)) {

@@ -61,6 +61,8 @@ struct run_opts {
     /* GPU trace of the first timed iteration (--capture; set per case by the CLI) */
     const char *capture_path;
     int fast_math;             /* --fast-math: compile kernels with Metal's fast math */
+    int has_sw_timeout;        /* --sw-timeout given */
+    double sw_timeout;         /* the software device's watchdog, seconds per dispatch (0 = never) */
     int has_sw_max_findings;   /* --sw-max-findings given */
     int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int quiet;

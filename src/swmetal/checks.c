@@ -193,10 +193,38 @@ static const void *code_pc(const sw_job *job, uint32_t at) {
 
 /* The earlier access (by thread prev_tid of this threadgroup at code offset
  * prev_at) and the current one race. */
+/* "mem_none", "mem_device", ... for a barrier's flags. */
+static const char *flags_name(unsigned flags) {
+    switch (flags & 3u) {
+    case 0: return "mem_flags::mem_none";
+    case SW_MEM_FLAG_DEVICE: return "mem_flags::mem_device";
+    case SW_MEM_FLAG_THREADGROUP: return "mem_flags::mem_threadgroup";
+    default: return "mem_flags::mem_device | mem_flags::mem_threadgroup";
+    }
+}
+
+/* An access of epoch prev_epoch races with one now although a barrier lies between
+ * them: the first barrier after it, whose flags do not order `space`.  Writes the
+ * finding's detail into buf (empty when no barrier lies between or it is forgotten). */
+static void missing_flags(const sw_worker *w, uint32_t prev_epoch, unsigned need, const char *space, char *buf,
+                          size_t n) {
+    buf[0] = 0;
+    if (prev_epoch == w->epoch || w->epoch - prev_epoch >= SW_BARRIER_RING) return;
+    uint32_t e = (prev_epoch + 1) % SW_BARRIER_RING;
+    snprintf(buf, n,
+             "the barrier at line %d between them, threadgroup_barrier(%s), orders execution but not %s memory: "
+             "it needs %s",
+             w->bar_line[e], flags_name(w->bar_flags[e]), space,
+             need == SW_MEM_FLAG_DEVICE ? "mem_flags::mem_device" : "mem_flags::mem_threadgroup");
+}
+
 static void report_race(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, int prev_kind, uint16_t prev_tid,
-                        uint32_t prev_at, int kind, const void *pc) {
+                        uint32_t prev_at, uint32_t prev_epoch, int kind, const void *pc) {
     sw_raw_finding f;
     memset(&f, 0, sizeof f);
+    char detail[200];
+    missing_flags(w, prev_epoch, SW_MEM_FLAG_THREADGROUP, "threadgroup", detail, sizeof detail);
+    if (detail[0]) f.detail = detail;
     f.kind = DEV_FIND_TG_RACE;
     tg_place(w, off, n, &f);
     f.nsides = 2;
@@ -213,9 +241,10 @@ static void report_race(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, in
 }
 
 /* Are two accesses of this threadgroup ordered?  prev: (tid, barrier epoch, simd
- * epoch of its simdgroup then). */
+ * epoch of its simdgroup then).  Only a barrier with mem_flags::mem_threadgroup
+ * orders threadgroup memory between threads; a simd sync orders its own lanes. */
 static int ordered(const sw_worker *w, uint16_t prev_tid, uint32_t prev_epoch, uint32_t prev_simd, uint32_t tid) {
-    if (prev_epoch != w->epoch || prev_tid == tid) return 1;
+    if (prev_epoch < w->tg_order || prev_tid == tid) return 1; /* a mem_threadgroup barrier since */
     uint32_t sg = tid / SW_SIMD_WIDTH;
     return prev_tid / SW_SIMD_WIDTH == sg && prev_simd != w->simd_epoch[sg];
 }
@@ -244,10 +273,10 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
         }
         if (!is_write) {
             if (sh->written_gen == gen && !race_reported && !ordered(w, sh->w_tid, sh->w_epoch, sh->w_simd, tid)) {
-                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, SW_ACC_READ, pc);
+                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, sh->w_epoch, SW_ACC_READ, pc);
                 race_reported = 1;
             }
-            if (sh->r_epoch != epoch) {
+            if (sh->r_epoch < w->tg_order) { /* the readers before the last ordering barrier are done */
                 sh->r_tid = (uint16_t)tid;
                 sh->r_at = at;
                 sh->r_sg = (uint16_t)sg;
@@ -263,9 +292,9 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
         }
         if (!race_reported) {
             if (sh->written_gen == gen && !ordered(w, sh->w_tid, sh->w_epoch, sh->w_simd, tid)) {
-                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, SW_ACC_WRITE, pc);
+                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, sh->w_epoch, SW_ACC_WRITE, pc);
                 race_reported = 1;
-            } else if (sh->r_epoch == epoch) {
+            } else if (sh->r_epoch >= w->tg_order) {
                 int ok;
                 if (!(sh->r_sg & SW_SHADOW_READERS))
                     ok = ordered(w, sh->r_tid, sh->r_epoch, sh->r_simd, tid);
@@ -275,7 +304,7 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
                     /* Name a reader other than this thread (the two kept differ). */
                     int mine = sh->r_tid == tid;
                     report_race(w, t, off, n, SW_ACC_READ, mine ? sh->r_other : sh->r_tid,
-                                mine ? sh->r_other_at : sh->r_at, SW_ACC_WRITE, pc);
+                                mine ? sh->r_other_at : sh->r_at, sh->r_epoch, SW_ACC_WRITE, pc);
                     race_reported = 1;
                 }
             }
@@ -345,9 +374,10 @@ static sw_access r_cell_access(sw_job *job, uint32_t cell, uint16_t site, int ha
 }
 
 static void report_conflict(sw_worker *w, sw_gpu_thread *t, const sw_range *r, size_t off, size_t n, int kind,
-                            sw_access earlier, int later_kind, const void *pc) {
+                            sw_access earlier, int later_kind, const void *pc, const char *detail) {
     sw_raw_finding f;
     memset(&f, 0, sizeof f);
+    if (detail[0]) f.detail = detail;
     f.kind = kind;
     f.memory = SW_MEM_DEVICE;
     f.buffer = r->index;
@@ -406,7 +436,8 @@ static void device_read(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_de
     for (size_t i = 0; i < n; i++) {
         uint64_t wv = __atomic_load_n(&wc[i], __ATOMIC_RELAXED);
         if (wv && (wv >> DEV_W_TG_SHIFT) != tg1) {
-            report_conflict(w, t, r, off, n, DEV_FIND_DEVICE_READ_WRITE, w_cell_access(job, wv), SW_ACC_READ, pc);
+            report_conflict(w, t, r, off, n, DEV_FIND_DEVICE_READ_WRITE, w_cell_access(job, wv), SW_ACC_READ, pc,
+                            "");
             return;
         }
     }
@@ -416,7 +447,8 @@ static void device_write(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_d
                          const void *pc) {
     sw_job *job = w->job;
     uint32_t tg1 = (uint32_t)w->group.linear + 1;
-    uint64_t epoch = (uint64_t)(w->epoch & 0xffff) << DEV_W_EPOCH_SHIFT;
+    /* the span since the last barrier ordering device memory (mem_device) */
+    uint64_t epoch = (uint64_t)(w->dev_order & 0xffff) << DEV_W_EPOCH_SHIFT;
     uint64_t mine = (uint64_t)tg1 << DEV_W_TG_SHIFT | (uint64_t)t->index << DEV_W_TID_SHIFT | epoch |
                     sw_site_of(job, w, pc);
     uint64_t *wc = ds->w + off;
@@ -439,8 +471,11 @@ static void device_write(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_d
             int other_thread = ((old >> DEV_W_TID_SHIFT) & 1023) != t->index;
             int same_interval = (old & ((uint64_t)0xffff << DEV_W_EPOCH_SHIFT)) == epoch;
             if (other_group || (other_thread && same_interval)) {
+                char detail[200] = "";
+                if (!other_group && w->epoch != w->dev_order)
+                    missing_flags(w, w->dev_order, SW_MEM_FLAG_DEVICE, "device", detail, sizeof detail);
                 report_conflict(w, t, r, off, n, DEV_FIND_DEVICE_WRITE_WRITE, w_cell_access(job, old), SW_ACC_WRITE,
-                                pc);
+                                pc, detail);
                 ww = 1;
             }
         }
@@ -450,7 +485,7 @@ static void device_write(sw_worker *w, sw_gpu_thread *t, const sw_range *r, sw_d
              * that several read it (one of them this one). */
             int named = (rv >> DEV_R_TG_SHIFT) != tg1;
             report_conflict(w, t, r, off, n, DEV_FIND_DEVICE_READ_WRITE,
-                            r_cell_access(job, rv, ds->rsite[off + i], named), SW_ACC_WRITE, pc);
+                            r_cell_access(job, rv, ds->rsite[off + i], named), SW_ACC_WRITE, pc, "");
             rw = 1;
         }
     }
@@ -503,9 +538,9 @@ void sw_checks_tg_initialized(struct sw_worker *w, size_t off, size_t n) {
     for (size_t i = 0; i < n; i++) {
         sw_tg_shadow *sh = &w->shadow[off + i];
         sh->written_gen = w->tg_gen;
-        sh->w_epoch = w->epoch - 1u;   /* before this barrier interval: ordered with every access */
+        sh->w_epoch = w->tg_order - 1u; /* before this barrier interval: ordered with every access */
         sh->w_tid = SW_SHADOW_MANY;
-        sh->r_epoch = w->epoch - 1u;
+        sh->r_epoch = w->tg_order - 1u;
     }
 }
 

@@ -49,6 +49,14 @@ static int prepare_job(const sw_dispatch *d, sw_job *job, sw_dispatch_result *re
                          "(maxTotalThreadsPerThreadgroup); use a smaller threadgroup",
                          k, (unsigned long long)threads, d->tg_size[0], d->tg_size[1], d->tg_size[2],
                          SW_MAX_THREADS_PER_GROUP);
+    /* A GPU skips such a dispatch without a word (its outputs keep what they held). */
+    if (d->max_threads && threads > d->max_threads)
+        return set_error(res,
+                         "kernel '%s': %llu threads per threadgroup (%ux%ux%u) exceeds the pipeline's "
+                         "maxTotalThreadsPerThreadgroup of %u ([[max_total_threads_per_threadgroup(%u)]]); use at "
+                         "most %u",
+                         k, (unsigned long long)threads, d->tg_size[0], d->tg_size[1], d->tg_size[2], d->max_threads,
+                         d->max_threads, d->max_threads);
     size_t off = 0;
     char parts[512] = "";
     size_t plen = 0;

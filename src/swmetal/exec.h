@@ -56,6 +56,9 @@ typedef struct sw_dispatch {
     sw_exec_binding buf[SW_MAX_BUFFERS];
     size_t tg_len[SW_MAX_TG_PARAMS]; /* setThreadgroupMemoryLength:atIndex: (0 = not set) */
     swmtl_schedule schedule;     /* the device's, when the command buffer ran */
+    double timeout_s;            /* the watchdog: stop the dispatch after this long (0 = never) */
+    uint32_t max_threads;        /* the pipeline's maxTotalThreadsPerThreadgroup (0: the device's
+                                    SW_MAX_THREADS_PER_GROUP) */
 } sw_dispatch;
 
 typedef struct sw_dispatch_result {

@@ -25,6 +25,14 @@
 #define SW_CALL_DEPTH 8          /* shadow call stack entries kept per GPU thread (full checks) */
 #define SW_PENDING_MAX 16        /* finding groups per worker waiting for the barrier closing their interval */
 #define SW_SITE_CACHE 4096       /* per-worker cache of code address -> site id (a power of 2) */
+#define SW_BARRIER_RING 64       /* barriers a worker remembers (full checks: which lacked which flags) */
+#define SW_MEM_FLAG_DEVICE 1u    /* mem_flags::mem_device */
+#define SW_MEM_FLAG_THREADGROUP 2u /* mem_flags::mem_threadgroup */
+#define SW_WATCH_SAMPLES 8       /* where a stuck worker was, sampled by the watchdog (fault.c) */
+
+/* The watchdog's stages (sw_job.watchdog): a worker's signal handler samples the
+ * running thread's code address in the kernel library, and at STOP leaves it. */
+enum { SW_WATCH_OFF = 0, SW_WATCH_SAMPLE, SW_WATCH_STOP };
 
 enum sw_thread_state { SW_T_RUNNABLE = 0, SW_T_WAIT_BARRIER, SW_T_WAIT_SIMD, SW_T_DONE };
 enum sw_order { SW_ORDER_INORDER = 0, SW_ORDER_REVERSE, SW_ORDER_RANDOM };
@@ -44,6 +52,7 @@ typedef struct sw_gpu_thread {
     uint8_t out_bank;            /* exchange bank written for the next simd sync, SW_BANK_NONE */
     uint8_t read_bank;           /* exchange bank of the last simd sync (sw_rt_simd_slots) */
     int wait_line;               /* .metal line of the barrier / simd sync it waits at */
+    uint8_t wait_flags;          /* the mem_flags of the threadgroup barrier it waits at */
     const void *wait_pc;         /* code address of that barrier / simd sync call */
     const void *calls[SW_CALL_DEPTH]; /* full checks: call sites of the instrumented functions entered */
     uint32_t ncalls;             /* depth (may exceed SW_CALL_DEPTH; only the first ones are kept) */
@@ -90,6 +99,9 @@ typedef struct sw_job {
     _Atomic uint64_t next;       /* next threadgroup (position in `order`) to start */
     uint64_t claim;              /* threadgroups a worker takes from `next` at a time */
     _Atomic int abandoned;       /* set on the first fatal error: workers stop */
+    _Atomic int watchdog;        /* SW_WATCH_*: the dispatch ran past its timeout (pool.c, fault.c) */
+    uintptr_t kcode_lo, kcode_hi; /* the kernel library's code, where a stuck thread may be stopped
+                                     (set when the watchdog fires; 0 = unknown) */
     uint32_t *order;             /* threadgroup permutation, NULL = in order */
     int fiber_order;             /* sw_order of fibers between synchronisation points */
     int loop;                    /* run each threadgroup's threads as a plain loop (sync-free kernel) */
@@ -208,6 +220,9 @@ typedef struct sw_worker {
     const void *volatile fault_pc;   /* the faulting instruction, NULL when the platform does not say */
     volatile int fault_write;        /* 1 write, 0 read, -1 unknown */
     sw_gpu_thread *volatile fault_thread;
+    volatile int busy;           /* running a job (pool.c, under its lock): the watchdog signals it */
+    volatile int nsamples;       /* where the watchdog found this worker's running thread */
+    sw_access samples[SW_WATCH_SAMPLES];
     /* Device atomics in threadgroup order (atomics.c). */
     uint64_t group_k;            /* the group being run: its position in execution order, or UINT64_MAX */
     int in_turn;                 /* every earlier group has ended: atomics apply at once */
@@ -230,6 +245,17 @@ typedef struct sw_worker {
     /* Clocks for the full checks: every threadgroup, barrier release and simd sync
      * takes a fresh value, so shadow entries never need clearing. */
     uint32_t tg_gen, epoch, simd_clock;
+    /* Barrier semantics: epoch advances at every threadgroup barrier; these are its
+     * value at the last one that ordered threadgroup memory (mem_threadgroup) and
+     * device memory (mem_device), or at the threadgroup's start.  An access of an
+     * epoch before tg_order is ordered before every later one of the threadgroup. */
+    uint32_t tg_order, dev_order;
+    /* The last SW_BARRIER_RING barriers: code address, .metal line and mem_flags of
+     * the one that opened epoch e at [e % SW_BARRIER_RING] (findings name the one
+     * whose flags are missing). */
+    const void *bar_pc[SW_BARRIER_RING];
+    int bar_line[SW_BARRIER_RING];
+    uint8_t bar_flags[SW_BARRIER_RING];
     uint32_t simd_epoch[SW_MAX_SIMDGROUPS];
     sw_tg_shadow *shadow;        /* [SW_TG_MEM_LIMIT], allocated on the first full-check use */
 
@@ -368,6 +394,13 @@ void sw_group_reset_stacks(sw_worker *w);
 void sw_fault_install_handlers(void);
 /* Reports the fault the handler recorded in w (w->fault_*) as a finding. */
 void sw_fault_report(sw_worker *w);
+/* The signal the watchdog sends a worker (fault.c's handler samples or stops it). */
+#define SW_WATCHDOG_SIGNAL SIGURG
+/* The executable code of the loaded object containing fn: [*lo, *hi).  Returns 0, or
+ * -1 when it cannot be found. */
+int sw_fault_code_range(const void *fn, uintptr_t *lo, uintptr_t *hi);
+/* After the watchdog stopped the job: its workers' samples as findings. */
+void sw_fault_report_timeout(sw_job *job, sw_worker *const *workers, int n);
 
 /* pool.c: runs the job on every worker until its threadgroups are done or it is
  * abandoned; one job at a time.  Returns 0, or -1 with why (nothing ran). */

@@ -1,15 +1,22 @@
-/* fault.c — hardware faults in kernel code.  A worker's signal handler (on its
- * alternate stack) records the signal, the address and the faulting instruction,
- * and jumps back to the worker's scheduler context (pool.c), which reports the
- * fault as a finding: an out-of-bounds access into a buffer's or the arena's guard
- * page, a fiber's stack overflow, a wild address, a division trap.  Signals outside
- * kernel code go to whoever handled them before. */
+/* fault.c — hardware faults in kernel code, and the watchdog's stop.  A worker's
+ * signal handler (on its alternate stack) records the signal, the address and the
+ * faulting instruction, and jumps back to the worker's scheduler context (pool.c),
+ * which reports the fault as a finding: an out-of-bounds access into a buffer's or
+ * the arena's guard page, a fiber's stack overflow, a wild address, a division trap.
+ * Signals outside kernel code go to whoever handled them before.  The watchdog
+ * (pool.c) signals the workers of a dispatch that ran too long: the handler samples
+ * where the running thread is and, when told to stop, leaves kernel code the same
+ * way — only from the kernel library's own code, never from the executor's, which
+ * may hold a lock. */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #ifdef __APPLE__
+#include <mach-o/loader.h>
 #include <sys/ucontext.h>
 #else
+#include <link.h>
 #include <ucontext.h>
 #endif
 
@@ -136,11 +143,126 @@ static void fault_context(void *ucv, const void **pc, int *write) {
 #endif
 }
 
-static struct sigaction old_actions[32];
-static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP};
+#ifdef __APPLE__
+/* The __TEXT segment of the image whose header dladdr finds: it starts at the header. */
+int sw_fault_code_range(const void *fn, uintptr_t *lo, uintptr_t *hi) {
+    Dl_info info;
+    if (!fn || !dladdr(fn, &info) || !info.dli_fbase) return -1;
+    const struct mach_header_64 *mh = info.dli_fbase;
+    if (mh->magic != MH_MAGIC_64) return -1;
+    const uint8_t *at = (const uint8_t *)(mh + 1);
+    for (uint32_t i = 0; i < mh->ncmds; i++) {
+        const struct load_command *lc = (const struct load_command *)at;
+        if (lc->cmd == LC_SEGMENT_64) {
+            const struct segment_command_64 *seg = (const struct segment_command_64 *)at;
+            if (strncmp(seg->segname, "__TEXT", sizeof seg->segname) == 0) {
+                *lo = (uintptr_t)mh;
+                *hi = *lo + (uintptr_t)seg->vmsize;
+                return 0;
+            }
+        }
+        at += lc->cmdsize;
+    }
+    return -1;
+}
+#else
+typedef struct code_query {
+    uintptr_t pc, lo, hi;
+} code_query;
+
+/* The object whose segments hold q->pc: the hull of its executable segments. */
+static int code_of_object(struct dl_phdr_info *info, size_t size, void *arg) {
+    code_query *q = arg;
+    (void)size;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int holds = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uintptr_t a = (uintptr_t)(info->dlpi_addr + ph->p_vaddr), b = a + ph->p_memsz;
+        if (q->pc >= a && q->pc < b) holds = 1;
+        if (!(ph->p_flags & PF_X)) continue;
+        if (a < lo) lo = a;
+        if (b > hi) hi = b;
+    }
+    if (!holds || hi <= lo) return 0;
+    q->lo = lo;
+    q->hi = hi;
+    return 1;
+}
+
+int sw_fault_code_range(const void *fn, uintptr_t *lo, uintptr_t *hi) {
+    code_query q = {(uintptr_t)fn, 0, 0};
+    if (!fn || !dl_iterate_phdr(code_of_object, &q)) return -1;
+    *lo = q.lo;
+    *hi = q.hi;
+    return 0;
+}
+#endif
+
+void sw_fault_report_timeout(sw_job *job, sw_worker *const *workers, int n) {
+    char what[200];
+    snprintf(what, sizeof what, "still running after %g s (--sw-timeout SECONDS); its threads were running here",
+             job->d->timeout_s);
+    sw_raw_finding f;
+    memset(&f, 0, sizeof f);
+    f.kind = DEV_FIND_TIMEOUT;
+    f.buffer = -1;
+    f.fatal = 1;
+    f.detail = what;
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < workers[i]->nsamples && k < SW_WATCH_SAMPLES; k++) {
+            f.nsides = 1;
+            f.side[0] = workers[i]->samples[k];
+            sw_findings_add(job, NULL, &f);
+            any = 1;
+        }
+    if (any) return;
+    snprintf(what, sizeof what,
+             "still running after %g s (--sw-timeout SECONDS); no thread was in the kernel's code when sampled",
+             job->d->timeout_s);
+    f.nsides = 0;
+    sw_findings_add(job, NULL, &f);
+}
+
+/* The watchdog's signal: where the running thread is (kernel code only), and at
+ * SW_WATCH_STOP out of it to the worker's landing site. */
+static void watchdog_signal(sw_worker *w, void *uc) {
+    sw_job *job = w->job;
+    int stage = job ? atomic_load(&job->watchdog) : SW_WATCH_OFF;
+    if (stage == SW_WATCH_OFF || !w->cur) return;
+    const void *pc;
+    int write;
+    fault_context(uc, &pc, &write);
+    if (job->kcode_hi && ((uintptr_t)pc < job->kcode_lo || (uintptr_t)pc >= job->kcode_hi)) return;
+    sw_range_sync_thread(w);
+    if (w->nsamples < SW_WATCH_SAMPLES) {
+        w->samples[w->nsamples] = sw_access_of(w->cur, w, pc, SW_ACC_NONE, 0, 0);
+        w->nsamples = w->nsamples + 1;
+    }
+    if (stage != SW_WATCH_STOP) return;
+    w->fault_thread = w->cur;
+    sw_set_current(w, NULL);
+    if (!w->group.looping) sw_fiber_note_jump(&w->sched);
+    siglongjmp(w->fault_jmp, 3);
+}
+
+static struct sigaction old_actions[64];
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SW_WATCHDOG_SIGNAL};
 
 static void fault_handler(int sig, siginfo_t *si, void *uc) {
     sw_worker *w = sw_tls_worker;
+    if (sig == SW_WATCHDOG_SIGNAL) {
+        if (w) {
+            watchdog_signal(w, uc);
+            return;
+        }
+        struct sigaction *old = &old_actions[sig];
+        if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) old->sa_sigaction(sig, si, uc);
+        else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) old->sa_handler(sig);
+        return; /* its default action is to ignore it */
+    }
     if (w && w->cur) {
         sw_range_sync_thread(w);
         w->fault_sig = sig;
@@ -174,7 +296,7 @@ void sw_fault_install_handlers(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = fault_handler;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
         sigaction(fault_signals[i], &sa, &old_actions[fault_signals[i]]);

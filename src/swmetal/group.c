@@ -125,13 +125,15 @@ static void loop_reached_sync(sw_worker *w, const char *what, int line) {
     sw_exec_abandon_current();
 }
 
+static void barrier_orders(sw_worker *w, const void *pc, int line, unsigned flags);
+
 void sw_rt_threadgroup_barrier(unsigned mem_flags, int line) {
-    (void)mem_flags;
     sw_worker *w = sw_tls_worker;
     if (w->group.looping) loop_reached_sync(w, "threadgroup barrier", line);
     sw_gpu_thread *t = w->cur;
     t->state = SW_T_WAIT_BARRIER;
     t->wait_line = line;
+    t->wait_flags = (uint8_t)mem_flags;
     t->wait_pc = SW_CALL_SITE();
     w->group.wait_barrier++;
     run_next(w, t);
@@ -357,15 +359,30 @@ static int resolve(sw_worker *w) {
             }
             w->next[nnext++] = i;
         }
-        sw_findings_close_interval(w->job, w, pc);
-        w->group.interval_pc = pc;
         for (uint32_t k = 0; k < nnext; k++) w->threads[w->next[k]].state = SW_T_RUNNABLE;
         w->group.wait_barrier = 0;
-        w->epoch++;
+        barrier_orders(w, pc, line, w->threads[w->next[0]].wait_flags);
     }
     order_run_list(w, w->next, nnext);
     for (uint32_t k = 0; k < nnext; k++) run_push(w, w->next[k]);
     return (int)nnext;
+}
+
+/* A threadgroup barrier at pc released its threads: execution is ordered across it,
+ * memory only in the address spaces its mem_flags name (mem_none: neither).  A
+ * threadgroup race's interval is the span between barriers that order threadgroup
+ * memory. */
+static void barrier_orders(sw_worker *w, const void *pc, int line, unsigned flags) {
+    uint32_t e = ++w->epoch;
+    w->bar_pc[e % SW_BARRIER_RING] = pc;
+    w->bar_line[e % SW_BARRIER_RING] = line;
+    w->bar_flags[e % SW_BARRIER_RING] = (uint8_t)flags;
+    if (flags & SW_MEM_FLAG_THREADGROUP) {
+        sw_findings_close_interval(w->job, w, pc);
+        w->group.interval_pc = pc;
+        w->tg_order = e;
+    }
+    if (flags & SW_MEM_FLAG_DEVICE) w->dev_order = e;
 }
 
 void sw_group_reset_stacks(sw_worker *w) {
@@ -532,6 +549,7 @@ static int begin_group(sw_worker *w, sw_job *job, uint64_t linear, const uint32_
             memset(w->mma_logs + (size_t)sg * SW_MMA_LOG_BYTES, 0, SW_MMA_LOG_HEADER);
     w->tg_gen++;
     w->epoch++;
+    w->tg_order = w->dev_order = w->epoch;
     if (d->instrumented && !w->shadow) {
         w->shadow = calloc(SW_TG_MEM_LIMIT, sizeof *w->shadow);
         if (!w->shadow) {

@@ -185,10 +185,12 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
         else
             msl_buf_printf(&b, ", sw_entry_%d, 0, nullptr, %d, ", k, kr->line);
         msl_buf_printf(&b, "(const void *)&%s, ", kr->callee);
-        if (u->emit_range) msl_buf_printf(&b, "sw_range_%d},\n", k);
-        else msl_buf_puts(&b, "nullptr},\n");
+        if (u->emit_range) msl_buf_printf(&b, "sw_range_%d, ", k);
+        else msl_buf_puts(&b, "nullptr, ");
+        if (kr->max_threads) msl_buf_printf(&b, "(unsigned)(%s)},\n", kr->max_threads);
+        else msl_buf_puts(&b, "0u},\n");
     }
-    msl_buf_puts(&b, "    {nullptr, nullptr, 0, nullptr, 0, nullptr, nullptr}};\n");
+    msl_buf_puts(&b, "    {nullptr, nullptr, 0, nullptr, 0, nullptr, nullptr, 0u}};\n");
     msl_buf_puts(&b, "extern \"C\" const int sw_abi_version = SW_ABI_VERSION;\n");
     char *out = msl_buf_take(&b);
     if (!out) *err = strdup("out of memory while generating the kernel C++");

@@ -40,6 +40,10 @@ typedef struct msl_kernel {
      * in msl_unit.text, so that the C++ of one kernel can leave the others'
      * instantiations out.  inst == 3 when both ends are known. */
     int inst, inst_lo, inst_hi;
+    /* [[max_total_threads_per_threadgroup(N)]]: N's text, a constant expression the
+     * kernel table evaluates; NULL = none (or a template's, which may depend on its
+     * parameters: not taken) */
+    char *max_threads;
 } msl_kernel;
 
 typedef struct msl_constant {

@@ -152,6 +152,7 @@ void fe_kernel_free(msl_kernel *k) {
     free(k->host_name);
     free(k->callee);
     free(k->file);
+    free(k->max_threads);
     for (int i = 0; i < k->nbindings; i++) free(k->bindings[i].param);
     free(k->bindings);
     *k = (msl_kernel){0};
@@ -292,6 +293,7 @@ typedef struct decl_head {
     int lp;                      /* the first '(' (not decltype's), -1 */
     int decltype_at;             /* the first decltype, -1 */
     const attr_item *host;       /* [[host_name("x")]], NULL */
+    const attr_item *max_threads; /* [[max_total_threads_per_threadgroup(N)]], NULL */
 } decl_head;
 
 /* Fills *h from tokens [ds, end) and blanks the `kernel` keyword.  Returns 0 for
@@ -317,6 +319,8 @@ static int scan_decl_head(front *f, int ds, int end, decl_head *h) {
         if (f->c.toks[i].kind == MSL_TK_ATTR) {
             if (fe_find_attr(f, i, "kernel")) h->kernel = 1;
             if (fe_find_attr(f, i, "host_name")) h->host = fe_find_attr(f, i, "host_name");
+            if (fe_find_attr(f, i, "max_total_threads_per_threadgroup"))
+                h->max_threads = fe_find_attr(f, i, "max_total_threads_per_threadgroup");
             if (fe_find_attr(f, i, "function_constant")) h->fc_at = i;
             continue;
         }
@@ -453,6 +457,14 @@ static int add_declared_kernel(front *f, msl_kernel *kr, const decl_head *h, int
     return add_kernel(f, k, kr);
 }
 
+/* An attribute's argument as source text (its original tokens, one space apart). */
+static char *attr_arg_text(const front *f, const attr_item *a) {
+    msl_buf b = {0};
+    for (int i = a->arg_lo; i < a->arg_hi; i++)
+        msl_buf_printf(&b, "%s%.*s", i > a->arg_lo ? " " : "", f->lx.toks[i].len, f->lx.text + f->lx.toks[i].start);
+    return msl_buf_take(&b);
+}
+
 static int process_decl(front *f, int ds, int end, int body, const char *ns) {
     decl_head h;
     if (!scan_decl_head(f, ds, end, &h)) return 0;
@@ -469,6 +481,13 @@ static int process_decl(front *f, int ds, int end, int body, const char *ns) {
         if (!kr.host_name || !kr.host_name[0]) {
             fe_kernel_free(&kr);
             return fe_fail(f, k, "[[host_name(...)]] needs a string literal");
+        }
+    }
+    if (h.max_threads && !h.is_template && !h.is_inst && h.max_threads->arg_lo < h.max_threads->arg_hi) {
+        kr.max_threads = attr_arg_text(f, h.max_threads);
+        if (!kr.max_threads) {
+            fe_kernel_free(&kr);
+            return fe_fail(f, k, "out of memory");
         }
     }
     int typedef_form = -1;

@@ -158,8 +158,8 @@ static void cb_add_diags(sw_mtl_cb *cb, sw_dispatch_result *res) {
 
 /* Runs one command; *t0 and *t1 = when it started and ended.  Returns 0, or -1 with
  * *msg (malloc'd). */
-static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, const swmtl_schedule *sched, double *t0, double *t1,
-                   char **msg) {
+static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, const swmtl_schedule *sched, double timeout_s, double *t0,
+                   double *t1, char **msg) {
     if (c->sample_buffer) {
         *t0 = *t1 = sw_exec_now();
         sw_sample_buffer_store(c->sample_buffer, c->sample_index, sw_gpu_timestamp(*t0));
@@ -184,6 +184,8 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, const swmtl_schedule *sch
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);
     memcpy(d.tg_len, c->tg_len, sizeof d.tg_len);
     d.schedule = *sched;
+    d.max_threads = sw_mtl_pipeline_max_threads(c->pipeline);
+    d.timeout_s = timeout_s;
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
         if (c->buffers[i]) bind_buffer(&d.buf[i], &((sw_mtl_buffer *)c->buffers[i])->mem, c->offsets[i], 0);
         if (c->bytes[i].map) bind_buffer(&d.buf[i], &c->bytes[i], 0, 1);
@@ -220,7 +222,7 @@ static void cb_execute(sw_mtl_cb *cb) {
     }
     for (sw_cmd *c = cb->cmds; c && !msg; c = c->next) {
         double t0, t1;
-        cmd_run(cb, c, full, &sched, &t0, &t1, &msg);
+        cmd_run(cb, c, full, &sched, sw_mtl_device_timeout(device), &t0, &t1, &msg);
         if (c == cb->cmds) cb->start = t0;
         cb->end = t1;
     }
@@ -604,6 +606,13 @@ static void enc_set_bytes(id self, SEL cmd, const void *bytes, NSUInteger length
 
 static void enc_set_tg_memory(id self, SEL cmd, NSUInteger length, NSUInteger index) {
     if (!enc_index_ok(self, "threadgroup memory", index, SW_MAX_TG_PARAMS)) return;
+    if (length % 16 != 0) { /* Metal's API validation refuses it; a GPU without it misbehaves */
+        cb_encode_error(enc_cb(self),
+                        "setThreadgroupMemoryLength:%lu atIndex:%lu: the length must be a multiple of 16 bytes; "
+                        "round it up to %lu",
+                        (unsigned long)length, (unsigned long)index, (unsigned long)((length + 15) / 16 * 16));
+        return;
+    }
     ((sw_mtl_encoder *)self)->tg_len[index] = length;
 }
 

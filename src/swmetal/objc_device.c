@@ -363,7 +363,13 @@ int sw_mtl_pipeline_atomic_free(id pipeline) {
     return f->kernel.atomic_free;
 }
 
-static NSUInteger pipeline_max_threads(id self, SEL cmd) { return SW_MAX_THREADS_PER_GROUP; }
+unsigned sw_mtl_pipeline_max_threads(id pipeline) {
+    sw_mtl_function *f = (sw_mtl_function *)((sw_mtl_pipeline *)pipeline)->function;
+    unsigned n = f->kernel.info ? f->kernel.info->max_threads : 0;
+    return n > 0 && n < SW_MAX_THREADS_PER_GROUP ? n : SW_MAX_THREADS_PER_GROUP;
+}
+
+static NSUInteger pipeline_max_threads(id self, SEL cmd) { return sw_mtl_pipeline_max_threads(self); }
 static NSUInteger pipeline_width(id self, SEL cmd) { return SW_SIMD_WIDTH; }
 /* Function-scope threadgroup arrays are only sized when the kernel runs. */
 static NSUInteger pipeline_static_tg(id self, SEL cmd) { return 0; }
@@ -408,6 +414,7 @@ typedef struct sw_mtl_device {
     id name;
     int checks;                  /* SW_CHECKS_*: fixed, buffers are laid out for it */
     int counter_sampling;
+    double timeout_s;            /* the watchdog's limit per dispatch (swmtl_options.timeout_s) */
     pthread_mutex_t mu;          /* guards schedule: validate changes it between command buffers */
     swmtl_schedule schedule;
 } sw_mtl_device;
@@ -415,6 +422,8 @@ typedef struct sw_mtl_device {
 int sw_mtl_device_checks(id device) { return ((sw_mtl_device *)device)->checks; }
 
 int sw_mtl_device_counter_sampling(id device) { return ((sw_mtl_device *)device)->counter_sampling; }
+
+double sw_mtl_device_timeout(id device) { return ((sw_mtl_device *)device)->timeout_s; }
 
 swmtl_schedule sw_mtl_device_schedule(id device) {
     sw_mtl_device *d = (sw_mtl_device *)device;
@@ -550,6 +559,7 @@ void swmtl_options_init(swmtl_options *o) {
         .checks = (swmtl_checks)sw_checks_default(),
         .schedule = {.fibers = sw_schedule_default_fibers(), .groups = {SWMTL_ORDER_INORDER, 0}, .lanes = 1},
         .counter_sampling = 1,
+        .timeout_s = SWMTL_DEFAULT_TIMEOUT_S,
     };
 }
 
@@ -565,6 +575,7 @@ id swmtl_device_new(const swmtl_options *o) {
     d->name = sw_string_new("gdnbench software device");
     d->checks = (int)o->checks;
     d->counter_sampling = o->counter_sampling != 0;
+    d->timeout_s = o->timeout_s > 0 ? o->timeout_s : 0;
     d->schedule = o->schedule;
     pthread_mutex_init(&d->mu, NULL);
     return (id)d;

@@ -63,9 +63,10 @@ typedef struct sw_mtl_buffer {
 Class sw_mtl_buffer_class(void);
 
 /* A device's settings (swmetal.h's options): its checks mode (SW_CHECKS_*, fixed),
- * whether it samples counters, and its schedule now. */
+ * whether it samples counters, its watchdog limit (0 = none) and its schedule now. */
 int sw_mtl_device_checks(id device);
 int sw_mtl_device_counter_sampling(id device);
+double sw_mtl_device_timeout(id device);
 swmtl_schedule sw_mtl_device_schedule(id device);
 Class sw_mtl_pipeline_class(void);
 
@@ -73,6 +74,9 @@ Class sw_mtl_pipeline_class(void);
  * first use) and one exists.  Returns 0, or -1 with *err (malloc'd). */
 int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instrumented, char **err);
 const char *sw_mtl_pipeline_name(id pipeline);
+/* maxTotalThreadsPerThreadgroup: the kernel's [[max_total_threads_per_threadgroup(N)]]
+ * when it gives a smaller N, else the device's SW_MAX_THREADS_PER_GROUP. */
+unsigned sw_mtl_pipeline_max_threads(id pipeline);
 /* 1 when the pipeline's kernel never synchronises its threads (run as plain loops). */
 int sw_mtl_pipeline_sync_free(id pipeline);
 /* 1 when the pipeline's library uses no atomics (no threadgroup-order bookkeeping). */

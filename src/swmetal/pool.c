@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/parallel.h"
@@ -30,12 +31,14 @@ static struct {
           PTHREAD_COND_INITIALIZER, 0, NULL, NULL, 0, 0, 0};
 
 static void worker_run_job(sw_worker *w, sw_job *job) {
+    w->nsamples = 0;
     w->job = job;
     w->log = NULL;
     int landed = sigsetjmp(w->fault_jmp, 1);
     if (landed != 0) {
         /* 1: a hardware fault in kernel code; 2: a plain-loop threadgroup abandoned
-         * after its report (sw_exec_abandon_current) */
+         * after its report (sw_exec_abandon_current); 3: stopped by the watchdog
+         * (sw_pool_run reports where) */
         if (!w->group.looping) sw_fiber_note_landed();
         if (landed == 1 && w->group.lanes_running) {
             /* which lane?  The same group again with fibers: they fault at the same
@@ -54,6 +57,7 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
         sw_group_reset_stacks(w);
         w->group.looping = 0;
         w->group.ranging = 0;
+        w->group.lanes_running = 0;
         sw_atomics_group_end(w, 0);
         return;
     }
@@ -125,9 +129,11 @@ static void *worker_main(void *arg) {
         while (pool.seq == seen) pthread_cond_wait(&pool.work_cv, &pool.mu);
         seen = pool.seq;
         sw_job *job = pool.job;
+        w->busy = 1;
         pthread_mutex_unlock(&pool.mu);
         worker_run_job(w, job);
         pthread_mutex_lock(&pool.mu);
+        w->busy = 0;
         if (--pool.remaining == 0) pthread_cond_signal(&pool.done_cv);
         pthread_mutex_unlock(&pool.mu);
     }
@@ -185,6 +191,51 @@ static void map_stacks_off_the_clock(const sw_job *job, char *why, size_t n) {
         }
 }
 
+/* Waits (pool.mu held) until the workers are done or `deadline` passes.  Returns 1
+ * when they are done. */
+static int wait_done_until(const struct timespec *deadline) {
+    while (pool.remaining > 0)
+        if (pthread_cond_timedwait(&pool.done_cv, &pool.mu, deadline) == ETIMEDOUT) return pool.remaining == 0;
+    return 1;
+}
+
+static struct timespec after(double seconds) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* pthread_cond_timedwait's clock (macOS has no other) */
+    double whole = (double)(long long)seconds;
+    ts.tv_sec += (time_t)whole;
+    ts.tv_nsec += (long)((seconds - whole) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    return ts;
+}
+
+/* Signals every worker still on the job, then waits up to `seconds` for them. */
+static int poke_busy_workers(double seconds) {
+    for (int i = 0; i < pool.n; i++)
+        if (pool.workers[i]->busy) pthread_kill(pool.workers[i]->th, SW_WATCHDOG_SIGNAL);
+    struct timespec dl = after(seconds);
+    return wait_done_until(&dl);
+}
+
+/* The dispatch ran past its timeout (pool.mu held): sample where its running threads
+ * are a few times, then stop them, each where it is (fault.c), and wait for every
+ * worker.  A worker outside the kernel's code is signalled again until it is in it,
+ * or it reaches a synchronisation point and sees the job abandoned. */
+static void watchdog_stop(sw_job *job) {
+    if (sw_fault_code_range((const void *)job->d->entry, &job->kcode_lo, &job->kcode_hi) != 0)
+        job->kcode_lo = job->kcode_hi = 0;
+    atomic_store(&job->watchdog, SW_WATCH_SAMPLE);
+    for (int k = 0; k < SW_WATCH_SAMPLES / 2; k++)
+        if (poke_busy_workers(0.005)) break;
+    atomic_store(&job->watchdog, SW_WATCH_STOP);
+    atomic_store(&job->abandoned, 1);
+    pthread_mutex_unlock(&pool.mu);
+    sw_atomics_wake(job); /* workers waiting for their turn stop too */
+    pthread_mutex_lock(&pool.mu);
+    while (!poke_busy_workers(0.01)) {
+    }
+}
+
 int sw_pool_run(sw_job *job, char *why, size_t whylen) {
     pthread_mutex_lock(&pool.dispatch_mu);
     why[0] = '\0';
@@ -205,10 +256,15 @@ int sw_pool_run(sw_job *job, char *why, size_t whylen) {
     pool.remaining = pool.n;
     pool.seq++;
     pthread_cond_broadcast(&pool.work_cv);
+    double limit = job->d->timeout_s;
+    struct timespec deadline = after(limit);
+    int stopped = limit > 0 && !wait_done_until(&deadline);
+    if (stopped) watchdog_stop(job);
     while (pool.remaining > 0) pthread_cond_wait(&pool.done_cv, &pool.mu);
     pool.job = NULL;
     pthread_mutex_unlock(&pool.mu);
     job->res->end_s = sw_exec_now();
+    if (stopped) sw_fault_report_timeout(job, pool.workers, pool.n);
     sw_checks_dispatch_end(job);
     pthread_mutex_unlock(&pool.dispatch_mu);
     return 0;

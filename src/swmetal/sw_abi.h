@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 9
+#define SW_ABI_VERSION 10
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -118,6 +118,7 @@ typedef struct sw_kernel_info {
     int line;                /* .metal line of the kernel's declaration */
     const void *fn;          /* the kernel function: the key of sw_tg_static_bytes */
     sw_range_fn range;       /* NULL when the library may synchronise (msl_sync.c) */
+    unsigned max_threads;    /* [[max_total_threads_per_threadgroup(N)]]'s N, 0 = none given */
 } sw_kernel_info;
 
 /* Exported by every compiled kernel library: the bytes of threadgroup memory the

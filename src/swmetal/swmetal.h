@@ -83,11 +83,18 @@ typedef struct swmtl_options {
     int counter_sampling;        /* 1: supportsCounterSampling: YES at stage boundaries; 0: NO for
                                     every point, as a GPU without such counters (tests of hosts'
                                     fallbacks) */
+    double timeout_s;            /* the watchdog (--sw-timeout): a dispatch still running after this
+                                    many seconds is stopped and fails its command buffer with a
+                                    finding naming where its threads were running; 0 = never */
 } swmtl_options;
+
+/* The watchdog's default limit: far above the longest dispatch of the shipped ops at
+ * their largest default shapes with full checks (README, checks). */
+#define SWMTL_DEFAULT_TIMEOUT_S 600.0
 
 /* The defaults: checks from GDNBENCH_SW_CHECKS, else fast; fibers in the order of
  * GDNBENCH_SW_SCHEDULE, else inorder; threadgroups in order; lanes and counter
- * sampling on.  The environment is read once per process (a bad value is reported
+ * sampling on; the watchdog at SWMTL_DEFAULT_TIMEOUT_S.  The environment is read once per process (a bad value is reported
  * on stderr once and the default used). */
 void swmtl_options_init(swmtl_options *o);
 

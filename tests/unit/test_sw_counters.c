@@ -22,8 +22,8 @@ static void k_busy(const sw_thread_args *a) {
 }
 
 static const sw_kernel_info kernels[] = {
-    {"busy", k_busy, 0, NULL, 1, NULL, NULL},
-    {NULL, NULL, 0, NULL, 0, NULL, NULL},
+    {"busy", k_busy, 0, NULL, 1, NULL, NULL, 0},
+    {NULL, NULL, 0, NULL, 0, NULL, NULL, 0},
 };
 
 static id new_pool(void) { return MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init"); }

@@ -38,10 +38,11 @@ static void k_fault(const sw_thread_args *a) {
 }
 
 static const sw_kernel_info kernels[] = {
-    {"add", k_add, 0, NULL, 1, NULL, NULL},
-    {"spin", k_spin, 0, NULL, 2, NULL, NULL},
-    {"fault", k_fault, 0, NULL, 3, NULL, NULL},
-    {NULL, NULL, 0, NULL, 0, NULL, NULL},
+    {"add", k_add, 0, NULL, 1, NULL, NULL, 0},
+    {"spin", k_spin, 0, NULL, 2, NULL, NULL, 0},
+    {"fault", k_fault, 0, NULL, 3, NULL, NULL, 0},
+    {"capped", k_add, 0, NULL, 4, NULL, NULL, 64}, /* [[max_total_threads_per_threadgroup(64)]] */
+    {NULL, NULL, 0, NULL, 0, NULL, NULL, 0},
 };
 
 /* ---- helpers, all message sends ---- */
@@ -412,4 +413,64 @@ TEST(sw_objc_autoreleased_objects_go_to_the_hosts_pool) {
     MSG0(void, lib, "release");
     MSG0(void, queue, "release");
     MSG0(void, dev, "release");
+}
+
+/* The pipeline limits Metal enforces (issue 32): a kernel's
+ * [[max_total_threads_per_threadgroup(N)]] is its pipeline's
+ * maxTotalThreadsPerThreadgroup, and a dispatch of more threads per threadgroup
+ * fails naming both numbers (a GPU skips it silently); a threadgroup memory length
+ * that is not a multiple of 16 is refused as Metal's validation refuses it. */
+TEST(sw_objc_pipeline_limits) {
+    id pool = new_pool();
+    id dev = swmtl_create_system_default_device();
+    id lib = swmtl_new_native_library(dev, kernels);
+    id pso = new_pipeline(dev, lib, "capped");
+    CHECK_EQ_INT(MSG0(NSUInteger, pso, "maxTotalThreadsPerThreadgroup"), 64);
+    float zero[128] = {0};
+    id in = MSG3(id, dev, "newBufferWithBytes:length:options:", const void *, zero, NSUInteger, sizeof zero,
+                 NSUInteger, 0);
+    id out = MSG2(id, dev, "newBufferWithLength:options:", NSUInteger, sizeof zero, NSUInteger, 0);
+    id bufs[3] = {in, out, in};
+    id queue = MSG0(id, dev, "newCommandQueue");
+    /* 128 > 64 threads: the limit case, and 64: the control */
+    for (uint32_t tg = 128; tg >= 64; tg /= 2) {
+        id cb = encode_1d(queue, pso, bufs, 3, 1, tg);
+        MSG0(void, cb, "commit");
+        MSG0(void, cb, "waitUntilCompleted");
+        const char *e = error_text(cb);
+        if (tg == 128) {
+            CHECK_EQ_INT(MSG0(NSUInteger, cb, "status"), 5);
+            CHECK_MSG(e && strstr(e, "128 threads per threadgroup") && strstr(e, "maxTotalThreadsPerThreadgroup of 64"),
+                      "error: %s", e ? e : "(none)");
+        } else {
+            CHECK_MSG(MSG0(NSUInteger, cb, "status") == 4, "error: %s", e ? e : "(none)");
+        }
+    }
+    /* threadgroup memory: 20 bytes is refused, 32 is taken */
+    for (NSUInteger len = 20; len <= 32; len += 12) {
+        id cb = MSG0(id, queue, "commandBuffer");
+        id enc = MSG0(id, cb, "computeCommandEncoder");
+        MSG1(void, enc, "setComputePipelineState:", id, pso);
+        for (int i = 0; i < 3; i++)
+            MSG3(void, enc, "setBuffer:offset:atIndex:", id, bufs[i], NSUInteger, 0, NSUInteger, (NSUInteger)i);
+        MSG2(void, enc, "setThreadgroupMemoryLength:atIndex:", NSUInteger, len, NSUInteger, 0);
+        MTLSize g = {1, 1, 1}, t = {32, 1, 1};
+        MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, g, MTLSize, t);
+        MSG0(void, enc, "endEncoding");
+        MSG0(void, cb, "commit");
+        MSG0(void, cb, "waitUntilCompleted");
+        const char *e = error_text(cb);
+        if (len == 20)
+            CHECK_MSG(e && strstr(e, "setThreadgroupMemoryLength:20 atIndex:0") && strstr(e, "multiple of 16"),
+                      "error: %s", e ? e : "(none)");
+        else
+            CHECK_MSG(e == NULL, "error: %s", e);
+    }
+    MSG0(void, queue, "release");
+    MSG0(void, in, "release");
+    MSG0(void, out, "release");
+    MSG0(void, pso, "release");
+    MSG0(void, lib, "release");
+    MSG0(void, dev, "release");
+    MSG0(void, pool, "drain");
 }
