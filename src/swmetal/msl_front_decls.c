@@ -252,9 +252,15 @@ static int record_kernel_body(front *f, int ds, int k, int body, int name, const
                 continue;
             }
             if (j < close && !tk_is(f, j, ",")) continue;
-            /* parameter [a, j): its name is the last identifier before any '=' */
+            /* parameter [a, j): its name is the last identifier before any '=', outside
+             * parentheses but for a function pointer's `(*name)` */
             int nm = -1, pack = 0;
             for (int t = a; t < j && !tk_is(f, t, "="); t++) {
+                if (tk_is(f, t, "(") && f->c.match[t] > t) {
+                    if (tk_is(f, t + 1, "*") && tk_ident(f, t + 2) && f->c.match[t] == t + 3) nm = t + 2;
+                    t = f->c.match[t];
+                    continue;
+                }
                 if (tk_ident(f, t) && !tk_is(f, t, "typename") && !tk_is(f, t, "class")) nm = t;
                 if (tk_is(f, t, ".") && tk_is(f, t + 1, ".") && tk_is(f, t + 2, ".")) pack = 1;
             }
