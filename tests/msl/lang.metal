@@ -42,6 +42,10 @@ kernel void casts(device const half4 *h [[buffer(0)]], device half4 *hback [[buf
     misc[1] = float4(sign_of<half4>(xh));
     misc[2] = (float4)(x >= 0.5f);
     misc[3] = float4((float4)int4(7, -7, 0, 1));   // spelled-out type: converts too
+    bool4 bm = x > 0.0f, bn = x < 0.0f;               // bool vectors declared from comparisons
+    misc[4] = float4(bm) + 2.0f * float4(bn);
+    misc[5] = select(float4(10.0f), x, x > 0.0f);
+    misc[6] = float4(all(x > -3.0f), any(x > 3.0f), all(bm), any(bm));
 }
 
 // ---- 1. MSL's predefined constants (every one of the spec's tables) ----

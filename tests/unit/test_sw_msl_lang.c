@@ -77,7 +77,7 @@ TEST(sw_msl_lang_casts_convert_values) {
         const int32_t n[8] = {3, -7, 0, 1 << 20, 5, 6, -1, 100};
         id bufs[7] = {lang_buffer(&e, sizeof h, h),  lang_buffer(&e, sizeof h, NULL), lang_buffer(&e, 32 * 4, NULL),
                       lang_buffer(&e, sizeof n, n),  lang_buffer(&e, sizeof n, NULL), lang_buffer(&e, 32 * 4, NULL),
-                      lang_buffer(&e, 16 * 4, NULL)};
+                      lang_buffer(&e, 32 * 4, NULL)};
         if (lang_run(&e, "casts", bufs, 7, 32) == 0) {
             const uint32_t *hw = contents(bufs[2]), *nw = contents(bufs[5]);
             const uint16_t *hb = contents(bufs[1]);
@@ -101,6 +101,10 @@ TEST(sw_msl_lang_casts_convert_values) {
                 CHECK_MSG(m[4 + k] == sign[k], "T(x > 0) - T(x < 0), T = half4 [%d] = %g", k, m[4 + k]);
                 CHECK_MSG(m[8 + k] == ge[k], "(float4)(x >= 0.5) [%d] = %g", k, m[8 + k]);
                 CHECK_MSG(m[12 + k] == ints[k], "(float4)int4 [%d] = %g", k, m[12 + k]);
+                const float bools[4] = {2, 0, 1, 1}, sel[4] = {10, 10, 3, 0.5f}, votes[4] = {1, 0, 0, 1};
+                CHECK_MSG(m[16 + k] == bools[k], "bool4 m = x > 0 [%d]: %g", k, m[16 + k]);
+                CHECK_MSG(m[20 + k] == sel[k], "select [%d] = %g", k, m[20 + k]);
+                CHECK_MSG(m[24 + k] == votes[k], "all/any [%d] = %g", k, m[24 + k]);
             }
         }
         release_all(bufs, 7);
