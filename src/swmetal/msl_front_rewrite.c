@@ -402,10 +402,6 @@ int fe_rewrite_conditionals(front *f) {
 
 /* --------------------------------------------------- string arguments */
 
-/* A string literal is in the constant address space in MSL: os_log("mlx", "x")
- * passes it to `constant char *` parameters.  As a call argument it becomes
- * ::metal::sw_str("..."), a `constant char *` (which also converts to a plain
- * const char *). */
 /* Is tk[i] inside `__attribute__((name("text")))` (visibility, section, ...), whose
  * arguments the compiler wants as string literals? tk[open] is the '(' around it. */
 static int in_gnu_attribute(const front *f, int open, int i) {
@@ -416,6 +412,10 @@ static int in_gnu_attribute(const front *f, int open, int i) {
     return 0;
 }
 
+/* A string literal is in the constant address space in MSL: os_log("mlx", "x")
+ * passes it to `constant char *` parameters.  As a call argument it becomes
+ * ::metal::sw_str("..."), a `constant char *` (which also converts to a plain
+ * const char *). */
 int fe_rewrite_string_args(front *f) {
     for (int i = 1; i < f->c.ntoks && !f->err; i++) {
         if (f->c.toks[i].kind != MSL_TK_STRING || f->c.toks[i - 1].kind == MSL_TK_STRING) continue;
