@@ -179,3 +179,23 @@ kernel void inits(device float *out [[buffer(0)]], uint i [[thread_position_in_g
     out[k++] = scal[1][0];
     out[k++] = hidden_twice(inlined_plus1(api_square(3.0f)));   // 5.: 2 * (9 + 1)
 }
+
+// ---- §6 pack and unpack functions ----
+kernel void packing(device const float4 *in [[buffer(0)]], device uint *packed [[buffer(1)]],
+                    device float4 *unpacked [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i >= 8) return;
+    float4 v = in[i];
+    packed[6 * i + 0] = pack_float_to_unorm4x8(v);
+    packed[6 * i + 1] = pack_float_to_snorm4x8(v);
+    packed[6 * i + 2] = pack_float_to_unorm2x16(v.xy);
+    packed[6 * i + 3] = pack_float_to_snorm2x16(v.zw);
+    packed[6 * i + 4] = pack_half_to_unorm4x8(half4(v));
+    packed[6 * i + 5] = pack_half_to_snorm2x16(half2(v.xy));
+    uint u = as_type<uint>(v.x);
+    unpacked[6 * i + 0] = unpack_unorm4x8_to_float(u);
+    unpacked[6 * i + 1] = unpack_snorm4x8_to_float(u);
+    unpacked[6 * i + 2] = float4(unpack_unorm2x16_to_float(u), unpack_snorm2x16_to_float(u));
+    unpacked[6 * i + 3] = float4(unpack_unorm4x8_to_half(u));
+    unpacked[6 * i + 4] = float4(unpack_snorm4x8_to_half(u));
+    unpacked[6 * i + 5] = float4(float2(unpack_unorm2x16_to_half(u)), float2(unpack_snorm2x16_to_half(u)));
+}

@@ -240,3 +240,76 @@ TEST(sw_msl_lang_initialisers_and_attributes) {
     }
     sw_test_env_close(&e);
 }
+
+/* The spec's conversion rules for normalized integers, written out here: clamp
+ * (NaN is 0), scale by 2^n - 1 (unorm) or 2^(n-1) - 1 (snorm), round to nearest
+ * even; back: c / (2^n - 1), snorm not below -1.  Field k at bits [n*k, n*k + n). */
+static uint32_t ref_pack(const float *v, int count, int bits, int snorm) {
+    uint32_t r = 0, mask = bits == 32 ? ~0u : (1u << bits) - 1;
+    for (int k = 0; k < count; k++) {
+        float f = v[k] != v[k] ? 0.0f : v[k], lo = snorm ? -1.0f : 0.0f;
+        f = f < lo ? lo : f > 1.0f ? 1.0f : f;
+        float scale = snorm ? (float)((1 << (bits - 1)) - 1) : (float)mask;
+        long q = lrintf(f * scale);
+        r |= ((uint32_t)q & mask) << (bits * k);
+    }
+    return r;
+}
+
+static float ref_unpack(uint32_t u, int k, int bits, int snorm) {
+    uint32_t mask = (1u << bits) - 1, c = (u >> (bits * k)) & mask;
+    if (!snorm) return (float)c / (float)mask;
+    int32_t s = (c & (1u << (bits - 1))) ? (int32_t)c - (int32_t)(1u << bits) : (int32_t)c;
+    float x = (float)s / (float)((1 << (bits - 1)) - 1);
+    return x < -1.0f ? -1.0f : x;
+}
+
+static float h_round(float f) { return f16_to_f32(f16_from_f32(f)); }
+
+TEST(sw_msl_lang_pack_unpack) {
+    sw_test_env e;
+    if (lang_open(&e) == 0) {
+        float in[8][4] = {{0.0f, 1.0f, -1.0f, 0.5f},       {0.25f, -0.25f, 2.0f, -3.0f},
+                          {0.1f, 0.9f, -0.1f, -0.9f},      {0.0f, NAN, -0.0f, 0.999f},
+                          {0.0f, 0.3333f, -0.6667f, 0.7f}, {0.0f, 0.0f, 0.0f, 0.0f},
+                          {0.0f, 0.0f, 0.0f, 0.0f},        {0.0f, 0.0f, 0.0f, 0.0f}};
+        const uint32_t xbits[8] = {0x00000000u, 0x3e800000u, 0x3dcccccdu, 0x00010203u,
+                                   0x80ff7f01u, 0x7f7f8081u, 0xff00ff00u, 0x12345678u};
+        for (int i = 0; i < 8; i++) memcpy(&in[i][0], &xbits[i], 4);   /* x: bits to unpack */
+        id bufs[3] = {lang_buffer(&e, sizeof in, in), lang_buffer(&e, 8 * 6 * 4, NULL),
+                      lang_buffer(&e, 8 * 6 * 16, NULL)};
+        if (lang_run(&e, "packing", bufs, 3, 32) == 0) {
+            const uint32_t *p = contents(bufs[1]);
+            const float *q = contents(bufs[2]);
+            int bad = 0;
+            for (int i = 0; i < 8; i++) {
+                const float *v = in[i];
+                float hv[4];
+                for (int k = 0; k < 4; k++) hv[k] = h_round(v[k]);
+                uint32_t want[6] = {ref_pack(v, 4, 8, 0),      ref_pack(v, 4, 8, 1),  ref_pack(v, 2, 16, 0),
+                                    ref_pack(v + 2, 2, 16, 1), ref_pack(hv, 4, 8, 0), ref_pack(hv, 2, 16, 1)};
+                for (int m = 0; m < 6; m++)
+                    if (p[6 * i + m] != want[m])
+                        bad++, printf("  pack %d of row %d: 0x%08x want 0x%08x\n", m, i, p[6 * i + m], want[m]);
+                uint32_t u = xbits[i];
+                float wq[6][4];
+                for (int k = 0; k < 4; k++) {
+                    wq[0][k] = ref_unpack(u, k, 8, 0);
+                    wq[1][k] = ref_unpack(u, k, 8, 1);
+                    wq[2][k] = k < 2 ? ref_unpack(u, k, 16, 0) : ref_unpack(u, k - 2, 16, 1);
+                    wq[3][k] = h_round(wq[0][k]);
+                    wq[4][k] = h_round(wq[1][k]);
+                    wq[5][k] = h_round(wq[2][k]);
+                }
+                for (int m = 0; m < 6; m++)
+                    for (int k = 0; k < 4; k++)
+                        if (memcmp(&q[(6 * i + m) * 4 + k], &wq[m][k], 4) != 0)
+                            bad++, printf("  unpack %d of 0x%08x [%d]: %a want %a\n", m, u, k,
+                                          (double)q[(6 * i + m) * 4 + k], (double)wq[m][k]);
+            }
+            CHECK_EQ_INT(bad, 0);
+        }
+        release_all(bufs, 3);
+    }
+    sw_test_env_close(&e);
+}

@@ -526,6 +526,56 @@ SW_MATH_NAMES(SW_USING)
 #undef SW_USING
 #undef SW_MATH_NAMES
 
+// ---- pack and unpack functions: normalized integers in a uint (x in the low bits) ----
+// As the spec's conversion rules: unorm n bits -> c / (2^n - 1); snorm -> max(c / (2^(n-1) - 1), -1);
+// float -> unorm: clamp to [0, 1] (NaN: 0), scale, round to nearest even; snorm likewise in [-1, 1].
+inline uint sw_to_unorm(float f, float scale) {
+    return (uint)__builtin_rintf(__builtin_fminf(__builtin_fmaxf(f, 0.0f), 1.0f) * scale);
+}
+inline uint sw_to_snorm(float f, float scale, uint mask) {
+    if (f != f) return 0;   // NaN
+    return (uint)(int)__builtin_rintf(__builtin_fminf(__builtin_fmaxf(f, -1.0f), 1.0f) * scale) & mask;
+}
+template <int B, int N> inline vec<float, N> sw_unpack_unorm(uint v) {
+    vec<float, N> r;
+    for (int i = 0; i < N; i++) r[i] = (float)((v >> (B * i)) & ((1u << B) - 1)) / (float)((1u << B) - 1);
+    return r;
+}
+template <int B, int N> inline vec<float, N> sw_unpack_snorm(uint v) {
+    vec<float, N> r;
+    for (int i = 0; i < N; i++) {
+        int c = (int)(v << (32 - B * (i + 1))) >> (32 - B);   // the field, sign-extended
+        r[i] = __builtin_fmaxf((float)c / (float)((1 << (B - 1)) - 1), -1.0f);
+    }
+    return r;
+}
+template <int B, int N, class V> inline uint sw_pack_unorm(V v) {
+    uint r = 0;
+    for (int i = 0; i < N; i++) r |= sw_to_unorm((float)v[i], (float)((1u << B) - 1)) << (B * i);
+    return r;
+}
+template <int B, int N, class V> inline uint sw_pack_snorm(V v) {
+    uint r = 0;
+    for (int i = 0; i < N; i++) r |= sw_to_snorm((float)v[i], (float)((1 << (B - 1)) - 1), (1u << B) - 1) << (B * i);
+    return r;
+}
+inline float4 unpack_unorm4x8_to_float(uint v) { return sw_unpack_unorm<8, 4>(v); }
+inline float4 unpack_snorm4x8_to_float(uint v) { return sw_unpack_snorm<8, 4>(v); }
+inline half4 unpack_unorm4x8_to_half(uint v) { return sw_convert<half4>(sw_unpack_unorm<8, 4>(v)); }
+inline half4 unpack_snorm4x8_to_half(uint v) { return sw_convert<half4>(sw_unpack_snorm<8, 4>(v)); }
+inline float2 unpack_unorm2x16_to_float(uint v) { return sw_unpack_unorm<16, 2>(v); }
+inline float2 unpack_snorm2x16_to_float(uint v) { return sw_unpack_snorm<16, 2>(v); }
+inline half2 unpack_unorm2x16_to_half(uint v) { return sw_convert<half2>(sw_unpack_unorm<16, 2>(v)); }
+inline half2 unpack_snorm2x16_to_half(uint v) { return sw_convert<half2>(sw_unpack_snorm<16, 2>(v)); }
+inline uint pack_float_to_unorm4x8(float4 v) { return sw_pack_unorm<8, 4>(v); }
+inline uint pack_float_to_snorm4x8(float4 v) { return sw_pack_snorm<8, 4>(v); }
+inline uint pack_half_to_unorm4x8(half4 v) { return sw_pack_unorm<8, 4>(v); }
+inline uint pack_half_to_snorm4x8(half4 v) { return sw_pack_snorm<8, 4>(v); }
+inline uint pack_float_to_unorm2x16(float2 v) { return sw_pack_unorm<16, 2>(v); }
+inline uint pack_float_to_snorm2x16(float2 v) { return sw_pack_snorm<16, 2>(v); }
+inline uint pack_half_to_unorm2x16(half2 v) { return sw_pack_unorm<16, 2>(v); }
+inline uint pack_half_to_snorm2x16(half2 v) { return sw_pack_snorm<16, 2>(v); }
+
 } // namespace metal
 
 #endif
