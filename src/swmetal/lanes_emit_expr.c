@@ -226,7 +226,8 @@ void lv_emit_expr(lanes *L, int lo, int hi) {
         }
         /* the fiber front end's constructors and casts (msl_front.c): ::metal::sw_mk<T>(...) */
         if (is(L, i, "::") && is(L, i + 1, "metal") && is(L, i + 2, "::") &&
-            (is(L, i + 3, "sw_mk") || is(L, i + 3, "sw_convert") || is(L, i + 3, "sw_static_cast"))) {
+            (is(L, i + 3, "sw_mk") || is(L, i + 3, "sw_convert") || is(L, i + 3, "sw_static_cast") ||
+             is(L, i + 3, "sw_fcast") || is(L, i + 3, "sw_ccast"))) {
             lv_skip_tok(L, i);
             lv_skip_tok(L, i + 1);
             lv_skip_tok(L, i + 2);
@@ -234,7 +235,8 @@ void lv_emit_expr(lanes *L, int lo, int hi) {
             continue;
         }
         if (is(L, i, "metal") && is(L, i + 1, "::") &&
-            (is(L, i + 2, "sw_mk") || is(L, i + 2, "sw_convert") || is(L, i + 2, "sw_static_cast"))) {
+            (is(L, i + 2, "sw_mk") || is(L, i + 2, "sw_convert") || is(L, i + 2, "sw_static_cast") ||
+             is(L, i + 2, "sw_fcast") || is(L, i + 2, "sw_ccast"))) {
             lv_skip_tok(L, i);
             lv_skip_tok(L, i + 1);
             i += 2;
@@ -321,7 +323,8 @@ static int emit_primary(lanes *L, int lo, int p_end, int fcast, int scast) {
         lv_out_tok(L, L->c.match[k]);
         return L->c.match[k] + 1;
     }
-    if (is(L, lo, "sw_mk") || is(L, lo, "sw_convert") || is(L, lo, "sw_static_cast")) {
+    if (is(L, lo, "sw_mk") || is(L, lo, "sw_convert") || is(L, lo, "sw_static_cast") || is(L, lo, "sw_fcast") ||
+        is(L, lo, "sw_ccast")) {
         /* vectors and conversions of varying values: the lanes' cast (same bits;
          * sw_static_cast<T> is static_cast<T> but for half/bfloat and vector T,
          * which convert as sw_convert does, and so does cast) */

@@ -79,7 +79,7 @@ int lv_is_template_name(const lanes *L, int i) {
     if (!is_ident(L, i)) return 0;
     static const char *const known[] = {"as_type", "vec", "simdgroup_matrix", "static_cast", "reinterpret_cast",
                                         "const_cast", "numeric_limits", "is_same", "is_same_v", "sw_mk",
-                                        "sw_convert", "sw_static_cast", NULL};
+                                        "sw_convert", "sw_static_cast", "sw_fcast", "sw_ccast", NULL};
     for (int k = 0; known[k]; k++)
         if (is(L, i, known[k])) return 1;
     for (int k = 0; k < L->ntmpl; k++)

@@ -477,6 +477,8 @@ static void front_free(front *f) {
     free(f->fn_refs);
     for (int i = 0; i < f->nvec_aliases; i++) free(f->vec_aliases[i]);
     free(f->vec_aliases);
+    for (int i = 0; i < f->ntype_params; i++) free(f->type_params[i]);
+    free(f->type_params);
     free(f->attrs);
     for (int i = 0; i < f->nedits; i++) free(f->edits[i].text);
     free(f->edits);

@@ -253,9 +253,15 @@ static int record_kernel_body(front *f, int ds, int k, int body, int name, const
                 continue;
             }
             if (j < close && !tk_is(f, j, ",")) continue;
-            /* parameter [a, j): its name is the last identifier before any '=' */
+            /* parameter [a, j): its name is the last identifier before any '=', outside
+             * parentheses but for a function pointer's `(*name)` */
             int nm = -1, pack = 0;
             for (int t = a; t < j && !tk_is(f, t, "="); t++) {
+                if (tk_is(f, t, "(") && f->c.match[t] > t) {
+                    if (tk_is(f, t + 1, "*") && tk_ident(f, t + 2) && f->c.match[t] == t + 3) nm = t + 2;
+                    t = f->c.match[t];
+                    continue;
+                }
                 if (tk_ident(f, t) && !tk_is(f, t, "typename") && !tk_is(f, t, "class")) nm = t;
                 if (tk_is(f, t, ".") && tk_is(f, t + 1, ".") && tk_is(f, t + 2, ".")) pack = 1;
             }
@@ -576,6 +582,15 @@ int fe_reject_unsupported(front *f) {
                                      "texture2d_ms_array", "texture3d", "texturecube", "texturecube_array",
                                      "texture_buffer", "depth2d", "depth2d_array", "depth2d_ms", "depth2d_ms_array",
                                      "depthcube", "depthcube_array", NULL};
+    /* library templates of features a CPU device has no counterpart for */
+    static const struct {
+        const char *name, *feature;
+    } templates[] = {{"acceleration_structure", "ray tracing"},
+                     {"intersector", "ray tracing"},
+                     {"intersection_function_table", "ray tracing"},
+                     {"visible_function_table", "function pointers"},
+                     {"imageblock", "imageblocks (tile memory)"},
+                     {NULL, NULL}};
     for (int i = 0; i < f->c.ntoks; i++) {
         if (f->c.toks[i].kind == MSL_TK_ATTR) {
             static const char *stages[] = {"vertex", "fragment", "stage_in", "mesh", "object", NULL};
@@ -592,7 +607,13 @@ int fe_reject_unsupported(front *f) {
             for (int t = 0; textures[t]; t++)
                 if (tk_is(f, i, textures[t]))
                     return fe_fail(f, i, "not supported by the software Metal device: textures (%s<...>)", textures[t]);
+            for (int t = 0; templates[t].name; t++)
+                if (tk_is(f, i, templates[t].name))
+                    return fe_fail(f, i, "not supported by the software Metal device: %s (%s<...>)",
+                                   templates[t].feature, templates[t].name);
         }
+        if (tk_is(f, i, "command_buffer") && tk_ident(f, i + 1))
+            return fe_fail(f, i, "not supported by the software Metal device: indirect command buffers (command_buffer)");
         if ((tk_is(f, i, "sampler") && tk_ident(f, i + 1)) ||
             ((tk_is(f, i, "vertex") || tk_is(f, i, "fragment")) && tk_ident(f, i + 1) &&
              (i == 0 || tk_is(f, i - 1, ";") || tk_is(f, i - 1, "}") || f->c.toks[i - 1].kind == MSL_TK_DIRECTIVE))) {

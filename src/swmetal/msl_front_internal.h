@@ -56,6 +56,8 @@ typedef struct front {
     int nfn_refs;
     char **vec_aliases;          /* names declared as vector types: using X = vec<T, 2>; typedef float4 X; */
     int nvec_aliases;
+    char **type_params;          /* names declared `typename X` / `class X` in a template head */
+    int ntype_params;
     attr_group *attrs;
     int nattrs;
     edit *edits;

@@ -217,6 +217,89 @@ static int is_vector_alias(const front *f, int i) {
     return 0;
 }
 
+/* Names of template type parameters (`template <typename T, class TC = float>`):
+ * `(TC) x` may be a vector conversion once TC is known, which only the compiler
+ * can tell, so such casts go through ::metal::sw_ccast. */
+static int collect_type_params(front *f) {
+    for (int i = 0; i + 1 < f->c.ntoks; i++) {
+        if (!tk_is(f, i, "template") || !tk_is(f, i + 1, "<")) continue;
+        int end = msl_skip_angles(&f->c, i + 1, f->c.ntoks);
+        for (int j = i + 2; end > 0 && j + 1 < end; j++) {
+            if (!(tk_is(f, j, "typename") || tk_is(f, j, "class")) || !tk_ident(f, j + 1)) continue;
+            if (!(tk_is(f, j + 2, ",") || tk_is(f, j + 2, "=") || j + 2 == end - 1)) continue;
+            char **na = realloc(f->type_params, sizeof *na * (size_t)(f->ntype_params + 1));
+            char *nm = tk_dup(f, j + 1);
+            if (!na || !nm) {
+                free(nm);
+                if (na) f->type_params = na;
+                return fe_fail(f, j, "out of memory");
+            }
+            f->type_params = na;
+            f->type_params[f->ntype_params++] = nm;
+        }
+    }
+    return 0;
+}
+
+static int is_type_param(const front *f, int i) {
+    for (int k = 0; k < f->ntype_params; k++)
+        if (tk_is(f, i, f->type_params[k])) return 1;
+    return 0;
+}
+
+/* Is tk[i] a comparison operator (< > <= >= == !=) at the top level of an
+ * expression?  `<` of a template's arguments (`f<4>(x)`) and shifts are not. */
+static int comparison_at(const front *f, int i, int *skip_to) {
+    *skip_to = i;
+    if (tk_is(f, i, "<") && tk_ident(f, i - 1)) {
+        int gt = msl_skip_angles(&f->c, i, f->c.ntoks);
+        if (gt > 0 && (tk_is(f, gt, "(") || tk_is(f, gt, "::"))) {
+            *skip_to = gt - 1;
+            return 0;
+        }
+    }
+    if (tk_is(f, i, "<") || tk_is(f, i, ">")) {
+        const char *c = tk_is(f, i, "<") ? "<" : ">";
+        return !tk_is(f, i - 1, c) && !tk_is(f, i + 1, c) && !tk_is(f, i - 1, "-");
+    }
+    if (tk_is(f, i, "=") && tk_is(f, i + 1, "="))
+        return !tk_is(f, i - 1, "=") && !tk_is(f, i - 1, "!") && !tk_is(f, i - 1, "<") && !tk_is(f, i - 1, ">");
+    return tk_is(f, i, "!") && tk_is(f, i + 1, "=");
+}
+
+/* The arguments of the group at tk[lp] that are comparisons (`T(x > 0)`,
+ * `float4(a < b)`) are MSL bool vectors, which clang makes int vectors of 0/-1:
+ * each becomes ::metal::sw_truth(arg), a bool vector, so the conversion gives 1. */
+static int wrap_truth_args(front *f, int lp) {
+    int rp = f->c.match[lp], a = lp + 1, found = 0;
+    for (int j = lp + 1; j <= rp && !f->err; j++) {
+        if (j < rp && f->c.match[j] > j && !tk_is(f, j, "<")) {
+            j = f->c.match[j];
+            continue;
+        }
+        if (j == rp || tk_is(f, j, ",")) {
+            if (found && j > a) {
+                char *open = strdup("::metal::sw_truth("), *close = strdup(")");
+                if (!open || !close) {
+                    free(open);
+                    free(close);
+                    return fe_fail(f, lp, "out of memory");
+                }
+                int e = f->c.toks[j - 1].start + f->c.toks[j - 1].len;
+                fe_add_edit(f, f->c.toks[a].start, f->c.toks[a].start, open);
+                fe_add_edit(f, e, e, close);
+            }
+            a = j + 1;
+            found = 0;
+            continue;
+        }
+        int skip;
+        if (comparison_at(f, j, &skip)) found = 1;
+        j = skip;
+    }
+    return f->err ? -1 : 0;
+}
+
 /* MSL's half literal suffix: 1.5h -> ((half)1.5).  1 when rewritten. */
 static int rewrite_half_literal(front *f, int i) {
     const char *s = tk_text(f, i);
@@ -319,6 +402,16 @@ int fe_rewrite_conditionals(front *f) {
 
 /* --------------------------------------------------- string arguments */
 
+/* Is tk[i] inside `__attribute__((name("text")))` (visibility, section, ...), whose
+ * arguments the compiler wants as string literals? tk[open] is the '(' around it. */
+static int in_gnu_attribute(const front *f, int open, int i) {
+    for (int q = open - 1; q >= 0 && q >= open - 4; q--)
+        if ((tk_is(f, q, "__attribute__") || tk_is(f, q, "__attribute")) && tk_is(f, q + 1, "(") &&
+            f->c.match[q + 1] > i)
+            return 1;
+    return 0;
+}
+
 /* A string literal is in the constant address space in MSL: os_log("mlx", "x")
  * passes it to `constant char *` parameters.  As a call argument it becomes
  * ::metal::sw_str("..."), a `constant char *` (which also converts to a plain
@@ -337,7 +430,7 @@ int fe_rewrite_string_args(front *f) {
         if (open < 1 || !tk_is(f, open, "(") || !(tk_ident(f, open - 1) || tk_is(f, open - 1, ">"))) continue;
         if (tk_is(f, open - 1, "static_assert") || tk_is(f, open - 1, "asm") || tk_is(f, open - 1, "__asm__") ||
             strncmp(tk_text(f, open - 1), "__builtin", 9) == 0 || tk_is(f, open - 1, "__attribute__") ||
-            tk_is(f, open - 1, "deprecated") || tk_is(f, open - 1, "_Pragma"))
+            tk_is(f, open - 1, "deprecated") || tk_is(f, open - 1, "_Pragma") || in_gnu_attribute(f, open, i))
             continue;
         if (add_edit_ordered(f, f->c.toks[i].start, "::metal::sw_str(", -1) ||
             add_edit_ordered(f, f->c.toks[last].start + f->c.toks[last].len, ")", 1))
@@ -544,13 +637,16 @@ static int plain_cast_target(const front *f, int lt) {
  * ::metal::sw_convert<float4>(h4).  Returns 1 when rewritten. */
 static int rewrite_c_cast(front *f, int lp) {
     int t = lp + 1, rp = lp + 2;
-    if (!tk_is(f, rp, ")") || !(is_vector_type_name(tk_text(f, t), f->c.toks[t].len) || is_fp16_name(f, t))) return 0;
+    if (!tk_is(f, rp, ")") || !tk_ident(f, t)) return 0;
+    const char *conv = "sw_convert";
+    if (is_type_param(f, t) || is_vector_alias(f, t)) conv = "sw_ccast";
+    else if (!(is_vector_type_name(tk_text(f, t), f->c.toks[t].len) || is_fp16_name(f, t))) return 0;
     if (lp > 0 && (tk_ident(f, lp - 1) || tk_is(f, lp - 1, ">") || tk_is(f, lp - 1, ")") || tk_is(f, lp - 1, "]")))
         return 0;   /* sizeof(float4), f(half) in a declaration, ... */
     int end = unary_operand_end(f, rp + 1);
     if (end < 0) return 0;
     msl_buf b = {0};
-    msl_buf_printf(&b, "::metal::sw_convert<%.*s>(", f->c.toks[t].len, tk_text(f, t));
+    msl_buf_printf(&b, "::metal::%s<%.*s>(", conv, f->c.toks[t].len, tk_text(f, t));
     char *open = msl_buf_take(&b), *close = strdup(")");
     if (!open || !close) {
         free(open);
@@ -560,6 +656,7 @@ static int rewrite_c_cast(front *f, int lp) {
     fe_add_edit(f, f->c.toks[lp].start, f->c.toks[rp].start + 1, open);
     int e = f->c.toks[end - 1].start + f->c.toks[end - 1].len;
     fe_add_edit(f, e, e, close);
+    if (tk_is(f, rp + 1, "(") && f->c.match[rp + 1] == end - 1 && wrap_truth_args(f, rp + 1)) return -1;
     return 1;
 }
 
@@ -623,9 +720,107 @@ static int rewrite_vector_direct_init(front *f, int i) {
     return 0;
 }
 
+/* `#pragma unroll (MIN(a, b))`: the preprocessed text keeps a pragma's argument as
+ * written, so a macro in it is undeclared by then.  The count is only a hint: a
+ * pragma whose argument calls something is dropped (the loop unrolls as the
+ * compiler chooses), and the same line keeps its number. */
+static int drop_unroll_with_call(front *f, int i) {
+    const char *s = tk_text(f, i);
+    int n = f->c.toks[i].len, k = 1;
+    while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
+    if (n - k < 6 || memcmp(s + k, "pragma", 6) != 0) return 0;
+    k += 6;
+    while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
+    if (n - k < 6 || memcmp(s + k, "unroll", 6) != 0) return 0;
+    const char *open = memchr(s + k, '(', (size_t)(n - k));
+    if (!open || !memchr(open + 1, '(', (size_t)(s + n - open - 1))) return 0;
+    char *t = strdup("");
+    return !t || fe_add_edit(f, f->c.toks[i].start, f->c.toks[i].start + n, t) ? -1 : 1;
+}
+
+/* Does the brace group at tk[lb] hold anything but number literals?  Lists of
+ * literals (`float4 c = {1, 2}`) mean the same in C++ and stay as written. */
+static int brace_has_names(const front *f, int lb) {
+    for (int j = lb + 1; j < f->c.match[lb]; j++)
+        if (f->c.toks[j].kind == MSL_TK_IDENT) return 1;
+    return 0;
+}
+
+/* The brace group at tk[lb] initialises one vector of type tk[ty]: becomes
+ * ::metal::sw_brace<T>(...), which takes vectors as their elements in order
+ * (`float4 v = {p.xy, q.xy}`, which C++ refuses) and pads with zeros. */
+static int brace_to_call(front *f, int ty, int lb) {
+    msl_buf b = {0};
+    msl_buf_printf(&b, "%s::metal::sw_brace<%.*s>(", tk_ident(f, lb - 1) ? " = " : "", f->c.toks[ty].len,
+                   tk_text(f, ty));
+    char *open = msl_buf_take(&b), *close = strdup(")");
+    if (!open || !close) {
+        free(open);
+        free(close);
+        return fe_fail(f, lb, "out of memory");
+    }
+    int rb = f->c.match[lb];
+    fe_add_edit(f, f->c.toks[lb].start, f->c.toks[lb].start + 1, open);
+    fe_add_edit(f, f->c.toks[rb].start, f->c.toks[rb].start + 1, close);
+    return f->err ? -1 : 0;
+}
+
+static int is_bool_vector(const front *f, int i) {
+    return tk_is(f, i, "bool2") || tk_is(f, i, "bool3") || tk_is(f, i, "bool4");
+}
+
+/* `float4 v = {a.xy, b}, w[2] = {{x, y}, {z}};` -- tk[i] is the vector type at the
+ * start of a declaration: each braced initialiser of one vector (an array's
+ * elements too) that names something becomes a sw_brace call. */
+static int rewrite_vector_brace_init(front *f, int i) {
+    int d = i + 1;
+    while (tk_ident(f, d)) {
+        int p = d + 1, array = 0;
+        while (tk_is(f, p, "[") && f->c.match[p] > p) {
+            p = f->c.match[p] + 1;
+            array = 1;
+        }
+        int eq = tk_is(f, p, "=");
+        if (eq) p++;
+        if (eq && !array && !tk_is(f, p, "{") && is_bool_vector(f, i)) {
+            /* bool4 m = a < b: clang's comparison is an int vector */
+            int e = p;
+            while (e < f->c.ntoks && !tk_is(f, e, ",") && !tk_is(f, e, ";"))
+                e = f->c.match[e] > e ? f->c.match[e] + 1 : e + 1;
+            if (e >= f->c.ntoks || e == p) return 0;
+            char *open = strdup("::metal::sw_truth("), *close = strdup(")");
+            if (!open || !close) {
+                free(open);
+                free(close);
+                return fe_fail(f, p, "out of memory");
+            }
+            int end = f->c.toks[e - 1].start + f->c.toks[e - 1].len;
+            fe_add_edit(f, f->c.toks[p].start, f->c.toks[p].start, open);
+            fe_add_edit(f, end, end, close);
+            if (!tk_is(f, e, ",")) return f->err ? -1 : 0;
+            d = e + 1;
+            continue;
+        }
+        if (!tk_is(f, p, "{") || f->c.match[p] < p) return 0;
+        int rb = f->c.match[p];
+        if (!array && brace_has_names(f, p) && brace_to_call(f, i, p)) return -1;
+        for (int j = p + 1; array && j < rb; j++) {
+            if (tk_is(f, j, "{") && f->c.match[j] > j && brace_has_names(f, j) && brace_to_call(f, i, j)) return -1;
+            if (f->c.match[j] > j) j = f->c.match[j];
+        }
+        if (!tk_is(f, rb + 1, ",")) return 0;
+        d = rb + 2;
+    }
+    return 0;
+}
+
 int fe_rewrite_vector_constructors(front *f) {
-    if (collect_vector_aliases(f)) return -1;
+    if (collect_vector_aliases(f) || collect_type_params(f)) return -1;
     for (int i = 0; i < f->c.ntoks && !f->err; i++) {
+        if (f->c.toks[i].kind == MSL_TK_DIRECTIVE) {
+            if (drop_unroll_with_call(f, i) < 0) return -1;
+            continue;
+        }
         if (f->c.toks[i].kind == MSL_TK_NUMBER) {
             if (rewrite_half_literal(f, i) == 0) rewrite_float_literal(f, i);
             continue;
@@ -660,11 +855,25 @@ int fe_rewrite_vector_constructors(front *f) {
                     (tk_is(f, i - 1, "(") && tk_is(f, i - 2, "for")))) {
             if (rewrite_vector_direct_init(f, i)) return -1;
         } else if ((is_vector_type_name(tk_text(f, i), f->c.toks[i].len) || (!qualified && is_vector_alias(f, i))) &&
+                   tk_ident(f, i + 1) && (tk_is(f, i + 2, "=") || tk_is(f, i + 2, "{") || tk_is(f, i + 2, "[")) &&
+                   (tk_is(f, i - 1, ";") || tk_is(f, i - 1, "{") || tk_is(f, i - 1, "}") || tk_is(f, i - 1, "const") ||
+                    tk_is(f, i - 1, "constexpr") || tk_is(f, i - 1, "thread") || tk_is(f, i - 1, "constant"))) {
+            if (rewrite_vector_brace_init(f, i)) return -1;
+        } else if ((is_vector_type_name(tk_text(f, i), f->c.toks[i].len) || (!qualified && is_vector_alias(f, i))) &&
                    tk_is(f, i + 1, "(")) {
             msl_buf b = {0};
             msl_buf_printf(&b, "%ssw_mk<%.*s>", qualified ? "" : "::metal::", f->c.toks[i].len, tk_text(f, i));
             char *t = msl_buf_take(&b);
             if (!t || fe_add_edit(f, f->c.toks[i].start, f->c.toks[i].start + f->c.toks[i].len, t)) return -1;
+            if (wrap_truth_args(f, i + 1)) return -1;
+        } else if (!qualified && is_type_param(f, i) && tk_is(f, i + 1, "(") && !tk_is(f, i + 2, "&") &&
+                   !tk_is(f, i + 2, "*") && !tk_is(f, i - 1, "typename") && !tk_is(f, i - 1, "class")) {
+            /* T(x) of a template parameter T: a vector constructor or conversion once T is known */
+            msl_buf b = {0};
+            msl_buf_printf(&b, "::metal::sw_fcast<%.*s>", f->c.toks[i].len, tk_text(f, i));
+            char *t = msl_buf_take(&b);
+            if (!t || fe_add_edit(f, f->c.toks[i].start, f->c.toks[i].start + f->c.toks[i].len, t)) return -1;
+            if (wrap_truth_args(f, i + 1)) return -1;
         } else if (tk_is(f, i, "vec") && tk_is(f, i + 1, "<")) {
             int after = msl_skip_angles(&f->c, i + 1, f->c.ntoks);
             if (after < 0 || !tk_is(f, after, "(")) continue;

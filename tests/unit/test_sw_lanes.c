@@ -780,3 +780,23 @@ static const char *tile2d_src =
 TEST(sw_lanes_stores_through_two_subscripts_match_fibers) {
     same_bytes_both_ways_src(tile2d_src, "tile2d", 256 * 4, 256 * 4, 0, 2, 2, 128);
 }
+
+/* Issue 36's casts to template parameters with varying values: T(x, ...) and (TC) h,
+ * (T)(w * TC(2)) convert element by element, as lanes and as fibers.  (A comparison
+ * converted by a constructor, a bool4 declared from one or a braced vector of varying
+ * values keep such a library on fibers: sw_truth and sw_brace have no lanes form.) */
+TEST(sw_lanes_casts_to_template_parameters_run_as_lanes) {
+    const char *src =
+        "#include <metal_stdlib>\nusing namespace metal;\n"
+        "template <typename T, typename TC>\n"
+        "kernel void tc(device const float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+        "               uint gid [[thread_position_in_grid]]) {\n"
+        "    float x = in[gid] * 100.0f;\n"
+        "    T h = T(x, -x, x * 2.0f, 0.5f);\n"
+        "    const TC w = (TC) h;\n"
+        "    T back = (T) (w * TC(3.0f));\n"
+        "    out[gid] = w.x + w.y + float(back.z) + float(back.w) + simd_sum(x);\n"
+        "}\n"
+        "template [[host_name(\"tc_h\")]] [[kernel]] decltype(tc<half4, float4>) tc<half4, float4>;\n";
+    same_bytes_both_ways_src(src, "tc_h", 64 * 4, 64 * 4, 0, 2, 1, 64);
+}

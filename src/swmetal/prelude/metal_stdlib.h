@@ -240,6 +240,29 @@ template <class V, class... A> inline V sw_mk(const A &...a) {
     }
 }
 
+// A braced initialiser of one vector (msl_front.c rewrites those that name a value):
+// as in MSL, a vector in the list gives its elements in order (float4 v = {p.xy, q.xy})
+// and missing elements are zero.  A constant expression, for constant declarations.
+template <class E, class A> constexpr void sw_brace_put(E *out, int &k, const A &a) {
+    if constexpr (sw_is_vector<A>) {
+        for (int i = 0; i < sw_vec_size<A>; i++) out[k++] = sw_cvt<E>(a[i]);
+    } else {
+        out[k++] = sw_cvt<E>(a);
+    }
+}
+template <class V, class E, int... I> constexpr V sw_brace_from(const E *t, std::integer_sequence<int, I...>) {
+    return V{t[I]...};
+}
+template <class V, class... A> constexpr V sw_brace(const A &...a) {
+    typedef sw_elem_t<V> E;
+    constexpr int N = sw_vec_size<V>;
+    static_assert((0 + ... + sw_vec_size<A>) <= N, "excess elements in a vector initializer");
+    E tmp[N] = {};
+    int k = 0;
+    (sw_brace_put(tmp, k, a), ...);
+    return sw_brace_from<V>(tmp, std::make_integer_sequence<int, N>{});
+}
+
 // C-style and functional casts to a vector, half or bfloat ((float4)h4, half(b)),
 // and every static_cast (msl_front.c rewrites them): vector to vector converts
 // each component, scalar to vector splats, half <-> bfloat converts through float.
@@ -266,6 +289,38 @@ template <class T, class X> constexpr T sw_static_cast(const X &x) {
         return sw_convert<T>(x);
     else
         return static_cast<T>(x);
+}
+// A C-style cast to a template parameter or a vector alias, `(TC) x` (msl_front.c
+// rewrites them; the type is known only here): as in MSL, a vector, half or bfloat
+// target converts each value (half4 -> float4 never reinterprets bits, and a cast
+// between vectors of one size in bytes would); any other target is C's cast.
+template <class T, class X> constexpr T sw_ccast(const X &x) {
+    typedef sw_bare_t<X> S;
+    if constexpr ((sw_is_vector<T> || sw_is_fp16<T>) && sw_is_arith_vec_or_scalar<S>)
+        return sw_convert<T>(x);
+    else
+        return (T)x;
+}
+// T(a...) of a template parameter T (msl_front.c rewrites them): MSL's vector
+// constructor or conversion where T is a vector, half or bfloat; T's own otherwise.
+template <class T, class... A> constexpr T sw_fcast(const A &...a) {
+    if constexpr (sw_is_vector<T> && !std::is_class_v<T> && sizeof...(A) > 0)
+        return sw_mk<T>(a...);
+    else if constexpr (sw_is_fp16<T> && sizeof...(A) == 1 && (sw_is_arith_vec_or_scalar<sw_bare_t<A>> && ...))
+        return sw_convert<T>(a...);
+    else
+        return T(a...);
+}
+// A comparison as an operand of a constructor or cast (msl_front.c wraps them): MSL
+// makes it a bool or bool vector, clang an int vector of 0 / -1; float4(a < b) is 1.
+template <class X> constexpr auto sw_truth(const X &x) {
+    if constexpr (sw_is_vector<X>) {
+        vec<bool, sw_vec_size<X>> r;
+        for (int i = 0; i < sw_vec_size<X>; i++) r[i] = x[i] != 0;
+        return r;
+    } else {
+        return (bool)x;
+    }
 }
 // Metal's trait for a type without its address space.
 template <class T> struct remove_addrspace { typedef typename sw_unspaced<T>::type type; };
@@ -397,7 +452,6 @@ template <class T> constexpr bool is_unsigned_v = is_unsigned<T>::value;
 template <class T> struct is_vector : std::bool_constant<sw_is_vector<T>> {};
 template <class T> constexpr bool is_vector_v = is_vector<T>::value;
 template <class T> struct vec_elements : std::integral_constant<int, sw_vec_size<T>> {};
-template <class T> struct numeric_limits : std::numeric_limits<T> {};
 // half and bfloat limits are constant expressions (MLX's Limits<T> uses them in
 // constexpr initialisers); the bit patterns are IEEE binary16 and bfloat16's.
 template <class T, uint16_t Min, uint16_t Max, uint16_t Eps, uint16_t Denorm, int Digits, int MinExp, int MaxExp>
@@ -425,8 +479,41 @@ struct sw_fp16_limits {
     static constexpr T quiet_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7e00u : 0x7fc0u)); }
     static constexpr T signaling_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7d00u : 0x7fa0u)); }
 };
-template <> struct numeric_limits<half> : sw_fp16_limits<half, 0x0400, 0x7bff, 0x1400, 0x0001, 11, -13, 16> {};
-template <> struct numeric_limits<bfloat> : sw_fp16_limits<bfloat, 0x0080, 0x7f7f, 0x3c00, 0x0001, 8, -125, 128> {};
+// As in Apple's metal_limits, numeric_limits<T> is _numeric_limits_impl<T>, which
+// kernels specialise for their own types (MLX's bfloat16_t, an indexed<T> pair), and
+// _fp_numeric_limits_impl_base holds what every IEEE floating type shares.
+template <class T> struct _numeric_limits_impl : std::numeric_limits<T> {};
+template <> struct _numeric_limits_impl<half> : sw_fp16_limits<half, 0x0400, 0x7bff, 0x1400, 0x0001, 11, -13, 16> {};
+template <>
+struct _numeric_limits_impl<bfloat> : sw_fp16_limits<bfloat, 0x0080, 0x7f7f, 0x3c00, 0x0001, 8, -125, 128> {};
+struct _fp_numeric_limits_impl_base {
+    static constexpr bool is_specialized = true;
+    static constexpr bool is_signed = true;
+    static constexpr bool is_integer = false;
+    static constexpr bool is_exact = false;
+    static constexpr bool has_infinity = true;
+    static constexpr bool has_quiet_NaN = true;
+    static constexpr bool has_signaling_NaN = true;
+    static constexpr std::float_denorm_style has_denorm = std::denorm_present;
+    static constexpr bool has_denorm_loss = false;
+    static constexpr std::float_round_style round_style = std::round_to_nearest;
+    static constexpr bool is_iec559 = true;
+    static constexpr bool is_bounded = true;
+    static constexpr bool is_modulo = false;
+    static constexpr bool traps = false;
+    static constexpr bool tinyness_before = false;
+};
+using std::float_denorm_style;
+using std::float_round_style;
+using std::denorm_absent;
+using std::denorm_indeterminate;
+using std::denorm_present;
+using std::round_indeterminate;
+using std::round_to_nearest;
+using std::round_toward_infinity;
+using std::round_toward_neg_infinity;
+using std::round_toward_zero;
+template <class T> struct numeric_limits : _numeric_limits_impl<T> {};
 template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
 
 // ---- metal::array<T, N>: a fixed-size array that copies like a value ----

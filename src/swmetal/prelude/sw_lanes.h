@@ -1562,7 +1562,7 @@ typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
-template <class T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
+template <class T, int C, int R = C> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
     simdgroup_matrix<T, C, R> m;
     for (int r = 0; r < 8; r++)
         for (int c = 0; c < 8; c++) m.sw_m[r][c] = value;

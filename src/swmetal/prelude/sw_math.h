@@ -27,6 +27,8 @@
 #define M_2_SQRTPI_F 1.12837916709551257389615890312154517f
 #define M_SQRT2_F 1.41421356237309504880168872420969808f
 #define M_SQRT1_2_F 0.707106781186547524400844362104849039f
+// The half and bfloat constants are the float ones rounded once more: for each of
+// these values that equals rounding the exact value (checked in test_sw_msl_features.c).
 #define M_E_H ((half)M_E_F)
 #define M_LOG2E_H ((half)M_LOG2E_F)
 #define M_LOG10E_H ((half)M_LOG10E_F)
@@ -40,16 +42,32 @@
 #define M_2_SQRTPI_H ((half)M_2_SQRTPI_F)
 #define M_SQRT2_H ((half)M_SQRT2_F)
 #define M_SQRT1_2_H ((half)M_SQRT1_2_F)
+#define M_E_BF ((bfloat)M_E_F)
+#define M_LOG2E_BF ((bfloat)M_LOG2E_F)
+#define M_LOG10E_BF ((bfloat)M_LOG10E_F)
+#define M_LN2_BF ((bfloat)M_LN2_F)
+#define M_LN10_BF ((bfloat)M_LN10_F)
+#define M_PI_BF ((bfloat)M_PI_F)
+#define M_PI_2_BF ((bfloat)M_PI_2_F)
+#define M_PI_4_BF ((bfloat)M_PI_4_F)
+#define M_1_PI_BF ((bfloat)M_1_PI_F)
+#define M_2_PI_BF ((bfloat)M_2_PI_F)
+#define M_2_SQRTPI_BF ((bfloat)M_2_SQRTPI_F)
+#define M_SQRT2_BF ((bfloat)M_SQRT2_F)
+#define M_SQRT1_2_BF ((bfloat)M_SQRT1_2_F)
 #undef INFINITY
 #undef NAN
 #undef HUGE_VALF
 #define INFINITY __builtin_inff()
 #define NAN __builtin_nanf("")
 #define HUGE_VALF __builtin_huge_valf()
+#define HUGE_VALH ((half)__builtin_inff())
+#define HUGE_VALBF ((bfloat)__builtin_inff())
 #define MAXFLOAT 0x1.fffffep+127f
-#define HALF_MAX ((half)65504.0f)
-#define HALF_MIN ((half)0x1p-14f)
-#define HALF_EPSILON ((half)0x1p-10f)
+#define MAXHALF ((half)0x1.ffcp+15f)
+#define MAXBFLOAT ((bfloat)0x1.fep+127f)
+// <float.h>'s macros (the spec's tables of single-, half- and bfloat-precision
+// limits); C's own definitions, where a system header brought them, are the same.
 #ifndef FLT_MAX
 #define FLT_MAX 0x1.fffffep+127f
 #define FLT_MIN 0x1p-126f
@@ -58,6 +76,47 @@
 #define FLT_MANT_DIG 24
 #define FLT_MAX_EXP 128
 #define FLT_MIN_EXP (-125)
+#define FLT_MAX_10_EXP 38
+#define FLT_MIN_10_EXP (-37)
+#define FLT_RADIX 2
+#endif
+#define HALF_MAX ((half)0x1.ffcp+15f)
+#define HALF_MIN ((half)0x1p-14f)
+#define HALF_EPSILON ((half)0x1p-10f)
+#define HALF_DIG 3
+#define HALF_MANT_DIG 11
+#define HALF_MAX_EXP 16
+#define HALF_MIN_EXP (-13)
+#define HALF_MAX_10_EXP 4
+#define HALF_MIN_10_EXP (-4)
+#define HALF_RADIX 2
+#define BFLOAT_MAX ((bfloat)0x1.fep+127f)
+#define BFLOAT_MIN ((bfloat)0x1p-126f)
+#define BFLOAT_EPSILON ((bfloat)0x1p-7f)
+#define BFLOAT_DIG 2
+#define BFLOAT_MANT_DIG 8
+#define BFLOAT_MAX_EXP 128
+#define BFLOAT_MIN_EXP (-125)
+#define BFLOAT_MAX_10_EXP 38
+#define BFLOAT_MIN_10_EXP (-37)
+#define BFLOAT_RADIX 2
+// <limits.h>'s integer macros, at MSL's sizes (char 8, short 16, int 32, long 64 bits).
+#ifndef INT_MAX
+#define CHAR_BIT 8
+#define SCHAR_MAX 127
+#define SCHAR_MIN (-128)
+#define UCHAR_MAX 255
+#define CHAR_MAX SCHAR_MAX
+#define CHAR_MIN SCHAR_MIN
+#define USHRT_MAX 65535
+#define SHRT_MAX 32767
+#define SHRT_MIN (-32768)
+#define UINT_MAX 0xffffffffu
+#define INT_MAX 2147483647
+#define INT_MIN (-2147483647 - 1)
+#define ULONG_MAX 0xffffffffffffffffUL
+#define LONG_MAX 0x7fffffffffffffffL
+#define LONG_MIN (-0x7fffffffffffffffL - 1)
 #endif
 
 namespace metal {
@@ -466,6 +525,56 @@ SW_MATH_NAMES(SW_USING)
 }
 #undef SW_USING
 #undef SW_MATH_NAMES
+
+// ---- pack and unpack functions: normalized integers in a uint (x in the low bits) ----
+// As the spec's conversion rules: unorm n bits -> c / (2^n - 1); snorm -> max(c / (2^(n-1) - 1), -1);
+// float -> unorm: clamp to [0, 1] (NaN: 0), scale, round to nearest even; snorm likewise in [-1, 1].
+inline uint sw_to_unorm(float f, float scale) {
+    return (uint)__builtin_rintf(__builtin_fminf(__builtin_fmaxf(f, 0.0f), 1.0f) * scale);
+}
+inline uint sw_to_snorm(float f, float scale, uint mask) {
+    if (f != f) return 0;   // NaN
+    return (uint)(int)__builtin_rintf(__builtin_fminf(__builtin_fmaxf(f, -1.0f), 1.0f) * scale) & mask;
+}
+template <int B, int N> inline vec<float, N> sw_unpack_unorm(uint v) {
+    vec<float, N> r;
+    for (int i = 0; i < N; i++) r[i] = (float)((v >> (B * i)) & ((1u << B) - 1)) / (float)((1u << B) - 1);
+    return r;
+}
+template <int B, int N> inline vec<float, N> sw_unpack_snorm(uint v) {
+    vec<float, N> r;
+    for (int i = 0; i < N; i++) {
+        int c = (int)(v << (32 - B * (i + 1))) >> (32 - B);   // the field, sign-extended
+        r[i] = __builtin_fmaxf((float)c / (float)((1 << (B - 1)) - 1), -1.0f);
+    }
+    return r;
+}
+template <int B, int N, class V> inline uint sw_pack_unorm(V v) {
+    uint r = 0;
+    for (int i = 0; i < N; i++) r |= sw_to_unorm((float)v[i], (float)((1u << B) - 1)) << (B * i);
+    return r;
+}
+template <int B, int N, class V> inline uint sw_pack_snorm(V v) {
+    uint r = 0;
+    for (int i = 0; i < N; i++) r |= sw_to_snorm((float)v[i], (float)((1 << (B - 1)) - 1), (1u << B) - 1) << (B * i);
+    return r;
+}
+inline float4 unpack_unorm4x8_to_float(uint v) { return sw_unpack_unorm<8, 4>(v); }
+inline float4 unpack_snorm4x8_to_float(uint v) { return sw_unpack_snorm<8, 4>(v); }
+inline half4 unpack_unorm4x8_to_half(uint v) { return sw_convert<half4>(sw_unpack_unorm<8, 4>(v)); }
+inline half4 unpack_snorm4x8_to_half(uint v) { return sw_convert<half4>(sw_unpack_snorm<8, 4>(v)); }
+inline float2 unpack_unorm2x16_to_float(uint v) { return sw_unpack_unorm<16, 2>(v); }
+inline float2 unpack_snorm2x16_to_float(uint v) { return sw_unpack_snorm<16, 2>(v); }
+inline half2 unpack_unorm2x16_to_half(uint v) { return sw_convert<half2>(sw_unpack_unorm<16, 2>(v)); }
+inline half2 unpack_snorm2x16_to_half(uint v) { return sw_convert<half2>(sw_unpack_snorm<16, 2>(v)); }
+inline uint pack_float_to_unorm4x8(float4 v) { return sw_pack_unorm<8, 4>(v); }
+inline uint pack_float_to_snorm4x8(float4 v) { return sw_pack_snorm<8, 4>(v); }
+inline uint pack_half_to_unorm4x8(half4 v) { return sw_pack_unorm<8, 4>(v); }
+inline uint pack_half_to_snorm4x8(half4 v) { return sw_pack_snorm<8, 4>(v); }
+inline uint pack_float_to_unorm2x16(float2 v) { return sw_pack_unorm<16, 2>(v); }
+inline uint pack_float_to_snorm2x16(float2 v) { return sw_pack_snorm<16, 2>(v); }
+inline uint pack_half_to_unorm2x16(half2 v) { return sw_pack_unorm<16, 2>(v); }
+inline uint pack_half_to_snorm2x16(half2 v) { return sw_pack_snorm<16, 2>(v); }
 
 } // namespace metal
 

@@ -738,7 +738,7 @@ template <class T, int C, int R> inline void simdgroup_matrix<T, C, R>::sw_resol
     if (sw_pending >= 0) sw_mma_flush(line);
 }
 
-template <class T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
+template <class T, int C, int R = C> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
     simdgroup_matrix<T, C, R> m;
     m.sw_elems = value;
     return m;
