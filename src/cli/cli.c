@@ -23,6 +23,7 @@ static void print_usage(FILE *f) {
             "  gdnbench compare BASE NEW   regressions between two reports (or directories)\n"
             "  gdnbench report DIR...      per-op tables and charts across devices\n"
             "  gdnbench compile FILE.metal compile a kernel library on the software device, list its kernels\n"
+            "  gdnbench kernel CASE.json   any kernel with its own buffers, from a case file (or flags)\n"
             "  gdnbench <op> --help        the op's dimensions, buffers, tolerances and options\n\n"
             "example:\n"
             "  gdnbench kkt --T 4096\n"
@@ -111,6 +112,7 @@ int cli_main(int argc, char **argv) {
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 1, argv + 1);
+    if (strcmp(cmd, "kernel") == 0) return cmd_kernel(argc - 1, argv + 1);
     const op_desc *op = op_find(cmd);
     if (op) return cmd_run(op, argc, argv);
     fprintf(stderr, "gdnbench: unknown command or op '%s': see `gdnbench list` for ops, `gdnbench --help` for commands\n",

@@ -15,5 +15,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 /* compile takes argv starting at its own name (argv[0] = "compile"). */
 int cmd_compile(int argc, char **argv);
+/* kernel takes argv starting at its own name (argv[0] = "kernel"). */
+int cmd_kernel(int argc, char **argv);
 
 #endif

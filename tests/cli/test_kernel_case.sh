@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# test_kernel_case.sh — `gdnbench kernel` case files and the flag form (issue 30,
+# ../shared/spec/case.md): the flag form printed as a case file (--print-case) is the
+# case the file gives; every kind of bad input is exit 2 with one line naming the key
+# path (unknown key, wrong JSON type, a file whose dtype or shape disagrees with the
+# case, an expected file of another shape, not JSON with line and column, a threadgroup
+# over 1024, threadgroup memory over 32 KiB, a bad --buffer SPEC).
+. "$(dirname "$0")/lib.sh"
+G=$GDNBENCH
+here=$(cd "$(dirname "$0")" && pwd)
+need_testdata
+D=$TMPD/case
+mkdir -p "$D"
+cp "$here/kernels/cases/add_one.metal" "$D/"
+
+one_line() { # desc
+    local n
+    n=$(printf '%s\n' "$ERR" | grep -c .)
+    if [ "$n" -eq 1 ]; then pass "$1"; else fail "$1: $n lines: $(printf '%s' "$ERR" | head -c 300)"; fi
+}
+
+"$TESTDATA" tensors "$D/x.npy" x:f32:64:arange=0,1 || fail "write x.npy"
+"$TESTDATA" tensors "$D/out.npy" out:f32:64:arange=1,1 || fail "write out.npy"
+"$TESTDATA" tensors "$D/x32.npy" x:f32:32:arange=0,1 || fail "write x32.npy"
+"$TESTDATA" tensors "$D/xi.npy" x:i32:64:arange=0,1 || fail "write xi.npy"
+"$TESTDATA" tensors "$D/both.safetensors" x:f32:64:arange=0,1 out:f32:64:arange=1,1 || fail "write both.safetensors"
+
+# A good case (file input, expected file, scalar) and its normal form.
+cat >"$D/good.json" <<'JSON'
+{"case": 1, "name": "add_one_64", "source": "add_one.metal", "function": "add_one",
+ "dispatch": {"grid": [64], "threadgroup": [32]},
+ "buffers": {"x": {"file": "x.npy", "readonly": true},
+             "out": {"dtype": "float32", "shape": [64], "init": "poison", "expect": {"file": "out.npy", "atol": 0}},
+             "n": {"dtype": "uint32", "value": 64}}}
+JSON
+expect_exit 0 "kernel: --print-case of a good case exits 0" $G kernel "$D/good.json" --print-case
+printf '%s\n' "$OUT" >"$D/printed.json"
+expect_match "kernel: the printed case keeps the expectation" "$OUT" '"expect":'
+cp "$D/printed.json" "$D/again.json"
+expect_exit 0 "kernel: the printed case reads back" $G kernel "$D/again.json" --print-case
+if [ "$OUT" = "$(cat "$D/printed.json")" ]; then pass "kernel: the printed case is a fixed point"; else fail "kernel: printing the printed case changed it"; fi
+
+# The flag form is the same case.
+(cd "$D" && "$G" kernel add_one.metal --function add_one --grid 64 --threadgroup 32 --buffer x=x.npy \
+    --buffer out=float32[64]:poison --buffer n=uint32:64 --expect out=out.npy --print-case) >"$D/flags.json" 2>"$TMPD/ferr"
+expect_match "kernel: the flag form prints a case" "$(cat "$D/flags.json")" '"function":[[:space:]]+"add_one"'
+expect_match "kernel: the flag form's scalar" "$(cat "$D/flags.json")" '"value":[[:space:]]+64'
+expect_exit 0 "kernel: the flag form's case reads back as a file" $G kernel "$D/flags.json" --print-case
+expect_exit 0 "kernel: an .safetensors member as input" \
+    $G kernel "$D/add_one.metal" --function add_one --grid 64 --threadgroup 32 --buffer "x=$D/both.safetensors:x" \
+    --buffer out=float32[64] --buffer n=uint32:64 --expect "out=$D/both.safetensors:out" --print-case
+
+# bad_case NAME JSON-SUBSTITUTION REGEX: good.json edited by sed, exit 2, one line, message.
+bad_case() {
+    local desc=$1 sedexpr=$2 re=$3
+    sed "$sedexpr" "$D/good.json" >"$D/bad.json"
+    expect_exit 2 "kernel: $desc exits 2" $G kernel "$D/bad.json" --print-case
+    one_line "kernel: $desc is one line"
+    expect_match "kernel: $desc names the key" "$ERR" "$re"
+}
+bad_case "an unknown key" 's/"atol": 0/"atoll": 0/' 'bad.json: buffers\.out\.expect: unknown key "atoll"'
+bad_case "a wrong JSON type" 's/"file": "out.npy"/"file": 3/' 'buffers\.out\.expect\.file: must be a string, not a number'
+bad_case "an input file of another dtype" 's/"file": "x.npy"/"file": "x.npy", "dtype": "int32"/' \
+    'buffers\.x\.file: x\.npy holds float32 but "dtype" says int32'
+bad_case "an input file of another shape" 's/"file": "x.npy"/"file": "x.npy", "shape": [8, 8]/' \
+    'buffers\.x\.file: x\.npy has shape \[64\] but "shape" says \[8,8\]'
+bad_case "an expected file of another shape" 's/"file": "out.npy"/"file": "x32.npy"/' \
+    'buffers\.out\.expect\.file: x32\.npy has shape \[32\] but buffer out is \[64\]'
+bad_case "a missing file" 's/"file": "x.npy"/"file": "nope.npy"/' 'buffers\.x\.file: .*nope\.npy'
+bad_case "a missing source" 's/"add_one.metal"/"nope.metal"/' 'bad\.json: source: .*nope\.metal'
+bad_case "a threadgroup over 1024" 's/"threadgroup": \[32\]/"threadgroup": [64, 32]/' \
+    'dispatch\.threadgroup: is 2048 threads, over Metal.s 1024'
+bad_case "threadgroup memory over 32 KiB" 's/"threadgroup": \[32\]/"threadgroup": [32], "threadgroup_memory": {"0": 40000}/' \
+    'dispatch\.threadgroup_memory\.0: must be an integer from 1 to 32768'
+bad_case "a value out of its dtype's range" 's/"value": 64/"value": -64/' 'buffers\.n\.value: -64 is not a uint32 value'
+bad_case "an int32 file where the case says float32" 's/"file": "x.npy"/"file": "xi.npy", "dtype": "float32"/' \
+    'xi\.npy holds int32 but "dtype" says float32'
+bad_case "not JSON" 's/"case": 1,/"case": 1,,/' 'bad\.json:1:[0-9]+: not JSON'
+bad_case "two forms in one buffer" 's/"file": "x.npy"/"file": "x.npy", "value": 3/' 'buffers\.x: give one of "file", "value" or "struct"'
+
+expect_exit 2 "kernel: a bad --buffer SPEC exits 2" $G kernel "$D/add_one.metal" --function add_one --grid 64 \
+    --threadgroup 32 --buffer x=float31[64]
+expect_match "kernel: a bad --buffer SPEC names the dtype list" "$ERR" '--buffer x=float31\[64\]: "float31" is not a dtype'
+expect_exit 2 "kernel: --expect for an unknown buffer exits 2" $G kernel "$D/add_one.metal" --function add_one --grid 64 \
+    --threadgroup 32 --buffer x=float32[64] --expect y=out.npy
+expect_match "kernel: --expect for an unknown buffer says so" "$ERR" 'NAME is not given by a --buffer'
+expect_exit 2 "kernel: flags beside a case file exit 2" $G kernel "$D/good.json" --grid 4
+expect_exit 0 "kernel: --help exits 0" $G kernel --help
+finish
