@@ -566,7 +566,8 @@ static void encode_dispatch(id enc, const mtl_dispatch *x, uint32_t rep) {
              (NSUInteger)x->tgmem[i].index);
     MTLSize grid = {x->grid[0], x->grid[1], x->grid[2]};
     MTLSize tg = {x->tg[0], x->tg[1], x->tg[2]};
-    MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
+    if (x->threads) MSG2(void, enc, "dispatchThreads:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
+    else MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
 }
 
 /* ---- stage timestamps: counter sampling at stage boundaries ---- */

@@ -145,10 +145,12 @@ typedef struct mtl_dispatch {
         int index;
         size_t length;
     } tgmem[4];
-    uint32_t grid[3]; /* threadgroups per grid */
+    uint32_t grid[3]; /* threadgroups per grid (threads when `threads` is set) */
     uint32_t tg[3];   /* threads per threadgroup */
     uint32_t repeat;  /* dispatched this many times in order (0 or 1: once) */
     int own_command_buffers; /* 1: each repeat committed in a command buffer of its own */
+    int threads;      /* 1: grid[] counts threads (dispatchThreads:, the last threadgroups
+                         partial); 0: threadgroups (dispatchThreadgroups:) */
 } mtl_dispatch;
 
 /* Encodes the dispatches into one command buffer (one compute encoder each, its

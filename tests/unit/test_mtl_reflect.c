@@ -66,3 +66,34 @@ TEST(mtl_reflect_arguments_by_name) {
     mtl_library_free(lib);
     mtl_device_free(d);
 }
+
+/* mtl_dispatch.threads: dispatchThreads: runs exactly the grid's threads (the last
+ * threadgroup partial), where dispatchThreadgroups: would run whole threadgroups. */
+TEST(mtl_dispatch_threads_runs_exactly_the_grid) {
+    static const char src[] = "kernel void mark(device uint *y [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+                              "    y[i] = 1u;\n"
+                              "}\n";
+    char err[512] = "";
+    if (!swmtl_can_compile(err, sizeof err)) SKIP("no clang++ for the software device: %s", err);
+    mtl_device *d = mtl_device_new(swmtl_create_system_default_device(), err, sizeof err);
+    mtl_library *lib = d ? mtl_library_new(d, src, "mark.metal", NULL, 0, err, sizeof err) : NULL;
+    mtl_pipeline *p = lib ? mtl_pipeline_new(d, lib, "mark", NULL, 0, err, sizeof err) : NULL;
+    mtl_buffer *y = p ? mtl_buffer_new(d, 128 * sizeof(uint32_t), err, sizeof err) : NULL;
+    CHECK_MSG(y != NULL, "%s", err);
+    for (int threads = 0; y && threads < 2; threads++) {
+        uint32_t *ys = mtl_buffer_contents(y);
+        memset(ys, 0, 128 * sizeof *ys);
+        mtl_dispatch ds = {.pipeline = p, .nbuffers = 1, .grid = {threads ? 100 : 2, 1, 1}, .tg = {64, 1, 1}};
+        ds.threads = threads;
+        ds.buffers[0].buffer = y;
+        double us;
+        CHECK_MSG(mtl_run(d, &ds, 1, &us, err, sizeof err) == 0, "%s", err);
+        int written = 0;
+        for (int i = 0; i < 128; i++) written += ys[i] == 1u;
+        CHECK_EQ_INT(written, threads ? 100 : 128);
+    }
+    mtl_buffer_free(y);
+    mtl_pipeline_free(p);
+    mtl_library_free(lib);
+    mtl_device_free(d);
+}
