@@ -4,7 +4,11 @@
 # case the file gives; every kind of bad input is exit 2 with one line naming the key
 # path (unknown key, wrong JSON type, a file whose dtype or shape disagrees with the
 # case, an expected file of another shape, not JSON with line and column, a threadgroup
-# over 1024, threadgroup memory over 32 KiB, a bad --buffer SPEC).
+# over 1024, threadgroup memory over 32 KiB, a bad --buffer SPEC); and cases run on the
+# software device: checks pass on a good kernel and fail on planted bugs (an element
+# left unwritten, a readonly input written, a NaN, a wrong expectation), unbound
+# parameters and unknown functions are exit 2, a two-pass "dispatches" sequence with a
+# function constant by name runs in one command buffer.
 . "$(dirname "$0")/lib.sh"
 G=$GDNBENCH
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,4 +90,59 @@ expect_exit 2 "kernel: --expect for an unknown buffer exits 2" $G kernel "$D/add
 expect_match "kernel: --expect for an unknown buffer says so" "$ERR" 'NAME is not given by a --buffer'
 expect_exit 2 "kernel: flags beside a case file exit 2" $G kernel "$D/good.json" --grid 4
 expect_exit 0 "kernel: --help exits 0" $G kernel --help
+
+# ---- running cases (the software device) ----
+if ! "$G" info 2>/dev/null | grep -Eq '^ *sw +available'; then
+    skip "kernel: running cases: this build has no software Metal device (gdnbench info)"
+    finish
+fi
+export GDNBENCH_CACHE_DIR="$TMPD/cache"
+cp "$here/kernels/cases/controls.metal" "$D/"
+expect_exit 0 "kernel: a good case runs and passes" $G kernel "$D/good.json"
+expect_match "kernel: the table names each binding" "$OUT" 'out +buffer\(1\) +float32 +64 +PASS +expect: max_abs 0'
+expect_match "kernel: the readonly input is checked" "$OUT" 'x +buffer\(0\) .*PASS +readonly: 0 elements changed'
+expect_match "kernel: determinism is checked" "$OUT" 'determinism: bitwise identical'
+expect_exit 0 "kernel: the flag form runs" $G kernel "$D/add_one.metal" --function add_one --grid 64 --threadgroup 32 \
+    --buffer "x=$D/x.npy" --buffer out=float32[64] --buffer n=uint32:64 --expect "out=$D/out.npy" --iters 2
+
+# run_case DESC SED EXIT REGEX: good.json edited, run, exit status and a line of the table or stderr.
+run_case() {
+    local desc=$1 sedexpr=$2 want=$3 re=$4
+    sed "$sedexpr" "$D/good.json" >"$D/run.json"
+    expect_exit "$want" "kernel: $desc exits $want" $G kernel "$D/run.json"
+    expect_match "kernel: $desc: says so" "$OUT$ERR" "$re"
+}
+run_case "a wrong expectation" 's/"file": "out.npy", "atol": 0/"file": "x.npy", "atol": 0/' 1 \
+    'out +buffer\(1\) .*FAIL +expect: max_abs 1 .*64 bad, first at 0'
+run_case "a kernel leaving an element unwritten (negative control)" 's/"add_one.metal", "function": "add_one"/"controls.metal", "function": "skip_last"/' 1 \
+    'out +buffer\(1\) .*FAIL .*1 unwritten'
+run_case "a kernel writing a readonly input (negative control)" 's/"add_one.metal", "function": "add_one"/"controls.metal", "function": "clobber"/' 1 \
+    'x +buffer\(0\) .*FAIL +readonly: 63 elements changed'
+run_case "a NaN in an output without expect" \
+    's/"add_one.metal", "function": "add_one"/"controls.metal", "function": "nan_at_zero"/; s/, "expect": {"file": "out.npy", "atol": 0}//' 1 \
+    'out +buffer\(1\) .*FAIL +output: nan 1 inf 0'
+run_case "an unbound parameter" 's/"n": {"dtype": "uint32", "value": 64}/"m": {"dtype": "uint32", "value": 64}/' 2 \
+    "buffers: parameter 'n' \[\[buffer\(2\)\]\] of 'add_one' is not bound"
+run_case "an unknown function" 's/"function": "add_one"/"function": "add_two"/' 2 "run.json: function: kernel function 'add_two' not found"
+run_case "a threadgroup too small to hold the grid's work? no: a grid over 2^32" 's/"grid": \[64\]/"grid": [64, 0]/' 2 'dispatch\.grid\[1\]: must be an integer from 1'
+
+# A two-pass sequence in one command buffer, a constant by name, a rebinding.
+cat >"$D/seq.json" <<'JSON'
+{"case": 1, "source": "controls.metal",
+ "dispatches": [
+   {"function": "twice", "dispatch": {"grid": [64], "threadgroup": [32]}, "bind": {"y": "tmp"}},
+   {"function": "plus", "constants": {"add_two": true}, "dispatch": {"threadgroups": [2], "threadgroup": [32]},
+    "bind": {"x": "tmp"}}],
+ "buffers": {"x": {"dtype": "float32", "shape": [64], "init": {"arange": [0, 1]}, "readonly": true},
+             "tmp": {"dtype": "float32", "shape": [64]},
+             "y": {"dtype": "float32", "shape": [64], "expect": {"value": [EXPECTED]}}}}
+JSON
+vals=$(seq 0 63 | awk '{ if (NR > 1) printf ", "; printf "%d", 2 * $1 + 2 }')
+sed -i "s/EXPECTED/$vals/" "$D/seq.json"
+expect_exit 0 "kernel: a two-pass sequence with a constant by name passes" $G kernel "$D/seq.json"
+sed 's/"add_two": true/"add_two": false/' "$D/seq.json" >"$D/seq1.json"
+expect_exit 1 "kernel: the sequence with the other constant fails" $G kernel "$D/seq1.json"
+sed 's/"add_two": true/"add_three": true/' "$D/seq.json" >"$D/seq2.json"
+expect_exit 2 "kernel: a constant name the kernel lacks exits 2" $G kernel "$D/seq2.json"
+expect_match "kernel: a constant name the kernel lacks lists the real ones" "$ERR" "declares no constant of that name \(it declares: add_two\)"
 finish

@@ -1,0 +1,37 @@
+// controls.metal — kernels with planted bugs, the negative controls of the kernel-case
+// checks (tests/cli/test_kernel_case.sh), and two passes for a "dispatches" sequence.
+#include <metal_stdlib>
+using namespace metal;
+
+// Leaves out[n-1] unwritten: the poison check must count it.
+kernel void skip_last(device const float *x [[buffer(0)]], device float *out [[buffer(1)]],
+                      constant uint &n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i + 1 < n) out[i] = x[i] + 1.0f;
+}
+
+// Writes its input (declared writable, marked readonly by the case).
+kernel void clobber(device float *x [[buffer(0)]], device float *out [[buffer(1)]],
+                    constant uint &n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i < n) {
+        out[i] = x[i] + 1.0f;
+        x[i] = 0.0f;
+    }
+}
+
+// Divides by zero at one element: NaN in an output without an expectation.
+kernel void nan_at_zero(device const float *x [[buffer(0)]], device float *out [[buffer(1)]],
+                        constant uint &n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i < n) out[i] = x[i] / x[i];
+}
+
+constant bool add_two [[function_constant(0)]];
+
+// Two passes: tmp = 2x, then out = tmp + (add_two ? 2 : 1).
+kernel void twice(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+    y[i] = 2.0f * x[i];
+}
+kernel void plus(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    y[i] = x[i] + (add_two ? 2.0f : 1.0f);
+}
