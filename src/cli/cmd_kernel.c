@@ -154,13 +154,16 @@ static void print_buffer(const kc_case *c, const kc_buf_result *b) {
            b->pass ? "PASS" : "FAIL", what);
 }
 
-static int run_case(const kc_case *c, const kernel_args *a) {
+/* Runs c once on a device of a's backend, with the software device's checks and
+ * schedule given (NULL: a's); prints its table unless quiet.  EXIT_*; r filled. */
+static int run_on(const kc_case *c, const kernel_args *a, const char *checks, const char *schedule, int quiet,
+                  kc_result *r) {
     char err[1024];
     run_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.backend = a->backend ? a->backend : backend_default_name();
-    ro.sw_checks = a->sw_checks;
-    ro.sw_schedule = a->sw_schedule;
+    ro.sw_checks = checks ? checks : a->sw_checks;
+    ro.sw_schedule = schedule ? schedule : a->sw_schedule;
     kc_run_opts o = {3, 1, a->fast_math};
     char *end;
     if (a->iters && ((o.iters = (int)strtol(a->iters, &end, 10)) < 1 || *end || o.iters > 1000)) {
@@ -176,25 +179,71 @@ static int run_case(const kc_case *c, const kernel_args *a) {
         fprintf(stderr, "gdnbench kernel: %s\n", err);
         return EXIT_BAD_INPUT;
     }
-    kc_result r;
-    int rc = kc_run(d, c, &o, &r, err, sizeof err);
+    int rc = kc_run(d, c, &o, r, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "gdnbench kernel: %s\n", err);
         mtl_device_free(d);
         return EXIT_BAD_INPUT;
     }
-    printf("kernel case %s (%s) on %s [%s]: %d runs, median %.1f us, min %.1f us%s\n", c->name, c->path,
-           mtl_device_name(d), ro.backend, r.iters, r.median_us, r.min_us,
-           strcmp(ro.backend, "sw") == 0 ? " (emulated)" : "");
-    for (int i = 0; i < r.nbufs; i++) print_buffer(c, &r.bufs[i]);
-    if (r.fault[0]) printf("  the device failed the run: %s\n", r.fault);
-    else printf("  determinism: %s\n", r.deterministic ? "bitwise identical across runs" : "FAIL: runs differ");
-    printf("%s\n", r.pass ? "PASS" : "FAIL");
+    if (!quiet) {
+        printf("kernel case %s (%s) on %s [%s]: %d runs, median %.1f us, min %.1f us%s\n", c->name, c->path,
+               mtl_device_name(d), ro.backend, r->iters, r->median_us, r->min_us,
+               strcmp(ro.backend, "sw") == 0 ? " (emulated)" : "");
+        for (int i = 0; i < r->nbufs; i++) print_buffer(c, &r->bufs[i]);
+        if (r->fault[0]) printf("  the device failed the run: %s\n", r->fault);
+        else printf("  determinism: %s\n", r->deterministic ? "bitwise identical across runs" : "FAIL: runs differ");
+        printf("%s\n", r->pass ? "PASS" : "FAIL");
+    }
     mtl_device_free(d);
-    return r.pass ? EXIT_OK : EXIT_CHECK_FAILED;
+    return r->pass ? EXIT_OK : EXIT_CHECK_FAILED;
 }
 
-int cmd_kernel(int argc, char **argv) {
+static int run_case(const kc_case *c, const kernel_args *a) {
+    kc_result *r = malloc(sizeof *r);
+    if (!r) return EXIT_BAD_INPUT;
+    int rc = run_on(c, a, NULL, NULL, a->quiet, r);
+    free(r);
+    return rc;
+}
+
+/* `gdnbench validate CASE.json`: the case on the software device with full checks
+ * under every fiber/threadgroup schedule validate uses for ops; each must pass and
+ * every buffer must hold the same bytes as under the first. */
+static int validate_case(const kc_case *c, const kernel_args *a) {
+    static const char *const schedules[] = {"inorder", "reverse", "random:1", "random:2"};
+    kc_result *r = calloc(2, sizeof *r);
+    if (!r) return EXIT_BAD_INPUT;
+    int status = EXIT_OK;
+    kernel_args sw = *a;
+    sw.backend = "sw";
+    printf("validate %s (%s): software device, checks full, %d schedules\n", c->name, c->path, 4);
+    for (int k = 0; k < 4 && status != EXIT_BAD_INPUT; k++) {
+        kc_result *now = &r[k ? 1 : 0];
+        int rc = run_on(c, &sw, "full", schedules[k], 1, now);
+        if (rc == EXIT_BAD_INPUT) {
+            status = rc;
+            break;
+        }
+        const char *differs = NULL;
+        for (int i = 0; k && !now->fault[0] && !r[0].fault[0] && i < now->nbufs && !differs; i++)
+            if (now->bufs[i].hash != r[0].bufs[i].hash) differs = now->bufs[i].name;
+        int ok = now->pass && !differs;
+        printf("  %-9s %s", schedules[k], ok ? "PASS" : "FAIL");
+        if (now->fault[0]) printf("  %s", now->fault);
+        else if (differs) printf("  '%s' differs from its bytes under inorder: a race between threads", differs);
+        else if (!now->pass) printf("  a check failed (run `gdnbench kernel %s --sw-schedule %s` for the table)", c->path,
+                                    schedules[k]);
+        printf("\n");
+        if (!ok) status = EXIT_CHECK_FAILED;
+    }
+    if (status != EXIT_BAD_INPUT) printf("%s\n", status == EXIT_OK ? "PASS" : "FAIL");
+    free(r);
+    return status;
+}
+
+enum { MODE_RUN, MODE_VALIDATE };
+
+static int kernel_main(int argc, char **argv, int mode) {
     kernel_args a;
     int help = 0;
     char err[1024];
@@ -215,8 +264,47 @@ int cmd_kernel(int argc, char **argv) {
         else fprintf(stderr, "gdnbench kernel: out of memory\n"), rc = EXIT_BAD_INPUT;
         free(text);
     } else {
-        rc = run_case(c, &a);
+        rc = mode == MODE_VALIDATE ? validate_case(c, &a) : run_case(c, &a);
     }
     kc_free(c);
     return rc;
+}
+
+int cmd_kernel(int argc, char **argv) { return kernel_main(argc, argv, MODE_RUN); }
+
+int cmd_kernel_validate(int argc, char **argv) { return kernel_main(argc, argv, MODE_VALIDATE); }
+
+/* `gdnbench suite DIR`: every *.json case under DIR (sorted), one table each, one
+ * verdict: 2 when a case could not run, 1 when one failed, else 0. */
+int cmd_kernel_suite(int argc, char **argv) {
+    kernel_args a;
+    int help = 0;
+    char err[1024];
+    if (parse_args(argc, argv, &a, &help) < 0) {
+        usage(help ? stdout : stderr);
+        return help ? EXIT_OK : EXIT_BAD_INPUT;
+    }
+    char **names = NULL;
+    int n = 0, npass = 0, nfail = 0, nerror = 0;
+    if (io_list_dir(a.input, ".json", &names, &n) < 0 || n == 0) {
+        fprintf(stderr, "gdnbench suite: %s: %s\n", a.input, names || n ? "cannot be read" : "no *.json case files in it");
+        io_free_names(names, n);
+        return EXIT_BAD_INPUT;
+    }
+    io_sort_names(names, n);
+    for (int i = 0; i < n; i++) {
+        char *path = io_path_join(a.input, names[i], "");
+        kc_case *c = path ? kc_load_file(path, err, sizeof err) : NULL;
+        int rc = EXIT_BAD_INPUT;
+        if (!c || kc_check_files(c, err, sizeof err) < 0) fprintf(stderr, "gdnbench suite: %s\n", path ? err : "out of memory");
+        else rc = run_case(c, &a);
+        npass += rc == EXIT_OK;
+        nfail += rc == EXIT_CHECK_FAILED;
+        nerror += rc == EXIT_BAD_INPUT;
+        kc_free(c);
+        free(path);
+    }
+    io_free_names(names, n);
+    printf("suite %s: %d cases, %d passed, %d failed, %d could not run\n", a.input, n, npass, nfail, nerror);
+    return nerror ? EXIT_BAD_INPUT : nfail ? EXIT_CHECK_FAILED : EXIT_OK;
 }

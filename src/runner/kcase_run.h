@@ -30,6 +30,7 @@ typedef struct kc_buf_result {
     double max_abs, max_rel, rel_l2;
     double ulp;           /* largest ulp distance of a float output (-1: not measured) */
     int64_t bad, first_bad;
+    uint64_t hash;        /* FNV-1a of the first run's bytes (validate compares schedules) */
     int pass;
 } kc_buf_result;
 

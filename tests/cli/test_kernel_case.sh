@@ -8,7 +8,8 @@
 # software device: checks pass on a good kernel and fail on planted bugs (an element
 # left unwritten, a readonly input written, a NaN, a wrong expectation), unbound
 # parameters and unknown functions are exit 2, a two-pass "dispatches" sequence with a
-# function constant by name runs in one command buffer.
+# function constant by name runs in one command buffer; validate fails a threadgroup
+# race that a plain run passes (and passes its fix); suite runs a directory.
 . "$(dirname "$0")/lib.sh"
 G=$GDNBENCH
 here=$(cd "$(dirname "$0")" && pwd)
@@ -145,4 +146,28 @@ expect_exit 1 "kernel: the sequence with the other constant fails" $G kernel "$D
 sed 's/"add_two": true/"add_three": true/' "$D/seq.json" >"$D/seq2.json"
 expect_exit 2 "kernel: a constant name the kernel lacks exits 2" $G kernel "$D/seq2.json"
 expect_match "kernel: a constant name the kernel lacks lists the real ones" "$ERR" "declares no constant of that name \(it declares: add_two\)"
+# validate: a race only other schedules expose (negative control), and its fix.
+cat >"$D/race.json" <<'JSON'
+{"case": 1, "source": "controls.metal", "function": "neighbour_race",
+ "dispatch": {"threadgroups": [1], "threadgroup": [32], "threadgroup_memory": {"0": 128}},
+ "buffers": {"out": {"dtype": "float32", "shape": [32]}}}
+JSON
+expect_exit 0 "kernel: the racy kernel passes a plain run (one schedule, same bytes every run)" $G kernel "$D/race.json"
+expect_exit 1 "validate: the racy kernel fails under validate's schedules (negative control)" $G validate "$D/race.json"
+expect_match "validate: the race is named" "$OUT" 'FAIL'
+sed 's/neighbour_race/neighbour_fixed/' "$D/race.json" >"$D/fixed.json"
+expect_exit 0 "validate: the kernel with its barrier passes every schedule" $G validate "$D/fixed.json"
+expect_match "validate: every schedule is listed" "$OUT" 'random:2 +PASS'
+sed 's/"threadgroup_memory": {"0": 128}/"threadgroup_memory": {"1": 128}/' "$D/race.json" >"$D/tgbad.json"
+expect_exit 2 "kernel: a threadgroup length for an index the kernel lacks exits 2" $G kernel "$D/tgbad.json"
+
+# suite DIR: every case, one verdict.
+mkdir -p "$D/suite"
+cp "$D/good.json" "$D/suite/a.json"
+cp "$D/fixed.json" "$D/suite/b.json"
+cp "$D/add_one.metal" "$D/controls.metal" "$D/x.npy" "$D/out.npy" "$D/suite/"
+expect_exit 0 "suite: a directory of passing cases exits 0" $G suite "$D/suite"
+expect_match "suite: counts its cases" "$OUT" 'suite .*: 2 cases, 2 passed, 0 failed, 0 could not run'
+sed 's/"function": "add_one"/"function": "skip_last"/; s/"add_one.metal"/"controls.metal"/' "$D/good.json" >"$D/suite/c.json"
+expect_exit 1 "suite: a failing case makes it exit 1" $G suite "$D/suite"
 finish

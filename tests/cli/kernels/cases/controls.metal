@@ -35,3 +35,22 @@ kernel void plus(device const float *x [[buffer(0)]], device float *y [[buffer(1
                  uint i [[thread_position_in_grid]]) {
     y[i] = x[i] + (add_two ? 2.0f : 1.0f);
 }
+
+// Reads a neighbour's threadgroup slot with no barrier between the write and the read:
+// in order the neighbour has not written yet (0), in reverse it has.  One schedule
+// gives the same bytes run after run, so only validate's schedules expose it.
+kernel void neighbour_race(device float *out [[buffer(0)]], threadgroup float *slot [[threadgroup(0)]],
+                           uint t [[thread_index_in_threadgroup]], uint n [[threads_per_threadgroup]]) {
+    slot[t] = 0.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    slot[t] = float(t + 1);
+    out[t] = slot[(t + 1) % n];
+}
+
+// The same with the barrier in place: every schedule agrees.
+kernel void neighbour_fixed(device float *out [[buffer(0)]], threadgroup float *slot [[threadgroup(0)]],
+                            uint t [[thread_index_in_threadgroup]], uint n [[threads_per_threadgroup]]) {
+    slot[t] = float(t + 1);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[t] = slot[(t + 1) % n];
+}
