@@ -131,26 +131,29 @@ static kc_case *load_case(const kernel_args *a, char *err, size_t errlen) {
 }
 
 /* One buffer's row: binding, dtype, elements, what was checked, verdict. */
-static void print_buffer(const kc_case *c, const kc_buf_result *b) {
-    char bind[32], what[200];
-    const kc_buffer *kb = &c->bufs[kc_find_buffer(c, b->name)];
+static void print_buffer(const kc_buf_result *b) {
+    char bind[32], what[256];
     snprintf(bind, sizeof bind, "buffer(%d)", b->index);
-    if (b->checked)
-        snprintf(what, sizeof what, "expect: max_abs %.3g rel_l2 %.3g%s (atol %g rtol %g)", b->max_abs, b->rel_l2,
-                 b->ulp >= 0 ? "" : "", b->atol, b->rtol);
-    else if (b->readonly)
+    if (b->checked) {
+        snprintf(what, sizeof what, "expect: max_abs %.3g rel_l2 %.3g", b->max_abs, b->rel_l2);
+        size_t l = strlen(what);
+        if (b->ulp >= 0) snprintf(what + l, sizeof what - l, " ulp %.0f", b->ulp);
+        l = strlen(what);
+        snprintf(what + l, sizeof what - l, " (atol %g rtol %g%s)", b->atol, b->rtol,
+                 b->ulp_max >= 0 ? " or ulp" : "");
+    } else if (b->readonly) {
         snprintf(what, sizeof what, "readonly: %lld elements changed", (long long)b->changed);
-    else if (b->writable)
+    } else if (b->writable) {
         snprintf(what, sizeof what, "output: nan %lld inf %lld", (long long)b->nan, (long long)b->inf);
-    else
+    } else {
         snprintf(what, sizeof what, "input");
+    }
     size_t l = strlen(what);
     if (b->writable && b->unwritten) snprintf(what + l, sizeof what - l, ", %lld unwritten", (long long)b->unwritten);
     l = strlen(what);
-    if (b->checked && b->bad) snprintf(what + l, sizeof what - l, ", %lld bad, first at %lld", (long long)b->bad,
-                                       (long long)b->first_bad);
-    const char *dt = kb->kind == KC_BUF_STRUCT ? "struct" : kc_dtype_name(kb->has_dtype || kb->kind != KC_BUF_FILE ? kb->dtype : kb->dtype);
-    printf("  %-12s %-11s %-9s %10lld  %-4s  %s\n", b->name, bind, dt, (long long)b->numel,
+    if (b->checked && b->bad)
+        snprintf(what + l, sizeof what - l, ", %lld bad, first at %lld", (long long)b->bad, (long long)b->first_bad);
+    printf("  %-12s %-11s %-9s %10lld  %-4s  %s\n", b->name, bind, kc_dtype_name(b->dtype), (long long)b->numel,
            b->pass ? "PASS" : "FAIL", what);
 }
 
@@ -189,7 +192,7 @@ static int run_on(const kc_case *c, const kernel_args *a, const char *checks, co
         printf("kernel case %s (%s) on %s [%s]: %d runs, median %.1f us, min %.1f us%s\n", c->name, c->path,
                mtl_device_name(d), ro.backend, r->iters, r->median_us, r->min_us,
                strcmp(ro.backend, "sw") == 0 ? " (emulated)" : "");
-        for (int i = 0; i < r->nbufs; i++) print_buffer(c, &r->bufs[i]);
+        for (int i = 0; i < r->nbufs; i++) print_buffer(&r->bufs[i]);
         if (r->fault[0]) printf("  the device failed the run: %s\n", r->fault);
         else printf("  determinism: %s\n", r->deterministic ? "bitwise identical across runs" : "FAIL: runs differ");
         printf("%s\n", r->pass ? "PASS" : "FAIL");

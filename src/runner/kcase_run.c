@@ -200,6 +200,7 @@ static void check_buffer(const kc_case *c, int i, kc_state *s, kc_buf_result *br
     br->writable = s->writable[i];
     br->readonly = b->readonly;
     br->numel = t->numel;
+    br->dtype = t->dtype;
     br->ulp = -1;
     br->first_bad = -1;
     br->hash = 1469598103934665603ull;

@@ -23,6 +23,7 @@ typedef struct kc_buf_result {
     char name[64];
     int index;            /* the first [[buffer(n)]] it is bound at */
     int writable, readonly;
+    kc_dtype dtype;
     int64_t numel;
     int64_t nan, inf, unwritten, changed; /* changed: elements of a readonly buffer that differ */
     int checked;          /* compared with an expectation */
