@@ -18,6 +18,7 @@
 #include "kcase/kcase_data.h"
 #include "kcase/kcase_flags.h"
 #include "metal/mtl.h"
+#include "report/report_json.h"
 #include "runner/backend.h"
 #include "runner/kcase_run.h"
 #include "runner/runner.h"
@@ -38,6 +39,7 @@ static void usage(FILE *f) {
             "  --backend sw|metal   where it runs (default: %s)\n"
             "  --iters N            runs from the same inputs, all bitwise identical (default 3)\n"
             "  --seed N             seed of the random init patterns (default 1)\n"
+            "  --json FILE|-        the JSON report (schema 1, with the case's \"case\" key)\n"
             "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
             "dtypes: float32 float16 bfloat16 int8 uint8 int16 uint16 int32 uint32 int64 uint64 bool.\n"
             "The case file format is in the README (\"Your own kernel\").\n"
@@ -48,7 +50,7 @@ static void usage(FILE *f) {
 typedef struct kernel_args {
     const char *input;
     int print_case, quiet, fast_math;
-    const char *backend, *iters, *seed, *sw_checks, *sw_schedule;
+    const char *backend, *iters, *seed, *sw_checks, *sw_schedule, *json;
     kc_flags f;
     const char *buffers[KERNEL_MAX_LIST], *expects[KERNEL_MAX_LIST], *constants[KERNEL_MAX_LIST];
 } kernel_args;
@@ -66,7 +68,8 @@ static int add_list(const char **list, int *n, const char *flag, const char *v) 
 static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
     static const char *const value_flags[] = {"--function", "--grid",    "--threadgroups", "--threadgroup",
                                               "--buffer",   "--expect",  "--constant",     "--backend",
-                                              "--iters",    "--seed",    "--sw-checks",    "--sw-schedule", NULL};
+                                              "--iters",    "--seed",    "--sw-checks",    "--sw-schedule",
+                                              "--json",     NULL};
     memset(a, 0, sizeof *a);
     a->f.buffers = a->buffers;
     a->f.expects = a->expects;
@@ -98,6 +101,7 @@ static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
         case 9: a->seed = v; break;
         case 10: a->sw_checks = v; break;
         case 11: a->sw_schedule = v; break;
+        case 12: a->json = v; break;
         default:
             if (s[0] == '-' || a->input) {
                 fprintf(stderr, "gdnbench kernel: unknown option '%s' (see gdnbench kernel --help)\n", s);
@@ -160,7 +164,7 @@ static void print_buffer(const kc_buf_result *b) {
 /* Runs c once on a device of a's backend, with the software device's checks and
  * schedule given (NULL: a's); prints its table unless quiet.  EXIT_*; r filled. */
 static int run_on(const kc_case *c, const kernel_args *a, const char *checks, const char *schedule, int quiet,
-                  kc_result *r) {
+                  kc_result *r, run_record *rec) {
     char err[1024];
     run_opts ro;
     memset(&ro, 0, sizeof ro);
@@ -188,6 +192,11 @@ static int run_on(const kc_case *c, const kernel_args *a, const char *checks, co
         mtl_device_free(d);
         return EXIT_BAD_INPUT;
     }
+    if (rec && kc_fill_record(c, r, mtl_device_name(d), ro.backend, o.seed, rec, err, sizeof err) < 0) {
+        fprintf(stderr, "gdnbench kernel: %s\n", err);
+        mtl_device_free(d);
+        return EXIT_BAD_INPUT;
+    }
     if (!quiet) {
         printf("kernel case %s (%s) on %s [%s]: %d runs, median %.1f us, min %.1f us%s\n", c->name, c->path,
                mtl_device_name(d), ro.backend, r->iters, r->median_us, r->min_us,
@@ -201,11 +210,24 @@ static int run_on(const kc_case *c, const kernel_args *a, const char *checks, co
     return r->pass ? EXIT_OK : EXIT_CHECK_FAILED;
 }
 
-static int run_case(const kc_case *c, const kernel_args *a) {
+/* Runs c with a's options; with rec, fills it for the JSON report. */
+static int run_case(const kc_case *c, const kernel_args *a, run_record *rec) {
     kc_result *r = malloc(sizeof *r);
     if (!r) return EXIT_BAD_INPUT;
-    int rc = run_on(c, a, NULL, NULL, a->quiet, r);
+    int rc = run_on(c, a, NULL, NULL, a->quiet, r, rec);
     free(r);
+    return rc;
+}
+
+/* Writes recs[0..n) as the JSON report --json names (one record: an object). */
+static int write_report(const kernel_args *a, run_record *recs, int n) {
+    char err[512];
+    run_record **p = calloc((size_t)(n ? n : 1), sizeof *p);
+    if (!p) return -1;
+    for (int i = 0; i < n; i++) p[i] = &recs[i];
+    int rc = report_write(a->json, p, n, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "gdnbench kernel: --json %s: %s\n", a->json, err);
+    free(p);
     return rc;
 }
 
@@ -222,7 +244,7 @@ static int validate_case(const kc_case *c, const kernel_args *a) {
     printf("validate %s (%s): software device, checks full, %d schedules\n", c->name, c->path, 4);
     for (int k = 0; k < 4 && status != EXIT_BAD_INPUT; k++) {
         kc_result *now = &r[k ? 1 : 0];
-        int rc = run_on(c, &sw, "full", schedules[k], 1, now);
+        int rc = run_on(c, &sw, "full", schedules[k], 1, now, NULL);
         if (rc == EXIT_BAD_INPUT) {
             status = rc;
             break;
@@ -267,7 +289,11 @@ static int kernel_main(int argc, char **argv, int mode) {
         else fprintf(stderr, "gdnbench kernel: out of memory\n"), rc = EXIT_BAD_INPUT;
         free(text);
     } else {
-        rc = mode == MODE_VALIDATE ? validate_case(c, &a) : run_case(c, &a);
+        run_record *rec = a.json && mode == MODE_RUN ? calloc(1, sizeof *rec) : NULL;
+        rc = mode == MODE_VALIDATE ? validate_case(c, &a) : run_case(c, &a, rec);
+        if (rec && rc != EXIT_BAD_INPUT && write_report(&a, rec, 1) != 0) rc = EXIT_BAD_INPUT;
+        if (rec) run_record_free(rec);
+        free(rec);
     }
     kc_free(c);
     return rc;
@@ -295,12 +321,15 @@ int cmd_kernel_suite(int argc, char **argv) {
         return EXIT_BAD_INPUT;
     }
     io_sort_names(names, n);
+    run_record *recs = a.json ? calloc((size_t)n, sizeof *recs) : NULL;
+    int nrecs = 0;
     for (int i = 0; i < n; i++) {
         char *path = io_path_join(a.input, names[i], "");
         kc_case *c = path ? kc_load_file(path, err, sizeof err) : NULL;
         int rc = EXIT_BAD_INPUT;
         if (!c || kc_check_files(c, err, sizeof err) < 0) fprintf(stderr, "gdnbench suite: %s\n", path ? err : "out of memory");
-        else rc = run_case(c, &a);
+        else rc = run_case(c, &a, recs ? &recs[nrecs] : NULL);
+        if (recs && rc != EXIT_BAD_INPUT) nrecs++;
         npass += rc == EXIT_OK;
         nfail += rc == EXIT_CHECK_FAILED;
         nerror += rc == EXIT_BAD_INPUT;
@@ -308,6 +337,9 @@ int cmd_kernel_suite(int argc, char **argv) {
         free(path);
     }
     io_free_names(names, n);
+    if (recs && write_report(&a, recs, nrecs) != 0) nerror++;
+    for (int i = 0; recs && i < nrecs; i++) run_record_free(&recs[i]);
+    free(recs);
     printf("suite %s: %d cases, %d passed, %d failed, %d could not run\n", a.input, n, npass, nfail, nerror);
     return nerror ? EXIT_BAD_INPUT : nfail ? EXIT_CHECK_FAILED : EXIT_OK;
 }

@@ -184,6 +184,8 @@ static int run_iters(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_s
         }
     }
     int n = o->iters < 256 ? o->iters : 256;
+    memcpy(r->samples, us, (size_t)n * sizeof *us);
+    r->nsamples = n;
     qsort(us, (size_t)n, sizeof *us, cmp_double);
     r->min_us = us[0];
     r->median_us = us[n / 2];

@@ -41,6 +41,8 @@ typedef struct kc_result {
     int iters;
     int deterministic;
     double min_us, median_us;   /* GPU (or device) time of the whole command buffer */
+    double samples[256];  /* each run's time, in order (the first 256) */
+    int nsamples;
     int pass;
     char fault[1024];     /* a run the device failed (check findings, fault): the reason */
 } kc_result;
@@ -52,5 +54,12 @@ int kc_run(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_result *r, 
 /* Compares out (n elements of dt) with ref under the buffer's expectation and fills
  * the metrics of r (kcase_check.c). */
 void kc_check_expect(const kc_buffer *b, kc_dtype dt, const void *out, const double *ref, int64_t n, kc_buf_result *r);
+
+struct run_record;
+/* A run record of the case's run (the JSON report, schema 1, with its "case" key):
+ * device, kernel, launches, every run's time, a check per buffer with an
+ * expectation, determinism and status.  device_name/backend as run on. */
+int kc_fill_record(const kc_case *c, const kc_result *r, const char *device_name, const char *backend,
+                   uint64_t seed, struct run_record *rec, char *err, size_t errlen);
 
 #endif

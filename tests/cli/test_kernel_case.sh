@@ -161,13 +161,22 @@ expect_match "validate: every schedule is listed" "$OUT" 'random:2 +PASS'
 sed 's/"threadgroup_memory": {"0": 128}/"threadgroup_memory": {"1": 128}/' "$D/race.json" >"$D/tgbad.json"
 expect_exit 2 "kernel: a threadgroup length for an index the kernel lacks exits 2" $G kernel "$D/tgbad.json"
 
+# The JSON report: schema 1 with the case's own key; compare reads it.
+expect_exit 0 "kernel: --json writes the report" $G kernel "$D/good.json" --json "$D/good.out.json" --quiet
+expect_match "kernel: the report names the case" "$("$TESTDATA" json "$D/good.out.json" .case.name)" '^"?add_one_64"?$'
+expect_match "kernel: the report has each binding" "$("$TESTDATA" json "$D/good.out.json" .case.buffers[1].index)" '^1$'
+expect_match "kernel: the report's check is against the expectation" "$("$TESTDATA" json "$D/good.out.json" .check[0].reference)" 'expected'
+expect_exit 0 "compare: two kernel-case reports compare" $G compare "$D/good.out.json" "$D/good.out.json"
+
+
 # suite DIR: every case, one verdict.
 mkdir -p "$D/suite"
 cp "$D/good.json" "$D/suite/a.json"
 cp "$D/fixed.json" "$D/suite/b.json"
 cp "$D/add_one.metal" "$D/controls.metal" "$D/x.npy" "$D/out.npy" "$D/suite/"
-expect_exit 0 "suite: a directory of passing cases exits 0" $G suite "$D/suite"
+expect_exit 0 "suite: a directory of passing cases exits 0" $G suite "$D/suite" --json "$D/suite.out.json"
 expect_match "suite: counts its cases" "$OUT" 'suite .*: 2 cases, 2 passed, 0 failed, 0 could not run'
+expect_match "suite: --json writes every case's record" "$("$TESTDATA" json "$D/suite.out.json" '#')" '^2$'
 sed 's/"function": "add_one"/"function": "skip_last"/; s/"add_one.metal"/"controls.metal"/' "$D/good.json" >"$D/suite/c.json"
 expect_exit 1 "suite: a failing case makes it exit 1" $G suite "$D/suite"
 finish
