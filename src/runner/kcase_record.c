@@ -53,7 +53,7 @@ static void fill_checks(const kc_result *r, run_record *rec) {
         const kc_buf_result *b = &r->bufs[i];
         if (!b->checked) continue;
         rec_check *x = &rec->checks[rec->nchecks++];
-        snprintf(x->output, sizeof x->output, "%s", b->name);
+        snprintf(x->output, sizeof x->output, "%.47s", b->name);
         snprintf(x->reference, sizeof x->reference, "expected");
         x->max_abs = b->max_abs;
         x->max_rel = b->max_rel;
