@@ -163,15 +163,15 @@ static void print_buffer(const kc_buf_result *b) {
 
 /* Runs c once on a device of a's backend, with the software device's checks and
  * schedule given (NULL: a's); prints its table unless quiet.  EXIT_*; r filled. */
-static int run_on(const kc_case *c, const kernel_args *a, const char *checks, const char *schedule, int quiet,
-                  kc_result *r, run_record *rec) {
+static int run_on(const kc_case *c, const kernel_args *a, const char *checks, const char *schedule, int poison,
+                  int quiet, kc_result *r, run_record *rec) {
     char err[1024];
     run_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.backend = a->backend ? a->backend : backend_default_name();
     ro.sw_checks = checks ? checks : a->sw_checks;
     ro.sw_schedule = schedule ? schedule : a->sw_schedule;
-    kc_run_opts o = {3, 1, a->fast_math};
+    kc_run_opts o = {3, 1, a->fast_math, poison};
     char *end;
     if (a->iters && ((o.iters = (int)strtol(a->iters, &end, 10)) < 1 || *end || o.iters > 1000)) {
         fprintf(stderr, "gdnbench kernel: --iters %s: give a count from 1 to 1000\n", a->iters);
@@ -214,7 +214,7 @@ static int run_on(const kc_case *c, const kernel_args *a, const char *checks, co
 static int run_case(const kc_case *c, const kernel_args *a, run_record *rec) {
     kc_result *r = malloc(sizeof *r);
     if (!r) return EXIT_BAD_INPUT;
-    int rc = run_on(c, a, NULL, NULL, a->quiet, r, rec);
+    int rc = run_on(c, a, NULL, NULL, 0, a->quiet, r, rec);
     free(r);
     return rc;
 }
@@ -232,19 +232,21 @@ static int write_report(const kernel_args *a, run_record *recs, int n) {
 }
 
 /* `gdnbench validate CASE.json`: the case on the software device with full checks
- * under every fiber/threadgroup schedule validate uses for ops; each must pass and
- * every buffer must hold the same bytes as under the first. */
+ * under every fiber/threadgroup schedule validate uses for ops, then once more with
+ * the outputs starting from a finite poison instead of the NaN one; each must pass
+ * and every buffer must hold the same bytes as under the first. */
 static int validate_case(const kc_case *c, const kernel_args *a) {
-    static const char *const schedules[] = {"inorder", "reverse", "random:1", "random:2"};
+    static const char *const schedules[] = {"inorder", "reverse", "random:1", "random:2", "inorder"};
+    static const char *const labels[] = {"inorder", "reverse", "random:1", "random:2", "poison 0x5a"};
     kc_result *r = calloc(2, sizeof *r);
     if (!r) return EXIT_BAD_INPUT;
     int status = EXIT_OK;
     kernel_args sw = *a;
     sw.backend = "sw";
-    printf("validate %s (%s): software device, checks full, %d schedules\n", c->name, c->path, 4);
-    for (int k = 0; k < 4 && status != EXIT_BAD_INPUT; k++) {
+    printf("validate %s (%s): software device, checks full, 4 schedules and 2 poison patterns\n", c->name, c->path);
+    for (int k = 0; k < 5; k++) {
         kc_result *now = &r[k ? 1 : 0];
-        int rc = run_on(c, &sw, "full", schedules[k], 1, now, NULL);
+        int rc = run_on(c, &sw, "full", schedules[k], k == 4 ? KC_POISON_FINITE : KC_POISON_NAN, 1, now, NULL);
         if (rc == EXIT_BAD_INPUT) {
             status = rc;
             break;
@@ -253,8 +255,10 @@ static int validate_case(const kc_case *c, const kernel_args *a) {
         for (int i = 0; k && !now->fault[0] && !r[0].fault[0] && i < now->nbufs && !differs; i++)
             if (now->bufs[i].hash != r[0].bufs[i].hash) differs = now->bufs[i].name;
         int ok = now->pass && !differs;
-        printf("  %-9s %s", schedules[k], ok ? "PASS" : "FAIL");
+        printf("  %-11s %s", labels[k], ok ? "PASS" : "FAIL");
         if (now->fault[0]) printf("  %s", now->fault);
+        else if (differs && k == 4) printf("  '%s' differs from its bytes under the NaN poison: the kernel reads an output "
+                                           "before writing it", differs);
         else if (differs) printf("  '%s' differs from its bytes under inorder: a race between threads", differs);
         else if (!now->pass) printf("  a check failed (run `gdnbench kernel %s --sw-schedule %s` for the table)", c->path,
                                     schedules[k]);

@@ -17,19 +17,20 @@ void kc_tensor_free(kc_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 
-void kc_poison(kc_dtype t, void *base, int64_t n) {
+void kc_poison(kc_dtype t, int pattern, void *base, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
-        if (t == KC_F32) memcpy((char *)base + 4 * i, &(uint32_t){0x7fa5a5a5u}, 4);
+        if (pattern == KC_POISON_FINITE) memset((char *)base + (size_t)i * kc_dtype_size(t), 0x5a, kc_dtype_size(t));
+        else if (t == KC_F32) memcpy((char *)base + 4 * i, &(uint32_t){0x7fa5a5a5u}, 4);
         else if (t == KC_BF16) memcpy((char *)base + 2 * i, &(uint16_t){0x7fa5u}, 2);
         else if (t == KC_F16) memcpy((char *)base + 2 * i, &(uint16_t){0x7da5u}, 2);
         else memset((char *)base + (size_t)i * kc_dtype_size(t), 0xa5, kc_dtype_size(t));
     }
 }
 
-int kc_is_poison(kc_dtype t, const void *base, int64_t i) {
+int kc_is_poison(kc_dtype t, int pattern, const void *base, int64_t i) {
     size_t sz = kc_dtype_size(t);
     unsigned char want[8];
-    kc_poison(t, want, 1);
+    kc_poison(t, pattern, want, 1);
     return memcmp((const char *)base + (size_t)i * sz, want, sz) == 0;
 }
 
@@ -124,12 +125,12 @@ static int file_contents(const kc_case *c, const kc_buffer *b, kc_tensor *out, c
     return rc;
 }
 
-static void fill_init(const kc_buffer *b, uint64_t seed, int poison_default, kc_tensor *t) {
+static void fill_init(const kc_buffer *b, uint64_t seed, int poison, int poison_default, kc_tensor *t) {
     kc_init init = b->has_init ? b->init : poison_default ? KC_INIT_POISON : KC_INIT_ZEROS;
     rng r;
     rng_stream(&r, seed, b->name);
     if (init == KC_INIT_POISON) {
-        kc_poison(t->dtype, t->data, t->numel);
+        kc_poison(t->dtype, poison, t->data, t->numel);
         return;
     }
     for (int64_t i = 0; init != KC_INIT_ZEROS && i < t->numel; i++) {
@@ -141,7 +142,7 @@ static void fill_init(const kc_buffer *b, uint64_t seed, int poison_default, kc_
     }
 }
 
-int kc_buffer_contents(const kc_case *c, int i, uint64_t seed, int poison_default, kc_tensor *out, char *err,
+int kc_buffer_contents(const kc_case *c, int i, uint64_t seed, int poison, int poison_default, kc_tensor *out, char *err,
                        size_t errlen) {
     const kc_buffer *b = &c->bufs[i];
     char key[200];
@@ -150,7 +151,7 @@ int kc_buffer_contents(const kc_case *c, int i, uint64_t seed, int poison_defaul
     case KC_BUF_FILE: return file_contents(c, b, out, err, errlen);
     case KC_BUF_ARRAY:
         if (tensor_alloc(out, b->dtype, b->ndim, b->shape, err, errlen, key) < 0) return -1;
-        fill_init(b, seed, poison_default, out);
+        fill_init(b, seed, poison ? poison : KC_POISON_NAN, poison_default, out);
         return 0;
     case KC_BUF_VALUE: {
         int64_t n = b->value.n;
@@ -225,7 +226,7 @@ int kc_check_files(const kc_case *c, char *err, size_t errlen) {
         kc_tensor t;
         double *ref = NULL;
         if (b->kind == KC_BUF_STRUCT) continue;
-        if (kc_buffer_contents(c, i, 0, 0, &t, err, errlen) < 0) return -1;
+        if (kc_buffer_contents(c, i, 0, KC_POISON_NAN, 0, &t, err, errlen) < 0) return -1;
         int rc = kc_expect_contents(c, i, &t, &ref, err, errlen);
         free(ref);
         kc_tensor_free(&t);

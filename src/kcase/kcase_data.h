@@ -21,15 +21,19 @@ typedef struct kc_tensor {
 
 void kc_tensor_free(kc_tensor *t);
 
-/* The poison of a dtype: floats a NaN with a payload no arithmetic produces (the
- * patterns of runner/check.c), integers and bools 0xA5 bytes. */
-void kc_poison(kc_dtype t, void *base, int64_t n);
-int kc_is_poison(kc_dtype t, const void *base, int64_t i);
+/* The poison of a dtype, pattern KC_POISON_NAN: floats a NaN with a payload no
+ * arithmetic produces (the patterns of runner/check.c), integers and bools 0xA5 bytes;
+ * pattern KC_POISON_FINITE: 0x5A bytes (a large finite float), so a kernel that reads
+ * an output before writing it gives other bytes under each (validate runs both). */
+enum { KC_POISON_NAN = 1, KC_POISON_FINITE = 2 };
+void kc_poison(kc_dtype t, int pattern, void *base, int64_t n);
+int kc_is_poison(kc_dtype t, int pattern, const void *base, int64_t i);
 
 /* Buffer i's initial contents (not for struct buffers, which need the kernel's
- * layout).  poison_default: what an array without "init" gets (1 poison, 0 zeros).
+ * layout).  poison: the pattern of "init": "poison" (KC_POISON_*); poison_default 1:
+ * an array without "init" gets it too (an output), 0: zeros.
  * The seed and the buffer's name seed its random stream. */
-int kc_buffer_contents(const kc_case *c, int i, uint64_t seed, int poison_default, kc_tensor *out, char *err,
+int kc_buffer_contents(const kc_case *c, int i, uint64_t seed, int poison, int poison_default, kc_tensor *out, char *err,
                        size_t errlen);
 /* Buffer i's expected contents as doubles, one per element of its contents (a single
  * "value" broadcast).  *ref NULL when the buffer has no file/value expectation. */

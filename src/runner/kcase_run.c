@@ -21,6 +21,7 @@ typedef struct kc_state {
     kc_tensor init[32];       /* each buffer's initial contents */
     mtl_buffer *buf[32];
     unsigned char *first[32]; /* the first run's bytes */
+    int poison;               /* KC_POISON_* */
 } kc_state;
 
 static void state_free(kc_state *s, const kc_case *c) {
@@ -102,7 +103,7 @@ static int make_buffers(mtl_device *d, const kc_case *c, const kc_run_opts *o, k
                      "(issue 30): give the struct's bytes as a \"value\" array of its fields' dtype", c->path, c->bufs[i].name);
             return -1;
         }
-        if (kc_buffer_contents(c, i, o->seed, s->writable[i], &s->init[i], err, errlen) < 0) return -1;
+        if (kc_buffer_contents(c, i, o->seed, s->poison, s->writable[i], &s->init[i], err, errlen) < 0) return -1;
         s->buf[i] = mtl_buffer_new(d, s->init[i].nbytes ? s->init[i].nbytes : 4, msg, sizeof msg);
         if (!s->buf[i] || !(s->first[i] = malloc(s->init[i].nbytes + 1))) {
             snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, s->buf[i] ? "out of memory" : msg);
@@ -216,7 +217,7 @@ static void check_buffer(const kc_case *c, int i, kc_state *s, kc_buf_result *br
         br->changed += memcmp(out + (size_t)k * es, (const unsigned char *)t->data + (size_t)k * es, es) != 0;
     int poisoned = br->writable && (!b->has_init ? 1 : b->init == KC_INIT_POISON) && b->kind == KC_BUF_ARRAY;
     for (int64_t k = 0; br->writable && k < t->numel; k++) {
-        if (poisoned && kc_is_poison(t->dtype, out, k)) {
+        if (poisoned && kc_is_poison(t->dtype, s->poison, out, k)) {
             br->unwritten++;
             continue;
         }
@@ -241,6 +242,7 @@ int kc_run(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_result *r, 
     kc_state *s = calloc(1, sizeof *s);
     memset(r, 0, sizeof *r);
     if (!s) return snprintf(err, errlen, "out of memory"), -1;
+    s->poison = o->poison ? o->poison : KC_POISON_NAN;
     int rc = prepare(d, c, o, s, err, errlen);
     if (rc == 0) rc = run_iters(d, c, o, s, r, err, errlen);
     if (rc == 0) {

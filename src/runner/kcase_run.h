@@ -17,6 +17,7 @@ typedef struct kc_run_opts {
     int iters;            /* runs (>= 1); all must give the same bytes */
     uint64_t seed;        /* the init patterns' seed */
     int fast_math;
+    int poison;           /* KC_POISON_* of the outputs' initial bytes (0: the NaN pattern) */
 } kc_run_opts;
 
 typedef struct kc_buf_result {

@@ -9,7 +9,8 @@
 # left unwritten, a readonly input written, a NaN, a wrong expectation), unbound
 # parameters and unknown functions are exit 2, a two-pass "dispatches" sequence with a
 # function constant by name runs in one command buffer; validate fails a threadgroup
-# race that a plain run passes (and passes its fix); suite runs a directory.
+# race that a plain run passes (and passes its fix) and a kernel that reads an output
+# before writing it (a second, finite poison pattern); suite runs a directory.
 . "$(dirname "$0")/lib.sh"
 G=$GDNBENCH
 here=$(cd "$(dirname "$0")" && pwd)
@@ -158,6 +159,13 @@ expect_match "validate: the race is named" "$OUT" 'FAIL'
 sed 's/neighbour_race/neighbour_fixed/' "$D/race.json" >"$D/fixed.json"
 expect_exit 0 "validate: the kernel with its barrier passes every schedule" $G validate "$D/fixed.json"
 expect_match "validate: every schedule is listed" "$OUT" 'random:2 +PASS'
+cat >"$D/maxinto.json" <<'JSON'
+{"case": 1, "source": "controls.metal", "function": "max_into", "dispatch": {"grid": [64], "threadgroup": [32]},
+ "buffers": {"x": {"dtype": "float32", "shape": [64], "init": {"arange": [0, 1]}}, "out": {"dtype": "float32", "shape": [64]}}}
+JSON
+expect_exit 0 "kernel: a kernel reading its output first passes a plain run (fmax skips the NaN poison)" $G kernel "$D/maxinto.json"
+expect_exit 1 "validate: it fails under the finite poison (negative control)" $G validate "$D/maxinto.json"
+expect_match "validate: the poison run names the output" "$OUT" "poison 0x5a +FAIL +'out' differs from its bytes under the NaN poison"
 sed 's/"threadgroup_memory": {"0": 128}/"threadgroup_memory": {"1": 128}/' "$D/race.json" >"$D/tgbad.json"
 expect_exit 2 "kernel: a threadgroup length for an index the kernel lacks exits 2" $G kernel "$D/tgbad.json"
 
