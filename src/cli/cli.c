@@ -1,15 +1,22 @@
 /* cli.c — subcommand dispatch, `gdnbench --help`, `list` and `info`. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "core/chips.h"
 #include "core/version.h"
+#include "io/io_util.h"
 #include "ops/op.h"
 #include "runner/backend.h"
 #include "runner/host.h"
+
+static int is_directory(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 static void print_usage(FILE *f) {
     fprintf(f,
@@ -23,6 +30,9 @@ static void print_usage(FILE *f) {
             "  gdnbench compare BASE NEW   regressions between two reports (or directories)\n"
             "  gdnbench report DIR...      per-op tables and charts across devices\n"
             "  gdnbench compile FILE.metal compile a kernel library on the software device, list its kernels\n"
+            "  gdnbench kernel CASE.json   any kernel with its own buffers, from a case file (or flags)\n"
+            "  gdnbench validate CASE.json a kernel case under every schedule, full checks (software device)\n"
+            "  gdnbench suite DIR          every *.json kernel case in DIR\n"
             "  gdnbench <op> --help        the op's dimensions, buffers, tolerances and options\n\n"
             "example:\n"
             "  gdnbench kkt --T 4096\n"
@@ -106,11 +116,15 @@ int cli_main(int argc, char **argv) {
     }
     if (strcmp(cmd, "list") == 0) return cmd_list(argc, argv);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
-    if (strcmp(cmd, "suite") == 0) return cmd_suite(argc, argv);
-    if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
+    /* a case file or a directory of them: kernel cases (cmd_kernel.c) */
+    int case_arg = argc > 2 && (io_has_suffix(argv[2], ".json") || is_directory(argv[2]));
+    if (strcmp(cmd, "suite") == 0) return case_arg ? cmd_kernel_suite(argc - 1, argv + 1) : cmd_suite(argc, argv);
+    if (strcmp(cmd, "validate") == 0)
+        return case_arg ? cmd_kernel_validate(argc - 1, argv + 1) : cmd_validate(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 1, argv + 1);
+    if (strcmp(cmd, "kernel") == 0) return cmd_kernel(argc - 1, argv + 1);
     const op_desc *op = op_find(cmd);
     if (op) return cmd_run(op, argc, argv);
     fprintf(stderr, "gdnbench: unknown command or op '%s': see `gdnbench list` for ops, `gdnbench --help` for commands\n",

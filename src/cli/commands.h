@@ -15,5 +15,10 @@ int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 /* compile takes argv starting at its own name (argv[0] = "compile"). */
 int cmd_compile(int argc, char **argv);
+/* kernel takes argv starting at its own name (argv[0] = "kernel"). */
+int cmd_kernel(int argc, char **argv);
+/* validate CASE.json and suite DIR of kernel cases (argv[0] = "validate" / "suite"). */
+int cmd_kernel_validate(int argc, char **argv);
+int cmd_kernel_suite(int argc, char **argv);
 
 #endif

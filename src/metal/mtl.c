@@ -78,6 +78,8 @@ struct mtl_library {
 struct mtl_pipeline {
     id pipeline;
     unsigned max_threads;
+    int nargs;                         /* -1: the device gave no reflection */
+    mtl_argument args[MTL_MAX_ARGUMENTS];
 };
 
 struct mtl_buffer {
@@ -291,7 +293,7 @@ void mtl_library_free(mtl_library *l) {
  * many (0 when the function does not say).  Apple's documentation: query the
  * nonspecialised function newFunctionWithName: returns; values for constants the
  * function does not use are ignored.  Inside the caller's pool. */
-static int declared_constants(id fn, NSUInteger *idx, NSUInteger *type, int max) {
+static int declared_constants(id fn, NSUInteger *idx, NSUInteger *type, const char **names, int max) {
     id dict = responds(fn, "functionConstantsDictionary") ? MSG0(id, fn, "functionConstantsDictionary") : NULL;
     id all = dict ? MSG0(id, dict, "allValues") : NULL;
     NSUInteger n = all ? MSG0(NSUInteger, all, "count") : 0;
@@ -300,9 +302,32 @@ static int declared_constants(id fn, NSUInteger *idx, NSUInteger *type, int max)
         id c = MSG1(id, all, "objectAtIndex:", NSUInteger, i);
         if (!c) continue;
         idx[k] = MSG0(NSUInteger, c, "index");
+        id name = MSG0(id, c, "name");
+        names[k] = name ? MSG0(const char *, name, "UTF8String") : NULL;
         type[k++] = MSG0(NSUInteger, c, "type");
     }
     return k;
+}
+
+/* Constant c given by name: the index and type the function declares for that name;
+ * -1 with err listing the declared names when it has none of that name. */
+static int set_constant(id values, const mtl_constant *c, const char *function, const NSUInteger *idx,
+                        const NSUInteger *type, const char *const *names, int ntypes, char *err, size_t errlen);
+static int set_named_constant(id values, const mtl_constant *c, const char *function, const NSUInteger *idx,
+                              const NSUInteger *type, const char *const *names, int ntypes, char *err, size_t errlen) {
+    char known[256] = "";
+    for (int k = 0; k < ntypes; k++) {
+        if (names[k] && strcmp(names[k], c->name) == 0) {
+            mtl_constant by_index = *c;
+            by_index.index = (int)idx[k];
+            return set_constant(values, &by_index, function, idx, type, names, ntypes, err, errlen);
+        }
+        size_t l = strlen(known);
+        snprintf(known + l, sizeof known - l, "%s%s", l ? ", " : "", names[k] ? names[k] : "?");
+    }
+    snprintf(err, errlen, "function constant '%.63s': '%s' declares no constant of that name (it declares: %s)", c->name,
+             function, ntypes ? known : "none");
+    return -1;
 }
 
 /* Sets constant c as the type the function declares for its index (ntypes entries of
@@ -310,11 +335,12 @@ static int declared_constants(id fn, NSUInteger *idx, NSUInteger *type, int max)
  * form says: "true"/"false" bool, integer int, else float.  -1 with err set when the
  * value does not fit the declared type. */
 static int set_constant(id values, const mtl_constant *c, const char *function, const NSUInteger *idx,
-                        const NSUInteger *type, int ntypes, char *err, size_t errlen) {
+                        const NSUInteger *type, const char *const *names, int ntypes, char *err, size_t errlen) {
     const char *v = c->value;
     unsigned char bytes[8];
     NSUInteger t;
     int k = 0;
+    if (c->index < 0) return set_named_constant(values, c, function, idx, type, names, ntypes, err, errlen);
     while (k < ntypes && idx[k] != (NSUInteger)c->index) k++;
     if (k < ntypes) {
         char why[200];
@@ -352,8 +378,9 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
     if (nconsts > 0) {
         /* the unspecialised function says what type each constant is */
         NSUInteger idx[MTL_MAX_DECLARED_CONSTANTS], type[MTL_MAX_DECLARED_CONSTANTS];
+        const char *names[MTL_MAX_DECLARED_CONSTANTS];
         id plain = MSG1(id, l->library, "newFunctionWithName:", id, nsstring(function));
-        int ntypes = plain ? declared_constants(plain, idx, type, MTL_MAX_DECLARED_CONSTANTS) : 0;
+        int ntypes = plain ? declared_constants(plain, idx, type, names, MTL_MAX_DECLARED_CONSTANTS) : 0;
         exists = plain != NULL;
         release(plain);
         /* (no such function: asked again below, for the device's own error text) */
@@ -364,7 +391,7 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
         }
         int ok = 1;
         for (int i = 0; i < nconsts && ok; i++)
-            ok = set_constant(values, &consts[i], function, idx, type, ntypes, err, errlen) == 0;
+            ok = set_constant(values, &consts[i], function, idx, type, names, ntypes, err, errlen) == 0;
         if (!ok) {
             release(values);
             goto fail;
@@ -382,7 +409,15 @@ mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *functi
         error_text(error, what, err, errlen);
         goto fail;
     }
-    p->pipeline = MSG2(id, d->device, "newComputePipelineStateWithFunction:error:", id, fn, id *, &error);
+    p->nargs = -1;
+    if (responds(d->device, "newComputePipelineStateWithFunction:options:reflection:error:")) {
+        id reflection = NULL; /* autoreleased; MTLPipelineOptionArgumentInfo | BufferTypeInfo */
+        p->pipeline = MSG4(id, d->device, "newComputePipelineStateWithFunction:options:reflection:error:", id, fn,
+                           NSUInteger, 3, id *, &reflection, id *, &error);
+        if (p->pipeline && reflection) p->nargs = mtl_reflect_arguments(reflection, p->args, MTL_MAX_ARGUMENTS);
+    } else {
+        p->pipeline = MSG2(id, d->device, "newComputePipelineStateWithFunction:error:", id, fn, id *, &error);
+    }
     release(fn);
     if (!p->pipeline) {
         char what[200];
@@ -403,6 +438,11 @@ void mtl_pipeline_free(mtl_pipeline *p) {
     if (!p) return;
     release(p->pipeline);
     free(p);
+}
+
+int mtl_pipeline_arguments(const mtl_pipeline *p, const mtl_argument **out) {
+    *out = p->args;
+    return p->nargs;
 }
 
 unsigned mtl_pipeline_max_threads(const mtl_pipeline *p) { return p->max_threads; }
@@ -526,7 +566,8 @@ static void encode_dispatch(id enc, const mtl_dispatch *x, uint32_t rep) {
              (NSUInteger)x->tgmem[i].index);
     MTLSize grid = {x->grid[0], x->grid[1], x->grid[2]};
     MTLSize tg = {x->tg[0], x->tg[1], x->tg[2]};
-    MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
+    if (x->threads) MSG2(void, enc, "dispatchThreads:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
+    else MSG2(void, enc, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, grid, MTLSize, tg);
 }
 
 /* ---- stage timestamps: counter sampling at stage boundaries ---- */

@@ -23,8 +23,9 @@ typedef struct mtl_buffer mtl_buffer;
  * for that index (mtl_constant_encode); an index it does not declare gets the type
  * of the value's form ("true"/"false" bool, integer int, with '.'/'e' float). */
 typedef struct mtl_constant {
-    int index;
+    int index;       /* -1: the constant named by name */
     char value[32];
+    char name[64];   /* read only when index is -1 */
 } mtl_constant;
 
 /* The MTLDataType values (Apple's) a function constant's value can be given for. */
@@ -84,6 +85,24 @@ int mtl_library_has_function(const mtl_library *l, const char *function);
 mtl_pipeline *mtl_pipeline_new(mtl_device *d, mtl_library *l, const char *function, const mtl_constant *consts,
                                int nconsts, char *err, size_t errlen);
 void mtl_pipeline_free(mtl_pipeline *p);
+
+/* A buffer or threadgroup-memory parameter of the pipeline's kernel, from the
+ * device's pipeline reflection (mtl_reflect.c). */
+#define MTL_MAX_ARGUMENTS 64
+enum { MTL_ARG_BUFFER = 0, MTL_ARG_THREADGROUP = 1 };
+typedef struct mtl_argument {
+    char name[64];             /* the parameter's name in the source */
+    int kind;                  /* MTL_ARG_* */
+    int index;                 /* [[buffer(n)]] / [[threadgroup(n)]] */
+    int read_only;             /* MTLArgumentAccessReadOnly: the kernel cannot write through it */
+    unsigned long data_type;   /* MTLDataType of a buffer's element (1 struct, 0 unknown) */
+} mtl_argument;
+/* The pipeline's active arguments (*out valid while p lives): how many, or -1 when
+ * the device gave no reflection (it does not answer
+ * newComputePipelineStateWithFunction:options:reflection:error:). */
+int mtl_pipeline_arguments(const mtl_pipeline *p, const mtl_argument **out);
+/* Reads an MTLComputePipelineReflection's arguments into out (at most max): how many. */
+int mtl_reflect_arguments(id reflection, mtl_argument *out, int max);
 unsigned mtl_pipeline_max_threads(const mtl_pipeline *p);
 
 /* Shared-storage buffer (CPU-visible contents). */
@@ -126,10 +145,12 @@ typedef struct mtl_dispatch {
         int index;
         size_t length;
     } tgmem[4];
-    uint32_t grid[3]; /* threadgroups per grid */
+    uint32_t grid[3]; /* threadgroups per grid (threads when `threads` is set) */
     uint32_t tg[3];   /* threads per threadgroup */
     uint32_t repeat;  /* dispatched this many times in order (0 or 1: once) */
     int own_command_buffers; /* 1: each repeat committed in a command buffer of its own */
+    int threads;      /* 1: grid[] counts threads (dispatchThreads:, the last threadgroups
+                         partial); 0: threadgroups (dispatchThreadgroups:) */
 } mtl_dispatch;
 
 /* Encodes the dispatches into one command buffer (one compute encoder each, its

@@ -448,6 +448,29 @@ static void add_not_checked(json_build *b, cJSON *root, const run_record *r) {
     }
 }
 
+/* "case": a kernel case's name, files' digests and each buffer's binding. */
+static void add_case(json_build *b, cJSON *root, const run_record *r) {
+    const rec_case *k = &r->kcase;
+    if (!k->present) return;
+    cJSON *o = jb_put_obj(b, root, "case");
+    if (!o) return;
+    jb_str(b, o, "name", k->name);
+    jb_str(b, o, "file", k->file);
+    jb_str_or_null(b, o, "source_sha256", k->source_sha256);
+    jb_str_or_null(b, o, "case_sha256", k->case_sha256);
+    cJSON *arr = jb_put_array(b, o, "buffers");
+    for (int i = 0; arr && b->ok && i < k->nbuffers && i < REC_MAX_CASE_BUFFERS; i++) {
+        cJSON *x = jb_append_obj(b, arr);
+        if (!x) break;
+        jb_str(b, x, "name", k->buffers[i].name);
+        jb_num(b, x, "index", k->buffers[i].index);
+        jb_str(b, x, "dtype", k->buffers[i].dtype);
+        jb_num(b, x, "elements", (double)k->buffers[i].elements);
+        jb_bool(b, x, "writable", k->buffers[i].writable);
+        jb_bool(b, x, "readonly", k->buffers[i].readonly);
+    }
+}
+
 cJSON *report_record_json(const run_record *r) {
     json_build b = {1};
     cJSON *root = cJSON_CreateObject();
@@ -483,6 +506,7 @@ cJSON *report_record_json(const run_record *r) {
     }
     add_warnings(&b, root, r);
     add_fixture(&b, root, r);
+    add_case(&b, root, r);
     jb_str(&b, root, "status", run_status_name(r->status));
     jb_str_or_null(&b, root, "error", r->error);
     jb_put(&b, root, "findings", r->device_checks ? report_findings_json(r->findings, r->nfindings) : cJSON_CreateNull());

@@ -96,3 +96,12 @@ backend *backend_open(const char *name, const run_opts *o, char *err, size_t err
     }
     return dev ? backend_metal_open(dev, d->kind, err, errlen) : NULL;
 }
+
+struct mtl_device *backend_open_device(const char *name, const run_opts *o, char *err, size_t errlen) {
+    const backend_desc *d = backend_desc_find(name);
+    if (!d || d->kind == BACKEND_CPU) {
+        snprintf(err, errlen, "--backend '%s': a kernel case runs on sw or metal", name);
+        return NULL;
+    }
+    return d->kind == BACKEND_SW ? open_software_device(o, err, errlen) : open_system_device(err, errlen);
+}

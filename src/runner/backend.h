@@ -120,5 +120,9 @@ backend *backend_cpu_open(char *err, size_t errlen);
  * software device, BACKEND_METAL for a GPU.  The same Metal code path for both. */
 struct mtl_device;
 backend *backend_metal_open(struct mtl_device *dev, backend_kind kind, char *err, size_t errlen);
+/* The device alone, as backend_open makes it for a sw or metal backend (the software
+ * device with the options' --sw-checks/--sw-schedule): for a command that drives
+ * Metal itself (kernel cases).  NULL with err for cpu or when unavailable. */
+struct mtl_device *backend_open_device(const char *name, const run_opts *o, char *err, size_t errlen);
 
 #endif

@@ -43,6 +43,25 @@ typedef struct rec_check {
     int pass;
 } rec_check;
 
+/* A kernel case's own facts (gdnbench kernel): which case, its files' digests and
+ * how each buffer was bound.  present 0: the record is an op's. */
+#define REC_MAX_CASE_BUFFERS 32
+typedef struct rec_case {
+    int present;
+    char name[96];
+    char file[256];            /* the case file ("(flags)" for the flag form) */
+    char source_sha256[65];    /* of the kernel source text */
+    char case_sha256[65];      /* of the case file's bytes ("" for the flag form: null) */
+    int nbuffers;
+    struct {
+        char name[64];
+        int index;             /* [[buffer(n)]] it was bound at */
+        char dtype[12];
+        int64_t elements;
+        int writable, readonly;
+    } buffers[REC_MAX_CASE_BUFFERS];
+} rec_case;
+
 typedef struct rec_stage {
     char name[32];
     char function[96];
@@ -182,6 +201,8 @@ typedef struct run_record {
 
     run_status status;
     char error[512];
+
+    rec_case kcase;            /* a kernel case's facts (present 0 for an op) */
 
     /* What the device's own checks found (the software device; see core/finding.h):
      * every distinct finding of the run that failed, grouped, with source lines. */

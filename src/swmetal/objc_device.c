@@ -532,6 +532,7 @@ static void device_methods(Class cls) {
     sw_method_add(cls, "maxThreadgroupMemoryLength", SW_IMP(device_max_tg_memory), "Q@:");
     sw_method_add(cls, "dealloc", SW_IMP(device_dealloc), "v@:");
     sw_counters_device_methods(cls);
+    sw_reflection_device_methods(cls);
 }
 
 /* ---- registration and C entry points ---- */
@@ -552,6 +553,7 @@ void sw_objc_register_metal(void) {
     sw_objc_register_counters();
     sw_objc_register_commands();
     sw_objc_register_function_constants();
+    sw_objc_register_reflection();
 }
 
 void swmtl_options_init(swmtl_options *o) {

@@ -99,6 +99,11 @@ id sw_array_new(const id *items, NSUInteger n);
 id sw_function_constants_dictionary(id self, SEL cmd);
 void sw_objc_register_function_constants(void);
 
+/* objc_reflection.c: newComputePipelineStateWithFunction:options:reflection:error: and
+ * the MTLComputePipelineReflection / MTLArgument classes it returns. */
+void sw_objc_register_reflection(void);
+void sw_reflection_device_methods(Class device_class);
+
 /* objc_counters.c: counter sets, sample buffers and compute pass descriptors. */
 void sw_objc_register_counters(void);
 void sw_counters_device_methods(Class device_class);

@@ -177,6 +177,19 @@ const char *sw_fc_type_name(int type);
  * GDNBENCH_SW_WHOLE_LIBRARY_MAX, default 16): newLibrary only checks it. */
 int sw_library_is_per_kernel(const sw_library *lib);
 
+/* A kernel parameter's type read as MSL (binding_type.c): the element type ("float",
+ * "half4", "Params"; "?" when unknown), the address space ("device", "constant",
+ * "threadgroup", "thread") and whether the kernel cannot write through it. */
+typedef struct swmtl_binding_type {
+    char element[160];
+    const char *space;
+    int read_only;
+    int pointer;                 /* 1: a pointer (an array), 0: a reference or a value */
+} swmtl_binding_type;
+void swmtl_binding_describe(const sw_binding *b, swmtl_binding_type *out);
+/* The type inside "... [T = TYPE]" in MSL spelling (half, bfloat, uint, float4). */
+void swmtl_type_clean(const char *pretty, char *out, size_t n);
+
 /* A kernel as the compile command lists it. */
 typedef struct sw_kernel_listing {
     const sw_kernel_info *info;  /* name, line, bindings; valid while the library lives */

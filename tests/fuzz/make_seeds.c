@@ -1,4 +1,4 @@
-/* make_seeds.c — writes starting corpora for the libFuzzer targets into DIR/{safetensors,npy,mlxfix}
+/* make_seeds.c — writes starting corpora for the libFuzzer targets into DIR/{safetensors,npy,mlxfix,kcase}
  * using gdnbench's own writers.  Usage: make_seeds DIR (run by tests/fuzz/run.sh). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,5 +56,19 @@ int main(int argc, char **argv) {
     static const char untabled[] = "{\"B\": 1, \"T\": 8, \"H\": 2, \"BT\": 8}";
     put(argv[1], "mlxfix", "tabled.json", meta, sizeof meta - 1);
     put(argv[1], "mlxfix", "untabled.json", untabled, sizeof untabled - 1);
+    static const char kcase[] =
+        "{\"case\": 1, \"name\": \"n\", \"source\": \"k.metal\", \"include\": [\".\"], \"define\": {\"N\": \"4\"},"
+        " \"function\": \"f\", \"constants\": {\"has_w\": true, \"3\": 7},"
+        " \"dispatch\": {\"threadgroups\": [8, 1, 1], \"threadgroup\": [1024], \"threadgroup_memory\": {\"0\": 128}},"
+        " \"buffers\": {\"x\": {\"dtype\": \"float32\", \"shape\": [8, 4], \"init\": {\"normal\": [0, 1]}, \"readonly\": true},"
+        " \"w\": {\"file\": \"w.npz\", \"tensor\": \"w\"}, \"out\": {\"dtype\": \"bfloat16\", \"shape\": [8, 4], \"init\": \"poison\","
+        " \"expect\": {\"file\": \"out.npy\", \"atol\": 1e-5, \"rtol\": 1e-5}}, \"eps\": {\"dtype\": \"float32\", \"value\": 1e-5},"
+        " \"args\": {\"struct\": {\"ne00\": 4096, \"nb\": [1, 2]}, \"index\": 3}}}";
+    static const char kseq[] =
+        "{\"case\": 1, \"source\": {\"text\": \"kernel void a() {}\"}, \"dispatches\": [{\"function\": \"a\","
+        " \"dispatch\": {\"grid\": [4], \"threadgroup\": [4]}, \"bind\": {\"p\": \"y\"}}],"
+        " \"buffers\": {\"y\": {\"dtype\": \"int64\", \"shape\": [4], \"expect\": {\"backend\": \"sw\", \"ulp\": 1}}}}";
+    put(argv[1], "kcase", "case.json", kcase, sizeof kcase - 1);
+    put(argv[1], "kcase", "sequence.json", kseq, sizeof kseq - 1);
     return 0;
 }

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # run.sh [SECONDS] [TARGET...] — build the libFuzzer targets of the fixture parsers
 # with clang (-fsanitize=fuzzer,address,undefined) and run each for SECONDS (default 30)
-# on one core.  Targets: safetensors npy mlxfix (default: all).  Crashes are written to
+# on one core.  Targets: safetensors npy mlxfix kcase (default: all).  Crashes are written to
 # build-fuzz/<target>/crash-*; the corpus grows in build-fuzz/<target>/corpus.
 # Needs clang with compiler-rt's libFuzzer (Debian: clang-19 + libclang-rt-19-dev).
 # Not part of tests/run.sh: the seeded mutation test (tests/unit/test_io_fuzz.c) is.
 set -eu
 secs=${1:-30}
 shift || true
-targets=${*:-safetensors npy mlxfix}
+targets=${*:-safetensors npy mlxfix kcase}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CLANG:-$(command -v clang-19 || command -v clang || true)}
 if [ -z "$cc" ]; then
@@ -18,7 +18,9 @@ fi
 out=$root/build-fuzz
 mkdir -p "$out"
 src="$root/src/io/io_util.c $root/src/io/safetensors.c $root/src/io/npy.c $root/src/io/mlxfix.c
-     $root/src/core/tensor.c $root/src/core/dtype.c $root/src/core/file.c"
+     $root/src/core/tensor.c $root/src/core/dtype.c $root/src/core/file.c
+     $root/src/kcase/kcase_model.c $root/src/kcase/kcase_parse.c $root/src/kcase/kcase_json_util.c
+     $root/src/kcase/kcase_buffer.c $root/src/kcase/kcase_mlx.c $root/src/kcase/kcase_print.c $root/src/kcase/kcase_dtype.c"
 cjson_libs=$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 flags="-std=c11 -D_GNU_SOURCE -ffp-contract=off -g -O1 -I$root/src $(pkg-config --cflags libcjson 2>/dev/null)"
 # shellcheck disable=SC2086

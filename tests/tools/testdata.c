@@ -26,7 +26,8 @@ static const char usage[] =
     "       gdnbench-testdata reports - < LINES        (each line: OUT.json|SPEC|SPEC...)\n"
     "       gdnbench-testdata torch-style DUMP.safetensors OUT [--deflate] NEW=OLD[:DTYPE][@SHAPE]...\n"
     "       gdnbench-testdata json FILE EXPR [EXPR...]   EXPR: .KEY [N] [] (every element) # (length), e.g. .pairs[0].verdict\n"
-    "       gdnbench-testdata xml FILE [TAG]\n";
+    "       gdnbench-testdata xml FILE [TAG]\n"
+    "       gdnbench-testdata tensors OUT.npy|OUT.safetensors NAME:DTYPE:SHAPE:VALUES...\n";
 
 char *testdata_read_file(const char *path, size_t *len, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
@@ -65,11 +66,12 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "torch-style") == 0) return torch_style_main(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "json") == 0) return json_query_main(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "xml") == 0) return xml_check_main(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "tensors") == 0) return tensor_files_main(argc - 2, argv + 2);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage, stdout);
         return 0;
     }
-    fprintf(stderr, "gdnbench-testdata: %s%s%s: the subcommands are reports, torch-style, json and xml (--help shows usage)\n",
+    fprintf(stderr, "gdnbench-testdata: %s%s%s: the subcommands are reports, torch-style, json, xml and tensors (--help shows usage)\n",
             argc >= 2 ? "unknown subcommand '" : "no subcommand", argc >= 2 ? argv[1] : "", argc >= 2 ? "'" : "");
     return 2;
 }

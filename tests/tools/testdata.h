@@ -11,6 +11,7 @@ int reports_main(int argc, char **argv);
 int torch_style_main(int argc, char **argv);
 int json_query_main(int argc, char **argv);
 int xml_check_main(int argc, char **argv);
+int tensor_files_main(int argc, char **argv);
 
 /* The whole file, NUL-terminated (*len bytes before the NUL), for the caller to free;
  * NULL with a message in err when it cannot be read. */
