@@ -191,7 +191,8 @@ static void json_replace_member(rng *r, cJSON *root) {
     if (!n || !n->child) return;
     int m = cJSON_GetArraySize(n);
     cJSON *c = cJSON_GetArrayItem(n, (int)below(r, (uint64_t)m));
-    if (c) cJSON_ReplaceItemViaPointer(n, c, random_value(r));
+    cJSON *v = c ? random_value(r) : NULL;
+    if (v && !cJSON_ReplaceItemViaPointer(n, c, v)) cJSON_Delete(v);
 }
 
 /* One JSON-aware edit of root: replace a member's value, rename a key, delete or copy a
@@ -218,10 +219,15 @@ static void json_edit(rng *r, cJSON *root) {
     case 2:
         if (n->child) cJSON_Delete(cJSON_DetachItemViaPointer(n, n->child));
         break;
-    default:
-        if (n->child && cJSON_IsObject(n)) cJSON_AddItemToObject(n, n->child->string, cJSON_Duplicate(n->child, 1));
-        else if (n->child) cJSON_AddItemToArray(n, cJSON_Duplicate(n->child, 1));
+    default: {
+        /* A member replaced through its pointer has no key (cJSON keeps none), and
+         * cJSON refuses to add an item without one: the copy is then ours to free. */
+        cJSON *copy = n->child ? cJSON_Duplicate(n->child, 1) : NULL;
+        int added = copy && (cJSON_IsObject(n) ? n->child->string && cJSON_AddItemToObject(n, n->child->string, copy)
+                                               : cJSON_AddItemToArray(n, copy));
+        if (copy && !added) cJSON_Delete(copy);
         break;
+    }
     }
 }
 
