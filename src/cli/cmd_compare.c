@@ -1,7 +1,7 @@
 /* cmd_compare.c — `gdnbench compare BASE NEW`: did NEW get slower or break?
  *
- * Records are paired by (op, kernel function and constants, shape, device name and
- * backend).  A pair whose kernel source hash is the same is preferred; records that
+ * Records are paired by (op, kernel function and constants, shape — a kernel case's
+ * name for a case, device name and backend).  A pair whose kernel source hash is the same is preferred; records that
  * differ only in the source hash pair next (the usual case: the kernel was edited)
  * and are marked "kernel changed".  A kernel compiled with fast math on one side only
  * (kernel.fast_math) is a changed kernel too: fast math changes the code the compiler
@@ -100,6 +100,14 @@ static const char *fast_math_label(const cJSON *rec) {
     return cJSON_IsBool(fm) ? (cJSON_IsTrue(fm) ? "fast math on" : "fast math off") : "fast math ?";
 }
 
+/* The shape column and key part: an op's dimensions, or a kernel case's name (a case
+ * has no dimensions, and two cases of one function are different work). */
+static void shape_of(const cJSON *rec, char *out, size_t n) {
+    rj_shape_str(rec, out, n);
+    const char *name = rj_str(rec, "case", "name", "");
+    if (!out[0] && name[0]) snprintf(out, n, "case=%s", name);
+}
+
 static void record_key(const cJSON *rec, int what, char *out, size_t n) {
     out[0] = 0;
     append(out, n, rj_str(rec, "op", NULL, ""));
@@ -112,7 +120,7 @@ static void record_key(const cJSON *rec, int what, char *out, size_t n) {
         append(out, n, one);
     }
     char shape[512];
-    rj_shape_str(rec, shape, sizeof shape);
+    shape_of(rec, shape, sizeof shape);
     append(out, n, shape);
     if (what == 0) {
         append(out, n, rj_str(rec, "kernel", "sha256", ""));
@@ -379,7 +387,7 @@ static void pair_row(const cmp_pair *p, row *r) {
     const cJSON *rec = p->new->rec;
     snprintf(r->cell[0], sizeof r->cell[0], "%s", rj_str(rec, "op", NULL, "?"));
     snprintf(r->cell[1], sizeof r->cell[1], "%s", kernel_label(rec));
-    rj_shape_str(rec, r->cell[2], sizeof r->cell[2]);
+    shape_of(rec, r->cell[2], sizeof r->cell[2]);
     device_label(rec, r->cell[3], sizeof r->cell[3]);
     fmt_us(r->cell[4], sizeof r->cell[4], p->old_median);
     fmt_us(r->cell[5], sizeof r->cell[5], p->new_median);
@@ -416,7 +424,7 @@ static void print_table(FILE *f, const cmp_result *res, double threshold, double
     for (int i = 0; i < res->nunpaired; i++) {
         const cmp_unpaired *u = &res->unpaired[i];
         char shape[256], dev[200];
-        rj_shape_str(u->it->rec, shape, sizeof shape);
+        shape_of(u->it->rec, shape, sizeof shape);
         device_label(u->it->rec, dev, sizeof dev);
         fprintf(f, "unpaired in %s: %s %s [%s] on %s (%s): %s\n", u->side, rj_str(u->it->rec, "op", NULL, "?"),
                 kernel_label(u->it->rec), shape, dev, u->it->file, u->reason);
@@ -459,7 +467,7 @@ static void print_markdown(FILE *f, const cmp_result *res, const char *base, con
         for (int i = 0; i < res->nunpaired; i++) {
             const cmp_unpaired *u = &res->unpaired[i];
             char shape[256], dev[200];
-            rj_shape_str(u->it->rec, shape, sizeof shape);
+            shape_of(u->it->rec, shape, sizeof shape);
             device_label(u->it->rec, dev, sizeof dev);
             fprintf(f, "- %s: `%s` `%s` %s on %s — %s\n", u->side, rj_str(u->it->rec, "op", NULL, "?"),
                     kernel_label(u->it->rec), shape, dev, u->reason);
@@ -478,7 +486,7 @@ static int add_pair_json(cJSON *pairs, const cmp_pair *p) {
     if (!o) return -1;
     cJSON_AddItemToArray(pairs, o);
     char shape[256];
-    rj_shape_str(rec, shape, sizeof shape);
+    shape_of(rec, shape, sizeof shape);
     cJSON_AddStringToObject(o, "op", rj_str(rec, "op", NULL, "?"));
     cJSON_AddStringToObject(o, "kernel", kernel_label(rec));
     cJSON_AddStringToObject(o, "shape", shape);
@@ -506,7 +514,7 @@ static int add_unpaired_json(cJSON *unpaired, const cmp_unpaired *u) {
     if (!o) return -1;
     cJSON_AddItemToArray(unpaired, o);
     char shape[256];
-    rj_shape_str(u->it->rec, shape, sizeof shape);
+    shape_of(u->it->rec, shape, sizeof shape);
     cJSON_AddStringToObject(o, "side", u->side);
     cJSON_AddStringToObject(o, "op", rj_str(u->it->rec, "op", NULL, "?"));
     cJSON_AddStringToObject(o, "kernel", kernel_label(u->it->rec));
@@ -632,7 +640,7 @@ static int check_machine_state(const compare_cli *cc, cmp_result *res) {
     if (!differing || cc->ignore_machine) return 0;
     const cmp_pair *p = &res->pairs[first_differing];
     char shape[256];
-    rj_shape_str(p->new->rec, shape, sizeof shape);
+    shape_of(p->new->rec, shape, sizeof shape);
     fprintf(stderr,
             "gdnbench compare: the machine state differs between BASE and NEW in %d of %d pairs (first: %s [%s]: "
             "%s), so a timing difference may be the machine's, not the kernel's: rerun under the same conditions, "

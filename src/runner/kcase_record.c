@@ -30,6 +30,7 @@ static void fill_case(const kc_case *c, const kc_result *r, run_record *rec) {
     char *src = c->source_path ? kc_path(c, c->source_path) : NULL;
     if (src) file_sha256(src, k->source_sha256);
     else if (c->source_text) sha256_hex(c->source_text, strlen(c->source_text), k->source_sha256);
+    else if (c->mlx) sha256_hex(c->mlx->source, strlen(c->mlx->source), k->source_sha256);
     free(src);
     if (io_has_suffix(c->path, ".json")) file_sha256(c->path, k->case_sha256);
     for (int i = 0; i < r->nbufs && i < REC_MAX_CASE_BUFFERS; i++) {
@@ -43,7 +44,8 @@ static void fill_case(const kc_case *c, const kc_result *r, run_record *rec) {
         k->nbuffers = i + 1;
     }
     snprintf(rec->kernel.source, sizeof rec->kernel.source, "%s", c->source_path ? c->source_path : "(text)");
-    snprintf(rec->kernel.function, sizeof rec->kernel.function, "%s", c->launches[0].function ? c->launches[0].function : "");
+    snprintf(rec->kernel.function, sizeof rec->kernel.function, "%s", 
+             c->launches[0].function ? c->launches[0].function : c->mlx ? c->mlx->name : "");
     snprintf(rec->kernel.sha256, sizeof rec->kernel.sha256, "%s", k->source_sha256);
     rec->kernel.theirs = 1;
 }

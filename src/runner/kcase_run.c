@@ -1,7 +1,7 @@
 /* kcase_run.c — a kernel case run on a Metal device (kcase_run.h): compile, bind by
  * reflection, fill, run every launch in one command buffer `iters` times from the same
- * initial bytes, then check every buffer.  Struct parameters and the mlx_metal_kernel
- * form are refused here in one line (their layout and signature come from elsewhere). */
+ * initial bytes, then check every buffer.  An mlx_metal_kernel case runs as the plain
+ * case kc_mlx_lower makes of it.  Struct parameters are refused here in one line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,11 +114,6 @@ static int make_buffers(mtl_device *d, const kc_case *c, const kc_run_opts *o, k
 }
 
 static int prepare(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_state *s, char *err, size_t errlen) {
-    if (c->mlx) {
-        snprintf(err, errlen, "%s: mlx_metal_kernel: this build does not generate MLX's kernel signature yet (issue 30 "
-                 "item 3): give \"source\" and \"function\"", c->path);
-        return -1;
-    }
     if (c->nbufs > 32 || c->nlaunches > 64) return snprintf(err, errlen, "%s: too many buffers or launches", c->path), -1;
     if (compile(d, c, o, s, err, errlen) < 0) return -1;
     for (int l = 0; l < c->nlaunches; l++)
@@ -238,7 +233,20 @@ static void check_buffer(const kc_case *c, int i, kc_state *s, kc_buf_result *br
     free(ref);
 }
 
+/* An mlx_metal_kernel case runs as the plain case of its generated kernel. */
+static int run_mlx(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_result *r, char *err, size_t errlen) {
+    kc_case *L = kc_mlx_lower(c, o->seed, err, errlen);
+    if (!L) return -1;
+    kc_mlx *m = L->mlx;
+    L->mlx = NULL;
+    int rc = kc_run(d, L, o, r, err, errlen);
+    L->mlx = m;
+    kc_free(L);
+    return rc;
+}
+
 int kc_run(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_result *r, char *err, size_t errlen) {
+    if (c->mlx) return run_mlx(d, c, o, r, err, errlen);
     kc_state *s = calloc(1, sizeof *s);
     memset(r, 0, sizeof *r);
     if (!s) return snprintf(err, errlen, "out of memory"), -1;

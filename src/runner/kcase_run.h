@@ -56,6 +56,11 @@ int kc_run(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_result *r, 
  * the metrics of r (kcase_check.c). */
 void kc_check_expect(const kc_buffer *b, kc_dtype dt, const void *out, const double *ref, int64_t n, kc_buf_result *r);
 
+/* An "mlx_metal_kernel" case as a plain case (kcase_mlx_lower.c): MLX's generated
+ * text as its source, MLX's host name as its function, and value buffers for the
+ * generated <input>_shape/_strides/_ndim parameters.  NULL with err. */
+kc_case *kc_mlx_lower(const kc_case *c, uint64_t seed, char *err, size_t errlen);
+
 struct run_record;
 /* A run record of the case's run (the JSON report, schema 1, with its "case" key):
  * device, kernel, launches, every run's time, a check per buffer with an
