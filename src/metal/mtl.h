@@ -90,12 +90,27 @@ void mtl_pipeline_free(mtl_pipeline *p);
  * device's pipeline reflection (mtl_reflect.c). */
 #define MTL_MAX_ARGUMENTS 64
 enum { MTL_ARG_BUFFER = 0, MTL_ARG_THREADGROUP = 1 };
+/* A member of a struct parameter as the compiled kernel lays it out
+ * (MTLStructMember; arrays from its MTLArrayType). */
+#define MTL_MAX_STRUCT_FIELDS 32
+typedef struct mtl_struct_field {
+    char name[48];
+    unsigned long offset;
+    unsigned long data_type;   /* MTLDataType of the member, of its element for an array */
+    unsigned long count;       /* array length, 0 when not an array */
+    unsigned long stride;      /* array element bytes */
+    int nested;                /* a struct (or array of structs): not laid out here */
+} mtl_struct_field;
+
 typedef struct mtl_argument {
     char name[64];             /* the parameter's name in the source */
     int kind;                  /* MTL_ARG_* */
     int index;                 /* [[buffer(n)]] / [[threadgroup(n)]] */
     int read_only;             /* MTLArgumentAccessReadOnly: the kernel cannot write through it */
     unsigned long data_type;   /* MTLDataType of a buffer's element (1 struct, 0 unknown) */
+    unsigned long struct_size; /* a struct buffer with a bufferStructType: bufferDataSize; 0: no layout */
+    int nfields;               /* its members (-1: more than MTL_MAX_STRUCT_FIELDS) */
+    mtl_struct_field fields[MTL_MAX_STRUCT_FIELDS];
 } mtl_argument;
 /* The pipeline's active arguments (*out valid while p lives): how many, or -1 when
  * the device gave no reflection (it does not answer

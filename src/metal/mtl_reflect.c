@@ -1,6 +1,7 @@
 /* mtl_reflect.c — a compute pipeline's arguments from Metal's own reflection
  * (MTLComputePipelineReflection.arguments: MTLArgument name, type, index, access,
- * isActive, bufferDataType), so a host binds buffers by the kernel's parameter names
+ * isActive, bufferDataType; a struct buffer's bufferStructType members: name, offset,
+ * dataType, arrayType), so a host binds buffers by the kernel's parameter names
  * at the indices the compiled function declares.  The software device answers the
  * same selectors (src/swmetal/objc_reflection.c): nothing here knows which device
  * it talks to. */
@@ -11,6 +12,37 @@
 
 /* MTLArgumentType values (Apple's). */
 enum { MTL_ARGUMENT_TYPE_BUFFER = 0, MTL_ARGUMENT_TYPE_THREADGROUP_MEMORY = 1 };
+
+enum { MTL_DATA_TYPE_STRUCT = 1, MTL_DATA_TYPE_ARRAY = 2 };
+
+/* A struct buffer's members, from its MTLStructType (nil: no layout). */
+static void read_struct(id a, mtl_argument *m) {
+    id st = MSG0(id, a, "bufferStructType");
+    id members = st ? MSG0(id, st, "members") : NULL;
+    if (!members) return;
+    NSUInteger n = MSG0(NSUInteger, members, "count");
+    m->struct_size = (unsigned long)MSG0(NSUInteger, a, "bufferDataSize");
+    if (n > MTL_MAX_STRUCT_FIELDS) {
+        m->nfields = -1;
+        return;
+    }
+    for (NSUInteger i = 0; i < n; i++) {
+        id x = MSG1(id, members, "objectAtIndex:", NSUInteger, i);
+        mtl_struct_field *f = &m->fields[m->nfields++];
+        id name = MSG0(id, x, "name");
+        const char *s = name ? MSG0(const char *, name, "UTF8String") : NULL;
+        snprintf(f->name, sizeof f->name, "%s", s ? s : "");
+        f->offset = (unsigned long)MSG0(NSUInteger, x, "offset");
+        f->data_type = (unsigned long)MSG0(NSUInteger, x, "dataType");
+        if (f->data_type == MTL_DATA_TYPE_ARRAY) {
+            id at = MSG0(id, x, "arrayType");
+            f->data_type = at ? (unsigned long)MSG0(NSUInteger, at, "elementType") : 0;
+            f->count = at ? (unsigned long)MSG0(NSUInteger, at, "arrayLength") : 0;
+            f->stride = at ? (unsigned long)MSG0(NSUInteger, at, "stride") : 0;
+        }
+        f->nested = f->data_type == MTL_DATA_TYPE_STRUCT || f->data_type == MTL_DATA_TYPE_ARRAY;
+    }
+}
 
 int mtl_reflect_arguments(id reflection, mtl_argument *out, int max) {
     id all = reflection ? MSG0(id, reflection, "arguments") : NULL;
@@ -30,6 +62,7 @@ int mtl_reflect_arguments(id reflection, mtl_argument *out, int max) {
         m->index = (int)MSG0(NSUInteger, a, "index");
         m->read_only = MSG0(NSUInteger, a, "access") == 0;
         m->data_type = (unsigned long)(type == MTL_ARGUMENT_TYPE_BUFFER ? MSG0(NSUInteger, a, "bufferDataType") : 0);
+        if (m->kind == MTL_ARG_BUFFER && m->data_type == MTL_DATA_TYPE_STRUCT) read_struct(a, m);
     }
     return k;
 }

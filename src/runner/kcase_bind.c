@@ -77,6 +77,7 @@ int kc_bind_launch(const kc_case *c, int launch, const char *function, const mtl
         b->index = a->index;
         b->writable = !a->read_only;
         b->buffer = -1;
+        b->arg = a;
         snprintf(b->param, sizeof b->param, "%s", a->name);
         if (a->kind == MTL_ARG_THREADGROUP) {
             int t = tgmem_for(&l->dispatch, a->index);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "kcase/kcase.h"
+#include "kcase/kcase_data.h"
 #include "metal/mtl.h"
 
 typedef struct kc_binding {
@@ -20,6 +21,7 @@ typedef struct kc_binding {
     int buffer;            /* the case's buffer (MTL_ARG_BUFFER) */
     uint32_t tg_bytes;     /* MTL_ARG_THREADGROUP: setThreadgroupMemoryLength */
     int writable;          /* the kernel may write through it */
+    const mtl_argument *arg; /* the pipeline's argument (valid while the pipeline lives) */
 } kc_binding;
 
 /* Binds launch `launch` of c (whose function is `function`) to the pipeline's
@@ -33,5 +35,10 @@ int kc_bind_launch(const kc_case *c, int launch, const char *function, const mtl
  * to const parameters).  writable[i] is set for the buffers some launch may write. */
 int kc_bind_check_case(const kc_case *c, kc_binding *const *binds, const int *nbinds, int *writable, char *err,
                        size_t errlen);
+
+/* Buffer i's bytes from its "struct" fields, laid out by the reflection of the
+ * parameter a it is bound to (kcase_struct.c): 0, or -1 with err naming the field
+ * (an unknown one with the struct's real fields). */
+int kc_struct_contents(const kc_case *c, int i, const mtl_argument *a, kc_tensor *out, char *err, size_t errlen);
 
 #endif

@@ -94,16 +94,24 @@ static int build_launch(mtl_device *d, const kc_case *c, int l, kc_state *s, cha
                           &s->nbinds[l], err, errlen);
 }
 
+/* The parameter a "struct" buffer is bound to (its first binding: every launch that
+ * binds it reads the same bytes). */
+static const mtl_argument *struct_arg(const kc_case *c, const kc_state *s, int i) {
+    for (int l = 0; l < c->nlaunches; l++)
+        for (int k = 0; k < s->nbinds[l]; k++)
+            if (s->binds[l][k].kind == MTL_ARG_BUFFER && s->binds[l][k].buffer == i) return s->binds[l][k].arg;
+    return NULL;
+}
+
 /* Every buffer's initial contents and its device buffer. */
 static int make_buffers(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_state *s, char *err, size_t errlen) {
     char msg[512];
     for (int i = 0; i < c->nbufs; i++) {
         if (c->bufs[i].kind == KC_BUF_STRUCT) {
-            snprintf(err, errlen, "%s: buffers.%s.struct: struct parameters are not laid out by this build yet "
-                     "(issue 30): give the struct's bytes as a \"value\" array of its fields' dtype", c->path, c->bufs[i].name);
+            if (kc_struct_contents(c, i, struct_arg(c, s, i), &s->init[i], err, errlen) < 0) return -1;
+        } else if (kc_buffer_contents(c, i, o->seed, s->poison, s->writable[i], &s->init[i], err, errlen) < 0) {
             return -1;
         }
-        if (kc_buffer_contents(c, i, o->seed, s->poison, s->writable[i], &s->init[i], err, errlen) < 0) return -1;
         s->buf[i] = mtl_buffer_new(d, s->init[i].nbytes ? s->init[i].nbytes : 4, msg, sizeof msg);
         if (!s->buf[i] || !(s->first[i] = malloc(s->init[i].nbytes + 1))) {
             snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, s->buf[i] ? "out of memory" : msg);

@@ -134,6 +134,20 @@ char *msl_front_emit_lanes(const msl_unit *u, const char *text, const sw_fc_valu
     return out;
 }
 
+/* The layout table of binding i of kernel k when it is a buffer of a struct defined
+ * in the source: 1 when emitted (as sw_struct_K_I). */
+static int put_struct_layout(msl_buf *b, const msl_unit *u, int k, int i) {
+    const msl_kernel *kr = &u->kernels[k];
+    const msl_binding *bd = &kr->bindings[i];
+    if (bd->kind != SW_BIND_BUFFER || !bd->type_word) return 0;
+    char type[48], sym[48];
+    snprintf(type, sizeof type, "sw_struct_type_%d_%d", k, i);
+    snprintf(sym, sizeof sym, "sw_struct_%d_%d", k, i);
+    char alias[1024];
+    int n = snprintf(alias, sizeof alias, "using %s = ::sw::param_struct_t<%d, decltype(&%s)>;\n", type, i, kr->callee);
+    return n > 0 && (size_t)n < sizeof alias ? msl_emit_struct_layout(b, u->text, bd->type_word, alias, type, sym) : 0;
+}
+
 char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int only, char **err) {
     msl_buf b = {0};
     put_header(&b, u, fcs, nfcs, 0);
@@ -165,11 +179,18 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
             msl_buf_puts(&b, "); }); }\n");
         }
         if (kr->nbindings > 0) {
+            int layout[SW_MAX_BUFFERS + SW_MAX_TG_PARAMS + 16] = {0};
+            for (int i = 0; i < kr->nbindings && i < (int)(sizeof layout / sizeof layout[0]); i++)
+                layout[i] = put_struct_layout(&b, u, k, i);
             msl_buf_printf(&b, "static const sw_binding sw_bindings_%d[] = {", k);
             for (int i = 0; i < kr->nbindings; i++) {
                 msl_buf_printf(&b, "%s{%d, %d, ", i ? ", " : "", kr->bindings[i].kind, kr->bindings[i].index);
                 put_c_string(&b, kr->bindings[i].param);
-                msl_buf_printf(&b, ", %d, ::sw::param_type<%d>(&%s)}", kr->bindings[i].line, i, kr->callee);
+                msl_buf_printf(&b, ", %d, ::sw::param_type<%d>(&%s), ", kr->bindings[i].line, i, kr->callee);
+                if (i < (int)(sizeof layout / sizeof layout[0]) && layout[i])
+                    msl_buf_printf(&b, "&sw_struct_%d_%d}", k, i);
+                else
+                    msl_buf_puts(&b, "nullptr}");
             }
             msl_buf_puts(&b, "};\n");
         }

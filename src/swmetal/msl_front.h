@@ -27,6 +27,7 @@ typedef struct msl_binding {
     int index;         /* buffer / threadgroup index or sw_attr */
     char *param;
     int line;
+    char *type_word;   /* the named type a buffer points to ("Params" of `constant Params &p`), or NULL */
 } msl_binding;
 
 typedef struct msl_kernel {
@@ -90,5 +91,13 @@ int msl_text_atomic_free(const char *text, const char *filename);
 /* Function constant type names ("bool", "uint", ...) <-> SW_FC_*; 0 if unknown. */
 int msl_fc_type_from_name(const char *name, size_t len);
 const char *msl_fc_type_name(int type);
+
+/* Emits `alias` (the declaration of `type`, the C++ type the compiler measures) and
+ * `static const sw_struct_layout SYM` for struct `name` (its definition read from
+ * text for the member names):
+ * 1, or 0 when the definition is missing, ambiguous or not one this reader follows
+ * (msl_emit_struct.c). */
+int msl_emit_struct_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
+                           const char *sym);
 
 #endif

@@ -63,7 +63,16 @@ static int parse_param(front *f, int a, int b, msl_kernel *k) {
     }
     char *pname = name >= 0 ? tk_dup(f, name) : strdup("(unnamed)");
     if (!pname) return fe_fail(f, a, "out of memory");
-    msl_binding bind = {0, -1, pname, f->c.toks[name >= 0 ? name : a].line};
+    msl_binding bind = {0, -1, pname, f->c.toks[name >= 0 ? name : a].line, NULL};
+    /* the word before the parameter's & or *: its struct's name when it is one */
+    for (int i = a + 1; i < (name >= 0 ? name : b); i++)
+        if ((tk_is(f, i, "&") || tk_is(f, i, "*")) && tk_ident(f, i - 1)) {
+            if (!(bind.type_word = tk_dup(f, i - 1))) {
+                free(pname);
+                return fe_fail(f, a, "out of memory");
+            }
+            break;
+        }
     for (int i = first_attr < 0 ? b : first_attr; i < b; i++) {
         if (f->c.toks[i].kind != MSL_TK_ATTR) continue;
         const attr_group *g = &f->attrs[f->c.toks[i].attr];
@@ -77,6 +86,7 @@ static int parse_param(front *f, int a, int b, msl_kernel *k) {
                     v >= (kind == SW_BIND_BUFFER ? SW_MAX_BUFFERS : SW_MAX_TG_PARAMS)) {
                     fe_fail(f, i, "[[%s(n)]] of parameter '%s' needs an index literal in 0..30", it->name, pname);
                     free(pname);
+                    free(bind.type_word);
                     return -1;
                 }
                 index = (int)v;
@@ -88,12 +98,14 @@ static int parse_param(front *f, int a, int b, msl_kernel *k) {
                 if (!kind) {
                     fe_fail(f, i, "unknown attribute '%s' on kernel parameter '%s'", it->name, pname);
                     free(pname);
+                    free(bind.type_word);
                     return -1;
                 }
             }
             if (bind.kind) {
                 fe_fail(f, i, "kernel parameter '%s' has two binding attributes (second: '%s')", pname, it->name);
                 free(pname);
+                free(bind.type_word);
                 return -1;
             }
             bind.kind = kind;
@@ -110,6 +122,7 @@ static int parse_param(front *f, int a, int b, msl_kernel *k) {
     msl_binding *nb = realloc(k->bindings, sizeof *nb * (size_t)(k->nbindings + 1));
     if (!nb) {
         free(pname);
+        free(bind.type_word);
         return fe_fail(f, a, "out of memory");
     }
     k->bindings = nb;
@@ -153,7 +166,10 @@ void fe_kernel_free(msl_kernel *k) {
     free(k->callee);
     free(k->file);
     free(k->max_threads);
-    for (int i = 0; i < k->nbindings; i++) free(k->bindings[i].param);
+    for (int i = 0; i < k->nbindings; i++) {
+        free(k->bindings[i].param);
+        free(k->bindings[i].type_word);
+    }
     free(k->bindings);
     *k = (msl_kernel){0};
 }
@@ -165,7 +181,12 @@ static int copy_bindings(msl_kernel *dst, const msl_kernel *src) {
     for (int i = 0; i < src->nbindings; i++) {
         dst->bindings[i] = src->bindings[i];
         dst->bindings[i].param = strdup(src->bindings[i].param);
-        if (!dst->bindings[i].param) return -1;
+        dst->bindings[i].type_word = src->bindings[i].type_word ? strdup(src->bindings[i].type_word) : NULL;
+        if (!dst->bindings[i].param || (src->bindings[i].type_word && !dst->bindings[i].type_word)) {
+            free(dst->bindings[i].param);
+            free(dst->bindings[i].type_word);
+            return -1;
+        }
         dst->nbindings = i + 1;
     }
     return 0;

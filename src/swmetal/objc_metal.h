@@ -103,6 +103,10 @@ void sw_objc_register_function_constants(void);
  * the MTLComputePipelineReflection / MTLArgument classes it returns. */
 void sw_objc_register_reflection(void);
 void sw_reflection_device_methods(Class device_class);
+/* objc_struct_type.c: an MTLStructType of a measured struct (+1 reference, nil when
+ * out of memory), and its classes. */
+id sw_struct_type_new(const sw_struct_layout *l);
+void sw_objc_register_struct_types(void);
 
 /* objc_counters.c: counter sets, sample buffers and compute pass descriptors. */
 void sw_objc_register_counters(void);

@@ -8,7 +8,8 @@
  * Thread-position attributes are not arguments (Metal lists buffers, threadgroup
  * memory, textures and samplers).  bufferDataType is the element's MTLDataType for
  * scalars and vectors of the scalar types below, MTLDataTypeStruct for any other
- * named type, MTLDataTypeNone when unknown. */
+ * named type, MTLDataTypeNone when unknown.  A buffer of a struct defined in the
+ * source also answers bufferDataSize and bufferStructType (objc_struct_type.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,8 @@ typedef struct sw_argument {
     NSUInteger index;
     NSUInteger access;      /* MTLArgumentAccess: 0 read only, 1 read write */
     NSUInteger data_type;   /* MTLDataType of the element */
+    NSUInteger data_size;   /* a measured struct's sizeof, else 0 */
+    id struct_type;         /* MTLStructType of a measured struct, else nil */
 } sw_argument;
 
 typedef struct sw_reflection {
@@ -37,9 +40,12 @@ static NSUInteger arg_index(id self, SEL cmd) { return ((sw_argument *)self)->in
 static NSUInteger arg_access(id self, SEL cmd) { return ((sw_argument *)self)->access; }
 static BOOL arg_active(id self, SEL cmd) { return YES; }
 static NSUInteger arg_data_type(id self, SEL cmd) { return ((sw_argument *)self)->data_type; }
+static NSUInteger arg_data_size(id self, SEL cmd) { return ((sw_argument *)self)->data_size; }
+static id arg_struct_type(id self, SEL cmd) { return ((sw_argument *)self)->struct_type; }
 
 static void arg_dealloc(id self, SEL cmd) {
     sw_release(((sw_argument *)self)->name);
+    sw_release(((sw_argument *)self)->struct_type);
     sw_obj_free(self);
 }
 
@@ -50,6 +56,8 @@ static void argument_methods(Class cls) {
     sw_method_add(cls, "access", SW_IMP(arg_access), "Q@:");
     sw_method_add(cls, "isActive", SW_IMP(arg_active), "C@:");
     sw_method_add(cls, "bufferDataType", SW_IMP(arg_data_type), "Q@:");
+    sw_method_add(cls, "bufferDataSize", SW_IMP(arg_data_size), "Q@:");
+    sw_method_add(cls, "bufferStructType", SW_IMP(arg_struct_type), "@@:");
     sw_method_add(cls, "threadgroupMemoryDataType", SW_IMP(arg_data_type), "Q@:");
     sw_method_add(cls, "dealloc", SW_IMP(arg_dealloc), "v@:");
 }
@@ -94,7 +102,12 @@ static id argument_new(const sw_binding *b) {
     a->index = (NSUInteger)b->index;
     a->access = t.read_only ? 0 : 1;
     a->data_type = data_type_of(t.element);
-    if (!a->name) {
+    if (b->kind == SW_BIND_BUFFER && b->layout) {
+        a->data_type = 1; /* MTLDataTypeStruct */
+        a->data_size = (NSUInteger)b->layout->size;
+        a->struct_type = sw_struct_type_new(b->layout);
+    }
+    if (!a->name || (b->kind == SW_BIND_BUFFER && b->layout && !a->struct_type)) {
         sw_release((id)a);
         return nil;
     }
@@ -143,6 +156,7 @@ void sw_reflection_device_methods(Class device_class) {
 void sw_objc_register_reflection(void) {
     Class root = sw_root_class();
     argument_class = sw_class_register("SWMTLArgument", root, sizeof(sw_argument), argument_methods);
+    sw_objc_register_struct_types();
     reflection_class = sw_class_register("SWMTLComputePipelineReflection", root, sizeof(sw_reflection),
                                          reflection_methods);
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 10
+#define SW_ABI_VERSION 11
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -98,6 +98,24 @@ typedef enum sw_attr {
     SW_ATTR_QUADGROUPS_PER_THREADGROUP        /* threads per threadgroup / 4, rounded up */
 } sw_attr;
 
+/* A struct parameter's layout as the compiled kernel lays it out: offsetof and sizeof
+ * taken by the compiler (the front end only names the members it read in the
+ * source), data types as Metal's MTLDataType values (sw::mtl_data_type). */
+typedef struct sw_struct_member {
+    const char *name;
+    size_t offset;
+    unsigned data_type;      /* MTLDataType; 2 (array): element_type x array_length, stride apart */
+    unsigned element_type;   /* arrays: the element's MTLDataType */
+    size_t array_length, stride;
+} sw_struct_member;
+
+typedef struct sw_struct_layout {
+    const char *name;
+    size_t size;             /* sizeof */
+    int nmembers;
+    const sw_struct_member *members;
+} sw_struct_layout;
+
 typedef struct sw_binding {
     int kind;                /* sw_bind_kind */
     int index;               /* buffer/threadgroup index, or sw_attr */
@@ -106,6 +124,7 @@ typedef struct sw_binding {
     const char *type;        /* the parameter's C++ type as the compiler prints it, after "[T = " (e.g.
                                 "const __global float *]"; __global = device, __global_device = constant,
                                 __local = threadgroup), or NULL */
+    const sw_struct_layout *layout; /* a buffer of a struct type defined in the source, else NULL */
 } sw_binding;
 
 /* Exported by every compiled kernel library as `sw_kernels` (terminated by a

@@ -11,7 +11,9 @@
 #include "test.h"
 
 static const mtl_argument add_one_args[] = {
-    {"x", MTL_ARG_BUFFER, 0, 1, 3}, {"out", MTL_ARG_BUFFER, 1, 0, 3}, {"n", MTL_ARG_BUFFER, 2, 1, 33}};
+    {.name = "x", .kind = MTL_ARG_BUFFER, .index = 0, .read_only = 1, .data_type = 3},
+    {.name = "out", .kind = MTL_ARG_BUFFER, .index = 1, .read_only = 0, .data_type = 3},
+    {.name = "n", .kind = MTL_ARG_BUFFER, .index = 2, .read_only = 1, .data_type = 33}};
 
 static const char base_case[] =
     "{\"case\": 1, \"source\": \"k.metal\", \"function\": \"add_one\", \"dispatch\": {\"grid\": [64], \"threadgroup\": [32]%s},\n"
@@ -73,7 +75,7 @@ TEST(kcase_bind_errors_name_the_key) {
     /* a threadgroup parameter needs its length */
     mtl_argument with_tg[4];
     memcpy(with_tg, add_one_args, sizeof add_one_args);
-    with_tg[3] = (mtl_argument){"scratch", MTL_ARG_THREADGROUP, 0, 0, 3};
+    with_tg[3] = (mtl_argument){.name = "scratch", .kind = MTL_ARG_THREADGROUP, .index = 0, .read_only = 0, .data_type = 3};
     kc_binding b[8];
     char err[512] = "";
     CHECK(bind_case("", "", "\"n\": {\"dtype\": \"uint32\", \"value\": 64}", with_tg, 4, 1024, b, err, sizeof err) == -1);

@@ -1,7 +1,8 @@
 /* test_mtl_reflect.c — pipeline reflection through the bridge (src/metal/mtl_reflect.c)
  * on the software device (src/swmetal/objc_reflection.c): every buffer and
  * threadgroup parameter with its source name, declared index, access and element
- * type, the thread-position attributes left out; and function constants set by their
+ * type, the thread-position attributes left out; a struct parameter's members at
+ * the offsets the compiled kernel gives them; and function constants set by their
  * declared name (mtl_constant.name), an unknown name refused with the real ones. */
 #include <string.h>
 
@@ -12,7 +13,7 @@
 static const char reflect_src[] =
     "#include <metal_stdlib>\n"
     "using namespace metal;\n"
-    "struct Params { bool flag; long n; packed_float3 v; };\n"
+    "struct Params { bool flag; long n; packed_float3 v; float3 w; int a[3]; };\n"
     "constant bool has_w [[function_constant(7)]];\n"
     "constant int reps [[function_constant(3)]];\n"
     "kernel void k(device const half *x [[buffer(4)]], device float4 *out [[buffer(1)]],\n"
@@ -52,6 +53,20 @@ TEST(mtl_reflect_arguments_by_name) {
         CHECK(x && x->kind == MTL_ARG_BUFFER && x->index == 4 && x->read_only && x->data_type == 16 /* half */);
         CHECK(out && out->index == 1 && !out->read_only && out->data_type == 6 /* float4 */);
         CHECK(pa && pa->index == 0 && pa->read_only && pa->data_type == 1 /* struct */);
+        /* the struct as the compiler laid it out (MTLStructType): the bool padded to the
+         * long's 8, packed_float3 12 bytes, float3 aligned to 16, the int array after it */
+        CHECK(pa && pa->struct_size == 64 && pa->nfields == 5);
+        if (pa && pa->nfields == 5) {
+            static const struct { const char *name; unsigned long offset, type, count; } want[] = {
+                {"flag", 0, 53, 0}, {"n", 8, 81, 0}, {"v", 16, 5, 0}, {"w", 32, 5, 0}, {"a", 48, 29, 3}};
+            for (int i = 0; i < 5; i++) {
+                const mtl_struct_field *f = &pa->fields[i];
+                CHECK_MSG(!strcmp(f->name, want[i].name) && f->offset == want[i].offset && f->data_type == want[i].type &&
+                              f->count == want[i].count && !f->nested,
+                          "member %d: %s at %lu type %lu count %lu", i, f->name, f->offset, f->data_type, f->count);
+            }
+            CHECK(pa->fields[4].stride == 4);
+        }
         CHECK(nn && nn->index == 2 && nn->read_only && nn->data_type == 33 /* uint */);
         CHECK(s && s->kind == MTL_ARG_THREADGROUP && s->index == 0);
         CHECK(find_arg(a, n, "i") == NULL);

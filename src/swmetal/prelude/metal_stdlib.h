@@ -616,6 +616,55 @@ template <int I, class... A> constexpr const char *param_type(void (*)(A...)) {
     return type_name<typename param_at<I, A...>::type>();
 }
 
+// The struct a kernel parameter I points to or refers to, without address space
+// and cv (the layout tables measure it: msl_emit_struct.c).
+template <class F> struct fn_params;
+template <class... A> struct fn_params<void (*)(A...)> {
+    template <int I> using at = typename param_at<I, A...>::type;
+};
+template <int I, class F>
+using param_struct_t = sw_bare_t<std::remove_pointer_t<sw_bare_t<typename fn_params<F>::template at<I>>>>;
+
+// MTLDataType of a struct member's type (Apple's values), for the layout tables
+// the front end emits for struct parameters (sw_abi.h sw_struct_member): a
+// vector or packed vector is its scalar's value + width - 1, anything else a struct.
+template <class T> constexpr unsigned mtl_scalar_type() {
+    if constexpr (std::is_same_v<T, float>) return 3;
+    else if constexpr (std::is_same_v<T, half>) return 16;
+    else if constexpr (std::is_same_v<T, int>) return 29;
+    else if constexpr (std::is_same_v<T, unsigned>) return 33;
+    else if constexpr (std::is_same_v<T, short>) return 37;
+    else if constexpr (std::is_same_v<T, unsigned short>) return 41;
+    else if constexpr (std::is_same_v<T, char> || std::is_same_v<T, signed char>) return 45;
+    else if constexpr (std::is_same_v<T, unsigned char>) return 49;
+    else if constexpr (std::is_same_v<T, bool>) return 53;
+    else if constexpr (std::is_same_v<T, long> || std::is_same_v<T, long long>) return 81;
+    else if constexpr (std::is_same_v<T, unsigned long> || std::is_same_v<T, unsigned long long>) return 85;
+    else if constexpr (std::is_same_v<T, bfloat>) return 121;
+    else return 1;
+}
+template <class T> struct mtl_type_of {
+    static constexpr unsigned value = sw_vec_traits<T>::is_vector
+        ? (mtl_scalar_type<typename sw_vec_traits<T>::elem>() == 1 ? 1 : mtl_scalar_type<typename sw_vec_traits<T>::elem>() + sw_vec_traits<T>::size - 1)
+        : mtl_scalar_type<T>();
+};
+template <class T, int N> struct mtl_type_of<metal::packed_vec<T, N>> {
+    static constexpr unsigned value = mtl_scalar_type<T>() == 1 ? 1 : mtl_scalar_type<T>() + N - 1;
+};
+template <class T> constexpr unsigned mtl_data_type() { return mtl_type_of<std::remove_cv_t<T>>::value; }
+template <class T> constexpr unsigned mtl_member_type() {
+    return std::is_array_v<T> ? 2u : mtl_data_type<T>();
+}
+template <class T> constexpr unsigned mtl_element_type() {
+    return std::is_array_v<T> ? mtl_data_type<std::remove_all_extents_t<T>>() : 0u;
+}
+template <class T> constexpr size_t mtl_array_length() {
+    return std::is_array_v<T> ? sizeof(T) / sizeof(std::remove_all_extents_t<T>) : 0;
+}
+template <class T> constexpr size_t mtl_array_stride() {
+    return std::is_array_v<T> ? sizeof(std::remove_all_extents_t<T>) : 0;
+}
+
 // Static threadgroup memory per kernel: each function-scope threadgroup variable of
 // a kernel body registers (at load time) its size and alignment under the
 // kernel's address (msl_front.c emits `(void)sw::tg_static<&kernel, ...>::reg;`).

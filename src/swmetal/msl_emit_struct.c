@@ -1,0 +1,124 @@
+/* msl_emit_struct.c — the layout table of a struct a kernel takes by buffer
+ * (`constant Params &p`), emitted after the kernel's C++ so that the compiler
+ * itself measures it: offsetof, sizeof and the member types (sw::mtl_member_type &
+ * co. in the prelude).  Only the member names come from the source text, read here
+ * from the struct's definition; a struct this reader does not follow (a template, a
+ * bitfield, a member list it cannot split) gets no table and the parameter stays a
+ * plain struct buffer without members in the reflection. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swmetal/msl_front.h"
+
+#define MAX_MEMBERS 64
+
+static const char *skip_space(const char *p, const char *end) {
+    for (;;) {
+        while (p < end && isspace((unsigned char)*p)) p++;
+        if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+            while (p < end && *p != '\n') p++;
+        } else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+            const char *q = strstr(p + 2, "*/");
+            p = q && q < end ? q + 2 : end;
+        } else if (p < end && *p == '#' ) {   /* line markers of the preprocessed text */
+            while (p < end && *p != '\n') p++;
+        } else {
+            return p;
+        }
+    }
+}
+
+static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* The '{' of `struct NAME {` in text (a definition, not a use), or NULL, also when
+ * there are several (two namespaces' structs of one name: which one the kernel
+ * takes is the compiler's to know, and a table of the wrong one would not compile). */
+static const char *find_definition(const char *text, const char *name) {
+    size_t n = strlen(name);
+    const char *found = NULL;
+    for (const char *p = text; (p = strstr(p, "struct")) != NULL; p += 6) {
+        if ((p > text && ident_char(p[-1])) || ident_char(p[6])) continue;
+        const char *q = skip_space(p + 6, p + strlen(p));
+        if (strncmp(q, name, n) != 0 || ident_char(q[n])) continue;
+        q = skip_space(q + n, q + strlen(q));
+        if (*q != '{') continue;
+        if (found) return NULL;
+        found = q;
+    }
+    return found;
+}
+
+/* The member names declared in the statement [a, e) of a struct body: appended to
+ * names; 0, or -1 when the statement is something this reader does not follow. */
+static int statement_members(const char *a, const char *e, char **names, int *n) {
+    static const char *const skip[] = {"static", "using", "typedef", "template", "friend", "constexpr", NULL};
+    a = skip_space(a, e);
+    if (a >= e) return 0;
+    for (int i = 0; skip[i]; i++)
+        if (!strncmp(a, skip[i], strlen(skip[i])) && !ident_char(a[strlen(skip[i])])) return 0;
+    if (memchr(a, '(', (size_t)(e - a)) || memchr(a, '{', (size_t)(e - a)) || memchr(a, ':', (size_t)(e - a)))
+        return -1;   /* a method, a nested definition, a bitfield or a qualified type */
+    int angle = 0;
+    for (const char *p = a; p <= e; p++) {
+        if (p < e && *p == '<') angle++;
+        if (p < e && *p == '>') angle--;
+        if (p < e && (*p != ',' || angle > 0)) continue;
+        /* a declarator ends at p: its name is the last word before any '[' or '=' */
+        const char *stop = a;
+        while (stop < p && *stop != '[' && *stop != '=') stop++;
+        while (stop > a && isspace((unsigned char)stop[-1])) stop--;
+        const char *w = stop;
+        while (w > a && ident_char(w[-1])) w--;
+        if (w == stop || isdigit((unsigned char)*w) || *n >= MAX_MEMBERS) return -1;
+        if (!(names[*n] = strndup(w, (size_t)(stop - w)))) return -1;
+        (*n)++;
+        a = p + 1;
+    }
+    return 0;
+}
+
+/* The member names of struct `name`'s definition in text: how many (names[] owned
+ * by the caller), or -1. */
+static int struct_members(const char *text, const char *name, char **names) {
+    const char *body = find_definition(text, name);
+    if (!body) return -1;
+    int n = 0, depth = 0;
+    const char *a = body + 1;
+    for (const char *p = body + 1; *p; p++) {
+        if (*p == '/' && (p[1] == '/' || p[1] == '*')) {
+            p = skip_space(p, p + strlen(p)) - 1;
+            continue;
+        }
+        if (*p == '{' || *p == '(') depth++;
+        if ((*p == '}' || *p == ')') && depth-- == 0) return statement_members(a, p, names, &n) < 0 ? -n - 1 : n;
+        if (*p == ';' && depth == 0) {
+            if (statement_members(a, p, names, &n) < 0) return -n - 1;
+            a = p + 1;
+        }
+    }
+    return -n - 1;
+}
+
+int msl_emit_struct_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
+                           const char *sym) {
+    char *names[MAX_MEMBERS];
+    int n = struct_members(text, name, names), ok = n > 0;
+    int owned = n >= 0 ? n : -n - 1;
+    if (ok) {
+        msl_buf_puts(b, alias);
+        msl_buf_printf(b, "static const sw_struct_member %s_members[] = {", sym);
+        for (int i = 0; i < n; i++) {
+            const char *m = names[i];
+            msl_buf_printf(b,
+                           "%s{\"%s\", offsetof(%s, %s), ::sw::mtl_member_type<decltype(%s::%s)>(), "
+                           "::sw::mtl_element_type<decltype(%s::%s)>(), ::sw::mtl_array_length<decltype(%s::%s)>(), "
+                           "::sw::mtl_array_stride<decltype(%s::%s)>()}",
+                           i ? ", " : "", m, type, m, type, m, type, m, type, m, type, m);
+        }
+        msl_buf_printf(b, "};\nstatic const sw_struct_layout %s = {\"%s\", sizeof(%s), %d, %s_members};\n", sym,
+                       name, type, n, sym);
+    }
+    for (int i = 0; i < owned; i++) free(names[i]);
+    return ok;
+}

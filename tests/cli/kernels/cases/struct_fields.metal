@@ -1,0 +1,25 @@
+// struct_fields.metal — a `constant Params &` whose layout a naive packing gets
+// wrong (test_kernel_struct.sh): float3 is 16-byte aligned and sized, packed_float3
+// 12 bytes, and the bool's padding puts the int64_t at 8.  Each field is copied out.
+#include <metal_stdlib>
+using namespace metal;
+
+struct Params {
+    bool flag;
+    long big;
+    float3 v;
+    packed_float3 p;
+    float tail;
+    int arr[3];
+};
+
+kernel void struct_fields(constant Params &prm [[buffer(0)]], device float *out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    out[0] = prm.flag ? 1.0f : 0.0f;
+    out[1] = float(prm.big);
+    out[2] = prm.v.x; out[3] = prm.v.y; out[4] = prm.v.z;
+    out[5] = prm.p.x; out[6] = prm.p.y; out[7] = prm.p.z;
+    out[8] = prm.tail;
+    out[9] = float(prm.arr[0]); out[10] = float(prm.arr[1]); out[11] = float(prm.arr[2]);
+}
