@@ -3,11 +3,13 @@
 # Sources are found by directory, so adding a file under src/<layer>/ needs no
 # edit here.  src/main.c is the binary's entry; tests link every other object.
 #
-#   make [all] | run | test | check | check-macos | clean | deps
+#   make [all] | run | test | check | check-macos | clean | deps | install | uninstall
 #   BUILD=DIR          where objects and binaries go (default build; may be outside the tree)
 #   CC=clang-19        any C11 compiler; warnings are errors with gcc and clang alike
 #   GDNBENCH_VERSION=V, GDNBENCH_GIT_SHA=S   what --version and the JSON report say
 #                      (for packagers; the sha defaults to the checkout's, none without .git)
+#   PREFIX=/usr/local, DESTDIR=   where install puts $(PREFIX)/bin/gdnbench and
+#                      $(PREFIX)/share/doc/gdnbench/README.md (DESTDIR: a staging root)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -116,7 +118,7 @@ BIN      := $(BUILD)/gdnbench
 TESTBIN  := $(BUILD)/gdnbench-tests
 TESTDATA := $(BUILD)/gdnbench-testdata
 
-.PHONY: all objects run test check check-macos clean deps FORCE
+.PHONY: all objects run test check check-macos clean deps install uninstall FORCE
 .DELETE_ON_ERROR:
 all: $(BIN) $(TESTBIN) $(TESTDATA) $(SWLIB)
 
@@ -202,6 +204,24 @@ check-macos: deps
 
 clean:
 	rm -rf $(BUILD) build-san
+
+# The binary carries its shaders and the MSL prelude (embedded.c), so it is the one
+# file installed besides its documentation.  DESTDIR stages a package's root.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DOCDIR  ?= $(PREFIX)/share/doc/gdnbench
+INSTALL ?= install
+
+install: $(BIN)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 755 $(BIN) $(DESTDIR)$(BINDIR)/gdnbench
+	$(INSTALL) -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
+# Removes what install put there and the documentation directory once empty; other
+# directories under PREFIX are not ours to remove.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gdnbench $(DESTDIR)$(DOCDIR)/README.md
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 -include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(BUILD)/obj/main.d
 
