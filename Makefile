@@ -3,7 +3,9 @@
 # Sources are found by directory, so adding a file under src/<layer>/ needs no
 # edit here.  src/main.c is the binary's entry; tests link every other object.
 #
-#   make [all] | run | test | check | check-macos | clean | deps | install | uninstall
+#   make [all] | run | test | check | check-macos | clean | deps | deps-run | install | uninstall
+#   (deps: everything the tests need; deps-run: only what running needs, which is
+#   what `make run` installs: scripts/install-deps.sh run|test)
 #   BUILD=DIR          where objects and binaries go (default build; may be outside the tree)
 #   CC=clang-19        any C11 compiler; warnings are errors with gcc and clang alike
 #   GDNBENCH_VERSION=V, GDNBENCH_GIT_SHA=S   what --version and the JSON report say
@@ -54,7 +56,7 @@ else
   CJSON_CFLAGS :=
   CJSON_LIBS   := -lcjson
   # run/test/check install pkg-config first and build in a second make.
-  ifeq ($(filter run test check check-macos deps clean,$(MAKECMDGOALS)),)
+  ifeq ($(filter run test check check-macos check-arm64 deps deps-run clean,$(MAKECMDGOALS)),)
     $(warning pkg-config does not find libcjson: trying plain -lcjson. Install pkg-config and \
       cJSON (scripts/install-deps.sh does: libcjson-dev on Debian, brew install cjson on macOS))
   endif
@@ -118,7 +120,7 @@ BIN      := $(BUILD)/gdnbench
 TESTBIN  := $(BUILD)/gdnbench-tests
 TESTDATA := $(BUILD)/gdnbench-testdata
 
-.PHONY: all objects run test check check-macos clean deps install uninstall FORCE
+.PHONY: all objects run test check check-macos clean deps deps-run install uninstall FORCE
 .DELETE_ON_ERROR:
 all: $(BIN) $(TESTBIN) $(TESTDATA) $(SWLIB)
 
@@ -126,7 +128,10 @@ all: $(BIN) $(TESTBIN) $(TESTDATA) $(SWLIB)
 objects: $(BUILD)/obj/main.o $(OBJ) $(TEST_OBJ) $(TOOLS_OBJ) $(FUZZ_OBJ) $(GEN_OBJ)
 
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh test
+
+deps-run:
+	@bash scripts/install-deps.sh run
 
 $(BUILD)/obj/%.o: src/%.c | $(OBJC_STAGE)
 	@mkdir -p $(dir $@)
@@ -180,8 +185,9 @@ $(TESTBIN): $(TEST_OBJ) $(TOOLS_UNIT_OBJ) $(APP_OBJ) $(GEN_OBJ) $(SWLIB)
 $(TESTDATA): $(TOOLS_OBJ)
 	$(CC) $(LDFLAGS) $^ $(CJSON_LIBS) -lm -o $@
 
-run: deps
-	@$(MAKE) --no-print-directory all
+# Only the binary: the test binaries are make test's.
+run: deps-run
+	@$(MAKE) --no-print-directory $(BIN)
 	$(BIN) kkt --T 4096
 
 test: deps

