@@ -38,6 +38,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/stats.h"
+#include "report/junit.h"
 #include "report/report_load.h"
 #include "runner/record.h"
 
@@ -79,6 +80,8 @@ static void usage(FILE *f) {
             "  --threshold   smallest change in median time that counts, in %% (default 5)\n"
             "  --alpha       significance level of the Mann-Whitney U test (default 0.01)\n"
             "  --format      table (default), markdown (for PR comments) or json\n"
+            "  --junit FILE  also JUnit XML: a test case per pair (a regression or failing pair fails),\n"
+            "                unpaired records skipped (a failing one in NEW fails)\n"
             "  --ignore-machine-state  compare pairs whose machine states differ (thermal state,\n"
             "                Low Power Mode, power source) instead of refusing\n"
             "Pairs records by op, kernel, shape and device (never across backends).\n"
@@ -579,6 +582,7 @@ typedef struct compare_cli {
     double threshold, alpha;
     int format, ignore_machine;
     const char *paths[2];
+    const char *junit;     /* --junit FILE */
 } compare_cli;
 
 /* argv[1..]: 0 to go on, or 1 with *status the exit status (any message printed). */
@@ -599,6 +603,13 @@ static int parse_args(int argc, char **argv, compare_cli *cc, int *status) {
             i++;
         } else if (strcmp(a, "--alpha") == 0) {
             if (parse_number(a, val, 0, 1, &cc->alpha)) return 1;
+            i++;
+        } else if (strcmp(a, "--junit") == 0) {
+            if (!val) {
+                fprintf(stderr, "gdnbench compare: --junit needs a file name (or - for stdout)\n");
+                return 1;
+            }
+            cc->junit = val;
             i++;
         } else if (strcmp(a, "--format") == 0) {
             if (val && strcmp(val, "table") == 0)
@@ -649,6 +660,42 @@ static int check_machine_state(const compare_cli *cc, cmp_result *res) {
     return -1;
 }
 
+/* --junit: a test case per pair, failing on a regression or a pair NEW still fails;
+ * unpaired records are skipped with the reason, or fail when NEW's record is not
+ * pass (as the exit status counts them).  0, or -1 said. */
+static int write_junit(const compare_cli *cc, const cmp_result *res) {
+    junit_doc *d = junit_new("gdnbench compare");
+    int rc = d ? 0 : -1;
+    for (int i = 0; rc == 0 && i < res->npairs + res->nunpaired; i++) {
+        int paired = i < res->npairs;
+        const cmp_pair *p = paired ? &res->pairs[i] : NULL;
+        const cmp_unpaired *u = paired ? NULL : &res->unpaired[i - res->npairs];
+        const cJSON *rec = paired ? p->new->rec : u->it->rec;
+        char classname[128], name[900], dev[200], shape[512], message[700];
+        snprintf(classname, sizeof classname, "gdnbench.compare.%s", rj_str(rec, "op", NULL, "?"));
+        shape_of(rec, shape, sizeof shape);
+        device_label(rec, dev, sizeof dev);
+        snprintf(name, sizeof name, "%s %s on %s%s%s", kernel_label(rec), shape, dev, paired ? "" : " (unpaired in ",
+                 paired ? "" : u->side);
+        if (!paired) strcat(name, ")");
+        junit_outcome out = JUNIT_PASS;
+        if (paired) {
+            snprintf(message, sizeof message, "%s: %s", p->verdict, p->note);
+            if (!strcmp(p->verdict, "regression") || !strcmp(p->verdict, "failing")) out = JUNIT_FAILURE;
+        } else {
+            snprintf(message, sizeof message, "%s", u->reason);
+            int new_fails = !strcmp(u->side, "NEW") && run_status_parse(status_of(rec)) != RUN_PASS;
+            out = new_fails ? JUNIT_FAILURE : JUNIT_SKIPPED;
+        }
+        rc = junit_case(d, classname, name, 0, out, message, NULL);
+    }
+    char err[512] = "out of memory";
+    if (rc == 0) rc = junit_write(d, cc->junit, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "gdnbench compare: --junit %s: %s\n", cc->junit, err);
+    junit_free(d);
+    return rc;
+}
+
 /* Pairs, judges and prints.  The exit status. */
 static int compare(const compare_cli *cc, const report_set *base, const report_set *nw, cmp_result *res) {
     if (pair_records(base, nw, res)) {
@@ -681,6 +728,7 @@ static int compare(const compare_cli *cc, const report_set *base, const report_s
         return EXIT_BAD_INPUT;
     }
     fflush(stdout);
+    if (cc->junit && write_junit(cc, res) != 0) return EXIT_BAD_INPUT;
     return res->regressions > 0 || res->failing > 0 || res->new_failures > 0 ? EXIT_CHECK_FAILED : EXIT_OK;
 }
 

@@ -18,6 +18,7 @@
 #include "kcase/kcase_data.h"
 #include "kcase/kcase_flags.h"
 #include "metal/mtl.h"
+#include "report/junit.h"
 #include "report/report_json.h"
 #include "runner/backend.h"
 #include "runner/kcase_run.h"
@@ -40,6 +41,7 @@ static void usage(FILE *f) {
             "  --iters N            runs from the same inputs, all bitwise identical (default 3)\n"
             "  --seed N             seed of the random init patterns (default 1)\n"
             "  --json FILE|-        the JSON report (schema 1, with the case's \"case\" key)\n"
+            "  --junit FILE|-       JUnit XML: a test case per case (validate: per schedule)\n"
             "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
             "dtypes: float32 float16 bfloat16 int8 uint8 int16 uint16 int32 uint32 int64 uint64 bool.\n"
             "The case file format is in the README (\"Your own kernel\").\n"
@@ -50,7 +52,8 @@ static void usage(FILE *f) {
 typedef struct kernel_args {
     const char *input;
     int print_case, quiet, fast_math;
-    const char *backend, *iters, *seed, *sw_checks, *sw_schedule, *json;
+    const char *backend, *iters, *seed, *sw_checks, *sw_schedule, *json, *junit;
+    char *why;                 /* when set, run_on's error is also copied here (1024 bytes) */
     kc_flags f;
     const char *buffers[KERNEL_MAX_LIST], *expects[KERNEL_MAX_LIST], *constants[KERNEL_MAX_LIST];
 } kernel_args;
@@ -69,7 +72,7 @@ static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
     static const char *const value_flags[] = {"--function", "--grid",    "--threadgroups", "--threadgroup",
                                               "--buffer",   "--expect",  "--constant",     "--backend",
                                               "--iters",    "--seed",    "--sw-checks",    "--sw-schedule",
-                                              "--json",     NULL};
+                                              "--json",     "--junit",   NULL};
     memset(a, 0, sizeof *a);
     a->f.buffers = a->buffers;
     a->f.expects = a->expects;
@@ -102,6 +105,7 @@ static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
         case 10: a->sw_checks = v; break;
         case 11: a->sw_schedule = v; break;
         case 12: a->json = v; break;
+        case 13: a->junit = v; break;
         default:
             if (s[0] == '-' || a->input) {
                 fprintf(stderr, "gdnbench kernel: unknown option '%s' (see gdnbench kernel --help)\n", s);
@@ -161,6 +165,12 @@ static void print_buffer(const kc_buf_result *b) {
            b->pass ? "PASS" : "FAIL", what);
 }
 
+/* An error of run_on: on stderr, and into a->why for the JUnit report. */
+static void run_error(const kernel_args *a, const char *text) {
+    fprintf(stderr, "gdnbench kernel: %s\n", text);
+    if (a->why) snprintf(a->why, 1024, "%s", text);
+}
+
 /* Runs c once on a device of a's backend, with the software device's checks and
  * schedule given (NULL: a's); prints its table unless quiet.  EXIT_*; r filled. */
 static int run_on(const kc_case *c, const kernel_args *a, const char *checks, const char *schedule, int poison,
@@ -174,26 +184,28 @@ static int run_on(const kc_case *c, const kernel_args *a, const char *checks, co
     kc_run_opts o = {3, 1, a->fast_math, poison};
     char *end;
     if (a->iters && ((o.iters = (int)strtol(a->iters, &end, 10)) < 1 || *end || o.iters > 1000)) {
-        fprintf(stderr, "gdnbench kernel: --iters %s: give a count from 1 to 1000\n", a->iters);
+        snprintf(err, sizeof err, "--iters %s: give a count from 1 to 1000", a->iters);
+        run_error(a, err);
         return EXIT_BAD_INPUT;
     }
     if (a->seed && (o.seed = strtoull(a->seed, &end, 0), *end || !*a->seed)) {
-        fprintf(stderr, "gdnbench kernel: --seed %s: give a non-negative integer\n", a->seed);
+        snprintf(err, sizeof err, "--seed %s: give a non-negative integer", a->seed);
+        run_error(a, err);
         return EXIT_BAD_INPUT;
     }
     struct mtl_device *d = backend_open_device(ro.backend, &ro, err, sizeof err);
     if (!d) {
-        fprintf(stderr, "gdnbench kernel: %s\n", err);
+        run_error(a, err);
         return EXIT_BAD_INPUT;
     }
     int rc = kc_run(d, c, &o, r, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "gdnbench kernel: %s\n", err);
+        run_error(a, err);
         mtl_device_free(d);
         return EXIT_BAD_INPUT;
     }
     if (rec && kc_fill_record(c, r, mtl_device_name(d), ro.backend, o.seed, rec, err, sizeof err) < 0) {
-        fprintf(stderr, "gdnbench kernel: %s\n", err);
+        run_error(a, err);
         mtl_device_free(d);
         return EXIT_BAD_INPUT;
     }
@@ -231,11 +243,19 @@ static int write_report(const kernel_args *a, run_record *recs, int n) {
     return rc;
 }
 
+/* Writes --junit's document (NULL: memory ran out making it).  0, or -1 said. */
+static int write_junit(const kernel_args *a, const junit_doc *ju) {
+    char err[512] = "out of memory";
+    if (ju && junit_write(ju, a->junit, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "gdnbench kernel: --junit %s: %s\n", a->junit, err);
+    return -1;
+}
+
 /* `gdnbench validate CASE.json`: the case on the software device with full checks
  * under every fiber/threadgroup schedule validate uses for ops, then once more with
  * the outputs starting from a finite poison instead of the NaN one; each must pass
  * and every buffer must hold the same bytes as under the first. */
-static int validate_case(const kc_case *c, const kernel_args *a) {
+static int validate_case(const kc_case *c, const kernel_args *a, junit_doc *ju) {
     static const char *const schedules[] = {"inorder", "reverse", "random:1", "random:2", "inorder"};
     static const char *const labels[] = {"inorder", "reverse", "random:1", "random:2", "poison 0x5a"};
     kc_result *r = calloc(2, sizeof *r);
@@ -243,27 +263,41 @@ static int validate_case(const kc_case *c, const kernel_args *a) {
     int status = EXIT_OK;
     kernel_args sw = *a;
     sw.backend = "sw";
+    char why[1024] = "", name[160];
+    sw.why = why;
     printf("validate %s (%s): software device, checks full, 4 schedules and 2 poison patterns\n", c->name, c->path);
     for (int k = 0; k < 5; k++) {
         kc_result *now = &r[k ? 1 : 0];
+        snprintf(name, sizeof name, "%s %s", c->name, labels[k]);
         int rc = run_on(c, &sw, "full", schedules[k], k == 4 ? KC_POISON_FINITE : KC_POISON_NAN, 1, now, NULL);
         if (rc == EXIT_BAD_INPUT) {
-            status = rc;
+            if (ju && junit_case(ju, "gdnbench.validate.kernel", name, 0, JUNIT_ERROR, why, NULL)) status = -1;
+            status = status < 0 ? status : rc;
             break;
         }
         const char *differs = NULL;
         for (int i = 0; k && !now->fault[0] && !r[0].fault[0] && i < now->nbufs && !differs; i++)
             if (now->bufs[i].hash != r[0].bufs[i].hash) differs = now->bufs[i].name;
         int ok = now->pass && !differs;
-        printf("  %-11s %s", labels[k], ok ? "PASS" : "FAIL");
-        if (now->fault[0]) printf("  %s", now->fault);
-        else if (differs && k == 4) printf("  '%s' differs from its bytes under the NaN poison: the kernel reads an output "
-                                           "before writing it", differs);
-        else if (differs) printf("  '%s' differs from its bytes under inorder: a race between threads", differs);
-        else if (!now->pass) printf("  a check failed (run `gdnbench kernel %s --sw-schedule %s` for the table)", c->path,
-                                    schedules[k]);
-        printf("\n");
+        why[0] = '\0';
+        if (now->fault[0]) snprintf(why, sizeof why, "%s", now->fault);
+        else if (differs && k == 4) snprintf(why, sizeof why, "'%s' differs from its bytes under the NaN poison: the "
+                                             "kernel reads an output before writing it", differs);
+        else if (differs) snprintf(why, sizeof why, "'%s' differs from its bytes under inorder: a race between threads",
+                                   differs);
+        else if (!now->pass) snprintf(why, sizeof why, "a check failed (run `gdnbench kernel %s --sw-schedule %s` for "
+                                      "the table)", c->path, schedules[k]);
+        printf("  %-11s %s%s%s\n", labels[k], ok ? "PASS" : "FAIL", why[0] ? "  " : "", why);
+        if (ju && junit_case(ju, "gdnbench.validate.kernel", name, now->median_us * 1e-6 * now->iters,
+                             ok ? JUNIT_PASS : JUNIT_FAILURE, why, NULL) != 0) {
+            status = -1;
+            break;
+        }
         if (!ok) status = EXIT_CHECK_FAILED;
+    }
+    if (status < 0) {
+        fprintf(stderr, "gdnbench kernel: out of memory\n");
+        status = EXIT_BAD_INPUT;
     }
     if (status != EXIT_BAD_INPUT) printf("%s\n", status == EXIT_OK ? "PASS" : "FAIL");
     free(r);
@@ -293,9 +327,13 @@ static int kernel_main(int argc, char **argv, int mode) {
         else fprintf(stderr, "gdnbench kernel: out of memory\n"), rc = EXIT_BAD_INPUT;
         free(text);
     } else {
-        run_record *rec = a.json && mode == MODE_RUN ? calloc(1, sizeof *rec) : NULL;
-        rc = mode == MODE_VALIDATE ? validate_case(c, &a) : run_case(c, &a, rec);
-        if (rec && rc != EXIT_BAD_INPUT && write_report(&a, rec, 1) != 0) rc = EXIT_BAD_INPUT;
+        run_record *rec = (a.json || a.junit) && mode == MODE_RUN ? calloc(1, sizeof *rec) : NULL;
+        junit_doc *ju = a.junit ? junit_new(mode == MODE_RUN ? "gdnbench kernel" : "gdnbench validate") : NULL;
+        rc = mode == MODE_VALIDATE ? validate_case(c, &a, ju) : run_case(c, &a, rec);
+        if (rec && a.json && rc != EXIT_BAD_INPUT && write_report(&a, rec, 1) != 0) rc = EXIT_BAD_INPUT;
+        if (ju && rec && rc != EXIT_BAD_INPUT && junit_add_record(ju, rec, -1) != 0) rc = EXIT_BAD_INPUT;
+        if (a.junit && rc != EXIT_BAD_INPUT && write_junit(&a, ju) != 0) rc = EXIT_BAD_INPUT;
+        junit_free(ju);
         if (rec) run_record_free(rec);
         free(rec);
     }
@@ -325,14 +363,22 @@ int cmd_kernel_suite(int argc, char **argv) {
         return EXIT_BAD_INPUT;
     }
     io_sort_names(names, n);
-    run_record *recs = a.json ? calloc((size_t)n, sizeof *recs) : NULL;
+    run_record *recs = a.json || a.junit ? calloc((size_t)n, sizeof *recs) : NULL;
     int nrecs = 0;
+    char suite_name[300];
+    snprintf(suite_name, sizeof suite_name, "gdnbench suite %s", a.input);
+    junit_doc *ju = a.junit ? junit_new(suite_name) : NULL;
+    a.why = err;
     for (int i = 0; i < n; i++) {
         char *path = io_path_join(a.input, names[i], "");
         kc_case *c = path ? kc_load_file(path, err, sizeof err) : NULL;
         int rc = EXIT_BAD_INPUT;
         if (!c || kc_check_files(c, err, sizeof err) < 0) fprintf(stderr, "gdnbench suite: %s\n", path ? err : "out of memory");
         else rc = run_case(c, &a, recs ? &recs[nrecs] : NULL);
+        /* a case that could not run is an error test case named by its file */
+        if (ju && rc == EXIT_BAD_INPUT && junit_case(ju, "gdnbench.kernel", names[i], 0, JUNIT_ERROR, err, NULL) != 0)
+            nerror++;
+        if (ju && rc != EXIT_BAD_INPUT && junit_add_record(ju, &recs[nrecs], -1) != 0) nerror++;
         if (recs && rc != EXIT_BAD_INPUT) nrecs++;
         npass += rc == EXIT_OK;
         nfail += rc == EXIT_CHECK_FAILED;
@@ -341,7 +387,9 @@ int cmd_kernel_suite(int argc, char **argv) {
         free(path);
     }
     io_free_names(names, n);
-    if (recs && write_report(&a, recs, nrecs) != 0) nerror++;
+    if (a.json && recs && write_report(&a, recs, nrecs) != 0) nerror++;
+    if (a.junit && write_junit(&a, ju) != 0) nerror++;
+    junit_free(ju);
     for (int i = 0; recs && i < nrecs; i++) run_record_free(&recs[i]);
     free(recs);
     printf("suite %s: %d cases, %d passed, %d failed, %d could not run\n", a.input, n, npass, nfail, nerror);

@@ -18,6 +18,7 @@
 #include "cli/table.h"
 #include "io/fixture.h"
 #include "report/report_gbench.h"
+#include "report/junit.h"
 #include "report/report_json.h"
 #include "runner/driver.h"
 #include "runner/dump.h"
@@ -33,6 +34,7 @@ typedef struct run_cli {
     int_list dims[OP_MAX_DIMS];
     int dim_given[OP_MAX_DIMS];
     const char *json_path;
+    const char *junit_path;    /* --junit FILE */
     const char *format;        /* json (default) | gbench: what --json writes */
     const char *fixture_path;  /* --fixture PATH */
     fixture_map maps[FIXTURE_MAX_MAPS]; /* --map FILE_NAME=BUFFER */
@@ -67,6 +69,7 @@ static void print_op_help(const op_desc *op) {
            "  --atol X --rtol X        override every output's tolerance\n"
            "  --json FILE|-            write the JSON report (schema 1)\n"
            "  --format json|gbench     what --json writes: our schema 1 or Google Benchmark JSON\n"
+           "  --junit FILE|-           JUnit XML: a test case per shape (for CI test reports)\n"
            "  --shader FILE --function NAME  run a third-party kernel with the same ABI as the main stage;\n"
            "                           the other stages take FILE's kernels of their default names, else ours\n"
            "  --shader FILE            every stage FILE defines under its default name, the rest ours\n"
@@ -122,6 +125,8 @@ static int parse_run_option(const op_desc *op, const char *name, const char *val
         o->seed = u64;
     } else if (strcmp(name, "json") == 0) {
         rc->json_path = val;
+    } else if (strcmp(name, "junit") == 0) {
+        rc->junit_path = val;
     } else if (strcmp(name, "fixture") == 0) {
         rc->fixture_path = val;
     } else if (strcmp(name, "map") == 0) {
@@ -462,6 +467,11 @@ static int run_cases(run_cmd *rm, char *err, size_t errlen) {
     if (json) {
         int gbench = rm->rc->format && strcmp(rm->rc->format, "gbench") == 0;
         if ((gbench ? report_gbench_write : report_write)(json, rm->rec_ptrs, n, err, errlen) != 0) return -1;
+    }
+    if (rm->rc->junit_path) {
+        char name[96];
+        snprintf(name, sizeof name, "gdnbench %s", rm->op->name);
+        if (junit_write_records(rm->rc->junit_path, name, rm->rec_ptrs, n, err, errlen) != 0) return -1;
     }
     table_print_checks_hint(stderr, rm->b, &rm->rc->opts, rm->op->name, tally.nfail);
     return cli_exit_status(driver_verdict(&tally));

@@ -18,6 +18,7 @@
 #include "cli/sampling_opts.h"
 #include "cli/stage_opts.h"
 #include "cli/table.h"
+#include "report/junit.h"
 #include "report/report_json.h"
 #include "runner/driver.h"
 #include "runner/machine.h"
@@ -175,10 +176,11 @@ static int case_dims(const op_desc *op, const suite_case *sc, int emulated, int6
 typedef struct suite_cli {
     run_opts o;
     const char *json_dir, *name;
+    const char *junit_path;    /* --junit FILE */
 } suite_cli;
 
 static void print_help(void) {
-    printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--iters N] [--warmup N] [--quiet]\n"
+    printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--junit FILE] [--iters N] [--warmup N] [--quiet]\n"
            "                          [--max-time S] [--max-noise P] [--min-samples N] [--fast-math]\n"
            "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n"
            "                          [--sw-timeout SECONDS]\n\n"
@@ -215,6 +217,8 @@ static int parse_args(int argc, char **argv, suite_cli *sc, char *err, size_t er
             return -1;
         } else if (strcmp(a, "--json") == 0) {
             sc->json_dir = argv[++i];
+        } else if (strcmp(a, "--junit") == 0) {
+            sc->junit_path = argv[++i];
         } else if (strcmp(a, "--backend") == 0) {
             o->backend = argv[++i];
         } else if (strcmp(a, "--function") == 0) {
@@ -356,6 +360,11 @@ static int run_suite(suite_run *sr, char *err, size_t errlen) {
                  sr->b->desc->name);
         if (report_write(path, sr->ptrs, nrec, err, errlen) != 0) return -1;
         if (!o->quiet) printf("\nwrote %s\n", path);
+    }
+    if (sr->sc->junit_path) {
+        char name[96];
+        snprintf(name, sizeof name, "gdnbench suite %s", sr->s->name);
+        if (junit_write_records(sr->sc->junit_path, name, sr->ptrs, nrec, err, errlen) != 0) return -1;
     }
     run_status verdict = driver_verdict(&tally);
     table_print_checks_hint(stderr, sr->b, o, NULL, tally.nfail);

@@ -17,6 +17,7 @@
 #include "cli/kernel_opts.h"
 #include "cli/stage_opts.h"
 #include "cli/validate_table.h"
+#include "report/junit.h"
 #include "report/validate_json.h"
 #include "runner/driver.h"
 #include "runner/validate_report.h"
@@ -32,6 +33,7 @@ typedef struct validate_cli {
     uint64_t seed;
     int ulp_p99_max;
     const char *json_path;
+    const char *junit_path;     /* --junit FILE */
     int quiet;
 } validate_cli;
 
@@ -73,6 +75,7 @@ static void print_help(const op_desc *op) {
            "  --backend sw|cpu         sw (default); cpu judges the parity reference itself against\n"
            "                           f64 under the same sweep (calibrates the f64 budgets)\n"
            "  --json FILE|-            write every case as JSON\n"
+           "  --junit FILE|-           JUnit XML: a test case per case of the sweep\n"
            "  --sw-max-findings N      distinct bugs of the device's checks shown per case (default 5;\n"
            "                           the JSON has all)\n"
            "  --sw-timeout SECONDS     software device's watchdog: a dispatch still running after this\n"
@@ -182,6 +185,8 @@ static int parse_validate_option(const op_desc *op, const char *name, const char
         vc->ro.backend = val;
     } else if (strcmp(name, "json") == 0) {
         vc->json_path = val;
+    } else if (strcmp(name, "junit") == 0) {
+        vc->junit_path = val;
     } else {
         snprintf(err, errlen, "unknown option --%s for validate %s (see gdnbench validate %s --help)", name, op->name,
                  op->name);
@@ -301,6 +306,17 @@ static void print_case(void *user, int k, driver_outcome out) {
     if (out == DRIVER_ERROR) fprintf(stderr, "gdnbench: validate %s: %s\n", v->ctx.op->name, v->results[k].reason);
 }
 
+/* --junit: a test case per case of the sweep. */
+static int write_junit(const char *path, const validate_report *vr, char *err, size_t errlen) {
+    char name[96];
+    snprintf(name, sizeof name, "gdnbench validate %s", vr->op->name);
+    junit_doc *d = junit_new(name);
+    int rc = d && junit_add_validate(d, vr) == 0 ? junit_write(d, path, err, errlen) : -1;
+    if (!d || (rc != 0 && !err[0])) snprintf(err, errlen, "out of memory while writing the JUnit report to %s", path);
+    junit_free(d);
+    return rc;
+}
+
 /* Runs the sweep on b, prints the summary, writes the JSON.  The exit status, or -1
  * with err set. */
 static int run_sweep(const op_desc *op, backend *b, validate_run *v, char *err, size_t errlen) {
@@ -316,13 +332,14 @@ static int run_sweep(const op_desc *op, backend *b, validate_run *v, char *err, 
         fprintf(stderr, "gdnbench: validate %s: every case is unsupported by the kernel: nothing was validated\n",
                 op->name);
     if (v->vc->json_path && validate_write_json(v->vc->json_path, &v->vr, err, errlen) != 0) return -1;
+    if (v->vc->junit_path && write_junit(v->vc->junit_path, &v->vr, err, errlen) != 0) return -1;
     return cli_exit_status(v->vr.status);
 }
 
 static int usage(int argc, char **argv) {
     FILE *f = argc < 2 ? stderr : stdout;
     fprintf(f, "usage: gdnbench validate <op> [--shader FILE [--function NAME]] [--stage NAME=FILE[:FUNCTION]]\n"
-               "                                [dimension lists] [--json FILE]\n"
+               "                                [dimension lists] [--json FILE] [--junit FILE]\n"
                "       gdnbench validate <op> --help   the sweep, profiles and options\n");
     return argc < 2 ? EXIT_BAD_INPUT : EXIT_OK;
 }
