@@ -49,6 +49,35 @@ static const char *find_definition(const char *text, const char *name) {
     return found;
 }
 
+/* The '{' of a C-style `typedef struct [TAG] { ... } name;` in text, or NULL (also
+ * when there are several), as ggml's ggml-metal-impl.h declares its kernel
+ * arguments: the kernel names the typedef, so `struct name {` never appears. */
+static const char *find_typedef_definition(const char *text, const char *name) {
+    size_t n = strlen(name);
+    const char *found = NULL;
+    for (const char *p = text; (p = strstr(p, "typedef")) != NULL; p += 7) {
+        if ((p > text && ident_char(p[-1])) || ident_char(p[7])) continue;
+        const char *end = p + strlen(p), *q = skip_space(p + 7, end);
+        if (strncmp(q, "struct", 6) != 0 || ident_char(q[6])) continue;
+        q = skip_space(q + 6, end);
+        while (ident_char(*q)) q++;   /* the optional tag */
+        q = skip_space(q, end);
+        if (*q != '{') continue;
+        const char *body = q;
+        int depth = 0;
+        for (; q < end; q++) {
+            if (*q == '{') depth++;
+            if (*q == '}' && --depth == 0) break;
+        }
+        if (q >= end) return found;
+        q = skip_space(q + 1, end);
+        if (strncmp(q, name, n) != 0 || ident_char(q[n]) || *skip_space(q + n, end) != ';') continue;
+        if (found) return NULL;
+        found = body;
+    }
+    return found;
+}
+
 /* The member names declared in the statement [a, e) of a struct body: appended to
  * names; 0, or -1 when the statement is something this reader does not follow. */
 static int statement_members(const char *a, const char *e, char **names, int *n) {
@@ -82,6 +111,7 @@ static int statement_members(const char *a, const char *e, char **names, int *n)
  * by the caller), or -1. */
 static int struct_members(const char *text, const char *name, char **names) {
     const char *body = find_definition(text, name);
+    if (!body) body = find_typedef_definition(text, name);
     if (!body) return -1;
     int n = 0, depth = 0;
     const char *a = body + 1;
