@@ -48,6 +48,27 @@ kernel void casts(device const half4 *h [[buffer(0)]], device half4 *hback [[buf
     misc[6] = float4(all(x > -3.0f), any(x > 3.0f), all(bm), any(bm));
 }
 
+// ---- bool vectors take comparisons after their declaration too ----
+kernel void bool_assign(device const float4 *ab [[buffer(0)]], device float4 *o [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    float4 a = ab[0], b = ab[1];
+    bool4 m, n = a > b;   // a later declarator's comparison
+    m = a < b;
+    n |= a == b;
+    o[0] = float4(m);
+    o[1] = float4(n);
+    m &= a != float4(2.0f);
+    o[2] = float4(m);
+    for (int j = 0; j < 1; j++, m ^= a > b) {}
+    o[3] = float4(m);
+    {
+        float4 m = a;     // a redeclaration shadows it: a float4 again
+        m = m * 2.0f;
+        o[4] = m;
+    }
+}
+
 // ---- 1. MSL's predefined constants (every one of the spec's tables) ----
 kernel void constants(device uint *u [[buffer(0)]], device float *f [[buffer(1)]], uint i [[thread_position_in_grid]]) {
     if (i != 0) return;

@@ -112,6 +112,26 @@ TEST(sw_msl_lang_casts_convert_values) {
     sw_test_env_close(&e);
 }
 
+/* `bool4 m; m = a < b;` and its compound forms: 1 where true, as a declaration's. */
+TEST(sw_msl_lang_bool_vector_assignment) {
+    sw_test_env e;
+    if (lang_open(&e) == 0) {
+        const float ab[8] = {1, 2, 3, 4, 2, 2, 2, 5};
+        id bufs[2] = {lang_buffer(&e, sizeof ab, ab), lang_buffer(&e, 5 * 16, NULL)};
+        if (lang_run(&e, "bool_assign", bufs, 2, 32) == 0) {
+            const float *o = contents(bufs[1]);
+            const float want[20] = {1, 0, 0, 1,  /* m = a < b */
+                                    0, 1, 1, 0,  /* n = a > b; n |= a == b */
+                                    1, 0, 0, 1,  /* m &= a != 2 */
+                                    1, 0, 1, 1,  /* m ^= a > b */
+                                    2, 4, 6, 8}; /* the shadowing float4 m = a; m = m * 2 */
+            for (int k = 0; k < 20; k++) CHECK_MSG(o[k] == want[k], "bool_assign[%d] = %g, want %g", k, o[k], want[k]);
+        }
+        release_all(bufs, 2);
+    }
+    sw_test_env_close(&e);
+}
+
 /* The spec's constants: exact bit patterns (the half/bfloat ones are the exact
  * values rounded once, computed here from double). */
 TEST(sw_msl_lang_predefined_constants) {
