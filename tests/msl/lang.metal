@@ -220,3 +220,19 @@ kernel void packing(device const float4 *in [[buffer(0)]], device uint *packed [
     unpacked[6 * i + 4] = float4(unpack_snorm4x8_to_half(u));
     unpacked[6 * i + 5] = float4(float2(unpack_unorm2x16_to_half(u)), float2(unpack_snorm2x16_to_half(u)));
 }
+
+// ---- §6 pack and unpack: 10a2 and 565 ----
+kernel void packing_10a2_565(device const float4 *in [[buffer(0)]], device uint *packed [[buffer(1)]],
+                             device float4 *unpacked [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i >= 8) return;
+    float4 v = in[i];
+    packed[4 * i + 0] = pack_float_to_unorm10a2(v);
+    packed[4 * i + 1] = pack_half_to_unorm10a2(half4(v));
+    packed[4 * i + 2] = pack_float_to_unorm565(v.xyz);
+    packed[4 * i + 3] = pack_half_to_unorm565(half3(v.yzw));
+    uint u = as_type<uint>(v.x);
+    unpacked[4 * i + 0] = unpack_unorm10a2_to_float(u);
+    unpacked[4 * i + 1] = float4(unpack_unorm10a2_to_half(u));
+    unpacked[4 * i + 2] = float4(unpack_unorm565_to_float(ushort(u)), 0.0f);
+    unpacked[4 * i + 3] = float4(float3(unpack_unorm565_to_half(ushort(u >> 16))), 0.0f);
+}
