@@ -598,7 +598,8 @@ void fe_strip_coherent(front *f) {
 
 /* What the software device cannot provide stops the compile with one line that
  * says so: textures and samplers, render stages, ray tracing, function tables,
- * imageblocks, indirect command buffers; and what MSL itself forbids but C++ would take (simdgroup matrices not 8x8). */
+ * imageblocks, indirect command buffers, the imageblock/ray/mesh address spaces;
+ * and what MSL itself forbids but C++ would take (simdgroup matrices not 8x8). */
 /* simdgroup_matrix<T, Cols, Rows> and make_filled_simdgroup_matrix<T, Cols[, Rows]> at
  * tk[i] with a literal size other than 8: MSL (§2.4's simdgroup matrix types, §6.7)
  * has 8x8 matrices only, so Apple's compiler refuses them too.  Sizes that are
@@ -665,6 +666,19 @@ int fe_reject_unsupported(front *f) {
                     return fe_fail(f, i, "not supported by the software Metal device: %s (%s<...>)",
                                    templates[t].feature, templates[t].name);
         }
+        /* address spaces of tile memory, ray payloads and mesh payloads: memory this
+         * device has no counterpart for (thread memory in their place would be a
+         * silent wrong answer) */
+        static const struct {
+            const char *space, *feature;
+        } spaces[] = {{"threadgroup_imageblock", "imageblocks (tile memory)"},
+                      {"ray_data", "ray tracing"},
+                      {"object_data", "mesh shading (object-to-mesh payloads)"},
+                      {NULL, NULL}};
+        for (int s = 0; spaces[s].space; s++)
+            if (tk_is(f, i, spaces[s].space) && !tk_is(f, i - 1, "::"))
+                return fe_fail(f, i, "not supported by the software Metal device: %s (the %s address space)",
+                               spaces[s].feature, spaces[s].space);
         if (tk_is(f, i, "command_buffer") && tk_ident(f, i + 1))
             return fe_fail(f, i, "not supported by the software Metal device: indirect command buffers (command_buffer)");
         if ((tk_is(f, i, "sampler") && tk_ident(f, i + 1)) ||

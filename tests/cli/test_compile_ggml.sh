@@ -27,6 +27,11 @@ refuse "function pointers" "visible_function_table<float(float)> t [[buffer(1)]]
 refuse "ray tracing" "raytracing::acceleration_structure<> a [[buffer(1)]]"
 refuse "indirect command buffers" "command_buffer cb [[buffer(1)]]"
 refuse "textures" "texture2d<float> t [[texture(0)]]"
+# address spaces with no memory here (they compiled as thread memory before: wrong, silently)
+refuse "imageblocks .tile memory. .the threadgroup_imageblock address space" "threadgroup_imageblock float *t [[buffer(1)]]"
+refuse "ray tracing .the ray_data address space" "ray_data float &r [[buffer(1)]]"
+refuse "mesh shading .object-to-mesh payloads. .the object_data address space" "object_data float *p [[buffer(1)]]"
+
 # simdgroup matrices: MSL has 8x8 only (spec 2.4, 6.7), so other sizes are refused as not
 # MSL, in one line naming the line; 8x8 ones (Rows defaulting to Cols too) compile
 matrix() { # element type of o, line 4 of a kernel body
