@@ -4,8 +4,8 @@
  * wraps the right side in ::metal::sw_truth(...) (prelude: element != 0, a bool vector;
  * a bool vector stays itself).  The variable's type is known only where it is
  * declared, so assignments are rewritten within the declaring block alone, and a
- * redeclaration of the name inside it ends the search there (a wrap of a float's
- * assignment would be a silent 0/1). */
+ * redeclaration of the name inside it (after a type word or a comma) ends the search
+ * there: a wrap of a float's assignment would be a silent 0/1. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,12 +53,27 @@ static int is_statement_word(const front *f, int i) {
     return tk_is(f, i, "return") || tk_is(f, i, "else") || tk_is(f, i, "do");
 }
 
+/* Does the statement holding tk[k] (after a comma) start as a declaration, a type
+ * word and a name (`float a, m = 2.5f`), rather than a comma expression (`j++, m ^= x`)? */
+static int comma_declares(const front *f, int k) {
+    int s = k - 1;
+    for (; s > 0; s--) {
+        int m = f->c.match[s - 1];
+        if (m >= 0 && m < s - 1) s = m + 1;   /* step over a closed group */
+        else if (tk_is(f, s - 1, ";") || tk_is(f, s - 1, "{") || tk_is(f, s - 1, "}") || tk_is(f, s - 1, "("))
+            break;
+    }
+    return tk_ident(f, s) && !is_statement_word(f, s) && tk_ident(f, s + 1);
+}
+
 /* Assignments `name = ...` and `name &= ...` (| ^ too) between tk[from] and tk[end]. */
 static int rewrite_assignments(front *f, int name, int from, int end) {
     for (int k = from; k < end && !f->err; k++) {
         if (!tk_ident(f, k) || !msl_tok_same(&f->c, k, name)) continue;
         if (tk_is(f, k - 1, ".") || tk_is(f, k - 1, "->") || tk_is(f, k - 1, "::")) continue;
-        if (tk_ident(f, k - 1) && !is_statement_word(f, k - 1)) return 0;   /* redeclared: not ours past here */
+        /* redeclared (`float m`, `float a, m`): not ours past here */
+        if ((tk_ident(f, k - 1) && !is_statement_word(f, k - 1)) || (tk_is(f, k - 1, ",") && comma_declares(f, k)))
+            return 0;
         int p = k + 1;
         if (tk_is(f, p, "&") || tk_is(f, p, "|") || tk_is(f, p, "^")) p++;
         if (!tk_is(f, p, "=") || tk_is(f, p + 1, "=")) continue;
@@ -74,6 +89,7 @@ int fe_rewrite_bool_assignments(front *f, int i) {
     if (!(tk_is(f, i - 1, ";") || tk_is(f, i - 1, "{") || tk_is(f, i - 1, "}") || tk_is(f, i - 1, "const") ||
           tk_is(f, i - 1, "constexpr") || tk_is(f, i - 1, "thread") || tk_is(f, i - 1, "constant")))
         return 0;
+    if (tk_is(f, i + 2, "(")) return 0;   /* a function returning a bool vector */
     int end = block_end(f, i);
     for (int d = i + 1; tk_ident(f, d);) {
         int p = d + 1, array = tk_is(f, p, "[");

@@ -69,6 +69,23 @@ kernel void bool_assign(device const float4 *ab [[buffer(0)]], device float4 *o 
     }
 }
 
+// a bool vector's name reused by a comma declaration and by a function: floats still
+bool4 is_pos(float4 v) { return bool4(v > 0.0f); }
+kernel void bool_assign_shadow(device const float4 *ab [[buffer(0)]], device float4 *o [[buffer(1)]],
+                               uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    bool4 m = is_pos(ab[0]);
+    o[0] = float4(m);
+    {
+        float x = ab[0].x, m = 2.5f;
+        m = m + x;        // 3.5, not a bool's 1
+        o[1] = float4(m);
+    }
+    float is_pos = 0.25f;
+    is_pos = is_pos * 2.0f;
+    o[2] = float4(is_pos);
+}
+
 // ---- 1. MSL's predefined constants (every one of the spec's tables) ----
 kernel void constants(device uint *u [[buffer(0)]], device float *f [[buffer(1)]], uint i [[thread_position_in_grid]]) {
     if (i != 0) return;

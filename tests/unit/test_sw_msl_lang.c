@@ -132,6 +132,23 @@ TEST(sw_msl_lang_bool_vector_assignment) {
     sw_test_env_close(&e);
 }
 
+/* A later declaration of the same name (after a comma) and a function returning a
+ * bool vector: their assignments stay what they are (a wrap would give 1). */
+TEST(sw_msl_lang_bool_vector_names_reused) {
+    sw_test_env e;
+    if (lang_open(&e) == 0) {
+        const float ab[8] = {1, -2, 3, 0, 0, 0, 0, 0};
+        id bufs[2] = {lang_buffer(&e, sizeof ab, ab), lang_buffer(&e, 3 * 16, NULL)};
+        if (lang_run(&e, "bool_assign_shadow", bufs, 2, 32) == 0) {
+            const float *o = contents(bufs[1]);
+            const float want[12] = {1, 0, 1, 0, 3.5f, 3.5f, 3.5f, 3.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+            for (int k = 0; k < 12; k++) CHECK_MSG(o[k] == want[k], "bool_assign_shadow[%d] = %g, want %g", k, o[k], want[k]);
+        }
+        release_all(bufs, 2);
+    }
+    sw_test_env_close(&e);
+}
+
 /* The spec's constants: exact bit patterns (the half/bfloat ones are the exact
  * values rounded once, computed here from double). */
 TEST(sw_msl_lang_predefined_constants) {
