@@ -10,6 +10,12 @@ kernels' own f32 arithmetic (summation order, exp/rsqrt ulps).
 
     python3 scripts/make_cases.py [--out fixtures/cases/data]
 
+The llama.cpp (ggml-metal) cases live in fixtures/cases/ggml/ with their data in
+fixtures/cases/ggml/data/ (`--ggml-out`); their expected outputs follow ggml's own
+definitions of the ops (ggml.c: ADD with src1 broadcast, RMS_NORM, MUL_MAT with src0
+broadcast over dim 2, SOFT_MAX_EXT with a mask, ALiBi slopes and attention sinks),
+never the kernels' code paths.
+
 Running it again writes the same bytes (the files are committed; a change shows in git).
 """
 import argparse
@@ -169,16 +175,102 @@ CASES = {
 }
 
 
+# --- llama.cpp ggml-metal kernels (fixtures/cases/ggml/) -----------------------------
+# Shapes below are ggml's [ne0, ne1, ne2, ne3] (ne0 innermost); the .npy files hold the
+# same bytes in C order, so their shapes are the reverse.
+
+def case_ggml_add(d, rng):
+    """ggml_add: kernel_bin_fuse_f32_f32_f32 (op 0, one src1), src0 [1001, 5, 3],
+    src1 [1001, 1, 3] broadcast over rows (ggml_add's ggml_can_repeat)."""
+    ne0, ne1, ne2 = 1001, 5, 3
+    a, b = normal(rng, ne0 * ne1 * ne2), normal(rng, ne0 * ne2)
+    out = [f32(a[(i2 * ne1 + i1) * ne0 + i0] + b[i2 * ne0 + i0])
+           for i2 in range(ne2) for i1 in range(ne1) for i0 in range(ne0)]
+    write_npy(os.path.join(d, "src0.npy"), "f4", [ne2, ne1, ne0], a)
+    write_npy(os.path.join(d, "src1.npy"), "f4", [ne2, 1, ne0], b)
+    write_npy(os.path.join(d, "dst.npy"), "f4", [ne2, ne1, ne0], out)
+
+
+def case_ggml_rms_norm(d, rng):
+    """ggml_rms_norm: kernel_rms_norm_f32, rows of 203 (not a multiple of 4: the
+    scalar kernel), [203, 3, 2], eps 1e-6: y = x / sqrt(mean(x^2) + eps)."""
+    n, rows, eps = 203, 6, f32(1e-6)
+    x = normal(rng, n * rows, 2.0)
+    out = []
+    for r in range(rows):
+        row = x[r * n:(r + 1) * n]
+        scale = 1.0 / math.sqrt(math.fsum(v * v for v in row) / n + eps)
+        out += [f32(v * scale) for v in row]
+    write_npy(os.path.join(d, "src0.npy"), "f4", [2, 3, n], x)
+    write_npy(os.path.join(d, "dst.npy"), "f4", [2, 3, n], out)
+
+
+def case_ggml_mul_mv(d, rng):
+    """ggml_mul_mat: kernel_mul_mv_f32_f32, src0 [301, 34] (one matrix), src1
+    [301, 3, 2] (3 columns, 2 batches: src0 broadcast, r2 = 2), dst [34, 3, 2]:
+    dst[b][j][i] = sum_k src0[i][k] * src1[b][j][k]."""
+    k, m, ncols, nb = 301, 34, 3, 2
+    w, x = normal(rng, m * k), normal(rng, nb * ncols * k)
+    out = []
+    for b in range(nb):
+        for j in range(ncols):
+            col = x[(b * ncols + j) * k:(b * ncols + j + 1) * k]
+            out += [f32(math.fsum(w[i * k + t] * col[t] for t in range(k))) for i in range(m)]
+    write_npy(os.path.join(d, "src0.npy"), "f4", [m, k], w)
+    write_npy(os.path.join(d, "src1.npy"), "f4", [nb, ncols, k], x)
+    write_npy(os.path.join(d, "dst.npy"), "f4", [nb, ncols, m], out)
+
+
+def case_ggml_soft_max(d, rng):
+    """ggml_soft_max_ext: kernel_soft_max_f32, src0 [203, 2, 2] (2 rows, 2 heads),
+    an f32 mask [203, 2] shared by the heads (some -inf), scale 0.125, ALiBi
+    max_bias 8 (n_head_log2 2: slopes m0^(h+1), m0 = 2^-4), and one sink logit a head:
+    y = exp(v - m) / (sum exp(v - m) + exp(sink - m)), v = x*scale + slope*mask,
+    m = max(max v, sink)."""
+    n, rows, heads, scale = 203, 2, 2, 0.125
+    x = normal(rng, n * rows * heads, 3.0)
+    mask = []
+    for r in range(rows):
+        mask += [float("-inf") if (j * 7 + r) % 23 == 0 else f32(rng.uniform(-1.0, 1.0)) for j in range(n)]
+    sinks = normal(rng, heads)
+    m0 = 2.0 ** -4
+    out = []
+    for h in range(heads):
+        slope = f32(m0 ** (h + 1))
+        for r in range(rows):
+            xs = x[(h * rows + r) * n:(h * rows + r + 1) * n]
+            v = [xs[j] * scale + slope * mask[r * n + j] for j in range(n)]
+            mx = max(max(v), sinks[h])
+            e = [math.exp(t - mx) for t in v]
+            tot = math.fsum(e) + math.exp(sinks[h] - mx)
+            out += [f32(t / tot) for t in e]
+    write_npy(os.path.join(d, "src0.npy"), "f4", [heads, rows, n], x)
+    write_npy(os.path.join(d, "mask.npy"), "f4", [rows, n], mask)
+    write_npy(os.path.join(d, "sinks.npy"), "f4", [heads], sinks)
+    write_npy(os.path.join(d, "dst.npy"), "f4", [heads, rows, n], out)
+
+
+GGML_CASES = {
+    "ggml_add": case_ggml_add,
+    "ggml_rms_norm": case_ggml_rms_norm,
+    "ggml_mul_mv": case_ggml_mul_mv,
+    "ggml_soft_max": case_ggml_soft_max,
+}
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(here, "..", "fixtures", "cases", "data"))
+    ap.add_argument("--ggml-out", default=os.path.join(here, "..", "fixtures", "cases", "ggml", "data"))
     args = ap.parse_args()
-    for i, (name, make) in enumerate(sorted(CASES.items())):
-        d = os.path.join(args.out, name)
-        os.makedirs(d, exist_ok=True)
-        make(d, random.Random(1000 + i))
-        print("%s: %s" % (name, ", ".join(sorted(os.listdir(d)))))
+    # Each set has its own seeds, so adding a case to one never changes the other's bytes.
+    for out, cases, seed in ((args.out, CASES, 1000), (args.ggml_out, GGML_CASES, 2000)):
+        for i, (name, make) in enumerate(sorted(cases.items())):
+            d = os.path.join(out, name)
+            os.makedirs(d, exist_ok=True)
+            make(d, random.Random(seed + i))
+            print("%s: %s" % (name, ", ".join(sorted(os.listdir(d)))))
 
 
 if __name__ == "__main__":

@@ -34,17 +34,46 @@ static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 /* The '{' of `struct NAME {` in text (a definition, not a use), or NULL, also when
  * there are several (two namespaces' structs of one name: which one the kernel
  * takes is the compiler's to know, and a table of the wrong one would not compile). */
-static const char *find_definition(const char *text, const char *name) {
+static const char *find_definition(const char *text, const char *end, const char *name) {
     size_t n = strlen(name);
     const char *found = NULL;
     for (const char *p = text; (p = strstr(p, "struct")) != NULL; p += 6) {
         if ((p > text && ident_char(p[-1])) || ident_char(p[6])) continue;
-        const char *q = skip_space(p + 6, p + strlen(p));
+        const char *q = skip_space(p + 6, end);
         if (strncmp(q, name, n) != 0 || ident_char(q[n])) continue;
-        q = skip_space(q + n, q + strlen(q));
+        q = skip_space(q + n, end);
         if (*q != '{') continue;
         if (found) return NULL;
         found = q;
+    }
+    return found;
+}
+
+/* The '{' of a C-style `typedef struct [TAG] { ... } name;` in text, or NULL (also
+ * when there are several), as ggml's ggml-metal-impl.h declares its kernel
+ * arguments: the kernel names the typedef, so `struct name {` never appears. */
+static const char *find_typedef_definition(const char *text, const char *end, const char *name) {
+    size_t n = strlen(name);
+    const char *found = NULL;
+    for (const char *p = text; (p = strstr(p, "typedef")) != NULL; p += 7) {
+        if ((p > text && ident_char(p[-1])) || ident_char(p[7])) continue;
+        const char *q = skip_space(p + 7, end);
+        if (strncmp(q, "struct", 6) != 0 || ident_char(q[6])) continue;
+        q = skip_space(q + 6, end);
+        while (ident_char(*q)) q++;   /* the optional tag */
+        q = skip_space(q, end);
+        if (*q != '{') continue;
+        const char *body = q;
+        int depth = 0;
+        for (; q < end; q++) {
+            if (*q == '{') depth++;
+            if (*q == '}' && --depth == 0) break;
+        }
+        if (q >= end) return found;
+        q = skip_space(q + 1, end);
+        if (strncmp(q, name, n) != 0 || ident_char(q[n]) || *skip_space(q + n, end) != ';') continue;
+        if (found) return NULL;
+        found = body;
     }
     return found;
 }
@@ -81,13 +110,15 @@ static int statement_members(const char *a, const char *e, char **names, int *n)
 /* The member names of struct `name`'s definition in text: how many (names[] owned
  * by the caller), or -1. */
 static int struct_members(const char *text, const char *name, char **names) {
-    const char *body = find_definition(text, name);
+    const char *end = text + strlen(text);   /* once: the text is the whole preprocessed library */
+    const char *body = find_definition(text, end, name);
+    if (!body) body = find_typedef_definition(text, end, name);
     if (!body) return -1;
     int n = 0, depth = 0;
     const char *a = body + 1;
     for (const char *p = body + 1; *p; p++) {
         if (*p == '/' && (p[1] == '/' || p[1] == '*')) {
-            p = skip_space(p, p + strlen(p)) - 1;
+            p = skip_space(p, end) - 1;
             continue;
         }
         if (*p == '{' || *p == '(') depth++;

@@ -597,7 +597,39 @@ void fe_strip_coherent(front *f) {
 }
 
 /* What the software device cannot provide stops the compile with one line that
- * says so: textures and samplers, render stages. */
+ * says so: textures and samplers, render stages, ray tracing, function tables,
+ * imageblocks, indirect command buffers, the imageblock/ray/mesh address spaces;
+ * and what MSL itself forbids but C++ would take (simdgroup matrices not 8x8). */
+/* simdgroup_matrix<T, Cols, Rows> and make_filled_simdgroup_matrix<T, Cols[, Rows]> at
+ * tk[i] with a literal size other than 8: MSL (§2.4's simdgroup matrix types, §6.7)
+ * has 8x8 matrices only, so Apple's compiler refuses them too.  Sizes that are
+ * template parameters are known only once instantiated (the prelude's static
+ * assertion says the same there).  0, or -1 with the refusal. */
+static int reject_simdgroup_matrix_size(front *f, int i) {
+    int filled = tk_is(f, i, "make_filled_simdgroup_matrix");
+    if ((!filled && !tk_is(f, i, "simdgroup_matrix")) || !tk_is(f, i + 1, "<")) return 0;
+    int end = msl_skip_angles(&f->c, i + 1, f->c.ntoks);
+    if (end < 0) return 0;
+    int arg[3], n = 0, depth = 0;
+    arg[n++] = i + 2;
+    for (int j = i + 2; j < end - 1 && n < 3; j++) {
+        if (tk_is(f, j, "<") || tk_is(f, j, "(")) depth++;
+        if (tk_is(f, j, ">") || tk_is(f, j, ")")) depth--;
+        if (depth == 0 && tk_is(f, j, ",")) arg[n++] = j + 1;
+    }
+    for (int a = 1; a < n; a++) {
+        int t = arg[a];
+        if (f->c.toks[t].kind != MSL_TK_NUMBER || !(tk_is(f, t + 1, ",") || t + 1 == end - 1)) continue;
+        if (strtol(tk_text(f, t), NULL, 0) == 8) continue;
+        char *text = tk_range_dup(f, i, end - 1);
+        fe_fail(f, i, "not MSL: %s: simdgroup matrices are 8x8 only (simdgroup_matrix<T, 8, 8>, spec sections 2.4 "
+                "and 6.7); split the product into 8x8 tiles", text ? text : "simdgroup_matrix");
+        free(text);
+        return -1;
+    }
+    return 0;
+}
+
 int fe_reject_unsupported(front *f) {
     static const char *textures[] = {"texture1d", "texture1d_array", "texture2d", "texture2d_array", "texture2d_ms",
                                      "texture2d_ms_array", "texture3d", "texturecube", "texturecube_array",
@@ -625,6 +657,7 @@ int fe_reject_unsupported(front *f) {
         }
         if (!tk_ident(f, i) || tk_is(f, i - 1, ".") || tk_is(f, i - 1, "->")) continue;
         if (tk_is(f, i + 1, "<")) {
+            if (reject_simdgroup_matrix_size(f, i) < 0) return -1;
             for (int t = 0; textures[t]; t++)
                 if (tk_is(f, i, textures[t]))
                     return fe_fail(f, i, "not supported by the software Metal device: textures (%s<...>)", textures[t]);
@@ -633,6 +666,19 @@ int fe_reject_unsupported(front *f) {
                     return fe_fail(f, i, "not supported by the software Metal device: %s (%s<...>)",
                                    templates[t].feature, templates[t].name);
         }
+        /* address spaces of tile memory, ray payloads and mesh payloads: memory this
+         * device has no counterpart for (thread memory in their place would be a
+         * silent wrong answer) */
+        static const struct {
+            const char *space, *feature;
+        } spaces[] = {{"threadgroup_imageblock", "imageblocks (tile memory)"},
+                      {"ray_data", "ray tracing"},
+                      {"object_data", "mesh shading (object-to-mesh payloads)"},
+                      {NULL, NULL}};
+        for (int s = 0; spaces[s].space; s++)
+            if (tk_is(f, i, spaces[s].space) && !tk_is(f, i - 1, "::"))
+                return fe_fail(f, i, "not supported by the software Metal device: %s (the %s address space)",
+                               spaces[s].feature, spaces[s].space);
         if (tk_is(f, i, "command_buffer") && tk_ident(f, i + 1))
             return fe_fail(f, i, "not supported by the software Metal device: indirect command buffers (command_buffer)");
         if ((tk_is(f, i, "sampler") && tk_ident(f, i + 1)) ||

@@ -110,4 +110,15 @@ int fe_rewrite_string_args(front *f);
 int fe_rewrite_conditionals(front *f);
 int fe_rewrite_discarded_atomics(front *f);
 
+/* ---- msl_front_bool.c */
+
+int fe_is_bool_vector(const front *f, int i);
+/* The end of the expression at tk[p]: its ',' or ';', or the closer of its group. */
+int fe_expr_end(const front *f, int p);
+/* Wraps tokens [p, e) in ::metal::sw_truth(...); 0 or -1. */
+int fe_wrap_truth(front *f, int p, int e);
+/* tk[i] starts the declaration of bool vectors: their later assignments in the
+ * block take comparisons (`m = a < b;`, `m &= a < b;`). */
+int fe_rewrite_bool_assignments(front *f, int i);
+
 #endif

@@ -765,10 +765,6 @@ static int brace_to_call(front *f, int ty, int lb) {
     return f->err ? -1 : 0;
 }
 
-static int is_bool_vector(const front *f, int i) {
-    return tk_is(f, i, "bool2") || tk_is(f, i, "bool3") || tk_is(f, i, "bool4");
-}
-
 /* `float4 v = {a.xy, b}, w[2] = {{x, y}, {z}};` -- tk[i] is the vector type at the
  * start of a declaration: each braced initialiser of one vector (an array's
  * elements too) that names something becomes a sw_brace call. */
@@ -782,25 +778,6 @@ static int rewrite_vector_brace_init(front *f, int i) {
         }
         int eq = tk_is(f, p, "=");
         if (eq) p++;
-        if (eq && !array && !tk_is(f, p, "{") && is_bool_vector(f, i)) {
-            /* bool4 m = a < b: clang's comparison is an int vector */
-            int e = p;
-            while (e < f->c.ntoks && !tk_is(f, e, ",") && !tk_is(f, e, ";"))
-                e = f->c.match[e] > e ? f->c.match[e] + 1 : e + 1;
-            if (e >= f->c.ntoks || e == p) return 0;
-            char *open = strdup("::metal::sw_truth("), *close = strdup(")");
-            if (!open || !close) {
-                free(open);
-                free(close);
-                return fe_fail(f, p, "out of memory");
-            }
-            int end = f->c.toks[e - 1].start + f->c.toks[e - 1].len;
-            fe_add_edit(f, f->c.toks[p].start, f->c.toks[p].start, open);
-            fe_add_edit(f, end, end, close);
-            if (!tk_is(f, e, ",")) return f->err ? -1 : 0;
-            d = e + 1;
-            continue;
-        }
         if (!tk_is(f, p, "{") || f->c.match[p] < p) return 0;
         int rb = f->c.match[p];
         if (!array && brace_has_names(f, p) && brace_to_call(f, i, p)) return -1;
@@ -842,6 +819,7 @@ int fe_rewrite_vector_constructors(front *f) {
         if (tk_is(f, i - 1, ".") || tk_is(f, i - 1, "->") || tk_is(f, i - 1, "operator")) continue;
         int qualified = tk_is(f, i - 1, "::");
         if (qualified && !tk_is(f, i - 2, "metal")) continue;
+        if (fe_rewrite_bool_assignments(f, i) < 0) return -1;
         if (is_fp16_name(f, i) && tk_is(f, i + 1, "(") && !tk_is(f, i - 1, "(")) {
             /* half(b) of a bfloat b: a value conversion, as in MSL */
             msl_buf b = {0};

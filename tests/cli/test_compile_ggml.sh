@@ -27,6 +27,27 @@ refuse "function pointers" "visible_function_table<float(float)> t [[buffer(1)]]
 refuse "ray tracing" "raytracing::acceleration_structure<> a [[buffer(1)]]"
 refuse "indirect command buffers" "command_buffer cb [[buffer(1)]]"
 refuse "textures" "texture2d<float> t [[texture(0)]]"
+# address spaces with no memory here (they compiled as thread memory before: wrong, silently)
+refuse "imageblocks .tile memory. .the threadgroup_imageblock address space" "threadgroup_imageblock float *t [[buffer(1)]]"
+refuse "ray tracing .the ray_data address space" "ray_data float &r [[buffer(1)]]"
+refuse "mesh shading .object-to-mesh payloads. .the object_data address space" "object_data float *p [[buffer(1)]]"
+
+# simdgroup matrices: MSL has 8x8 only (spec 2.4, 6.7), so other sizes are refused as not
+# MSL, in one line naming the line; 8x8 ones (Rows defaulting to Cols too) compile
+matrix() { # element type of o, line 4 of a kernel body
+    printf '#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device %s *o [[buffer(0)]]) {\n    %s\n    simdgroup_store(m, o);\n}\n' \
+        "$1" "$2" > "$TMPD/matrix.metal"
+}
+for decl in "simdgroup_matrix<float, 16, 16> m;" "simdgroup_matrix<half, 8, 4> m;" \
+            "simdgroup_float8x8 m = make_filled_simdgroup_matrix<float, 4>(1.0f);"; do
+    matrix float "$decl"
+    expect_exit 1 "compile: refuses $decl" $G compile "$TMPD/matrix.metal"
+    expect_match "compile: '$decl' refused in one line naming line 4" "$ERR" \
+        "^gdnbench: compile: [^ ]*matrix.metal:4:[0-9]+: error: not MSL: [a-z_]*simdgroup_matrix<[^>]*>: simdgroup matrices are 8x8 only \(simdgroup_matrix<T, 8, 8>, spec sections 2.4 and 6.7\)"
+    [ "$(printf '%s\n' "$ERR" | grep -c .)" -eq 1 ] && pass "compile: '$decl': one line" || fail "compile: '$decl': $(printf '%s' "$ERR" | head -c 300)"
+done
+matrix bfloat "simdgroup_matrix<bfloat, 8, 8> m = make_filled_simdgroup_matrix<bfloat, 8>(bfloat(1.0f));"
+expect_exit 0 "compile: an 8x8 bfloat matrix and make_filled_simdgroup_matrix<T, 8> compile" $G compile "$TMPD/matrix.metal"
 
 [ -f "$src" ] || skip_all "compile ggml: no $src (the shared corpus is not next to this checkout)"
 

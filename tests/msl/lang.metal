@@ -48,6 +48,44 @@ kernel void casts(device const half4 *h [[buffer(0)]], device half4 *hback [[buf
     misc[6] = float4(all(x > -3.0f), any(x > 3.0f), all(bm), any(bm));
 }
 
+// ---- bool vectors take comparisons after their declaration too ----
+kernel void bool_assign(device const float4 *ab [[buffer(0)]], device float4 *o [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    float4 a = ab[0], b = ab[1];
+    bool4 m, n = a > b;   // a later declarator's comparison
+    m = a < b;
+    n |= a == b;
+    o[0] = float4(m);
+    o[1] = float4(n);
+    m &= a != float4(2.0f);
+    o[2] = float4(m);
+    for (int j = 0; j < 1; j++, m ^= a > b) {}
+    o[3] = float4(m);
+    {
+        float4 m = a;     // a redeclaration shadows it: a float4 again
+        m = m * 2.0f;
+        o[4] = m;
+    }
+}
+
+// a bool vector's name reused by a comma declaration and by a function: floats still
+bool4 is_pos(float4 v) { return bool4(v > 0.0f); }
+kernel void bool_assign_shadow(device const float4 *ab [[buffer(0)]], device float4 *o [[buffer(1)]],
+                               uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    bool4 m = is_pos(ab[0]);
+    o[0] = float4(m);
+    {
+        float x = ab[0].x, m = 2.5f;
+        m = m + x;        // 3.5, not a bool's 1
+        o[1] = float4(m);
+    }
+    float is_pos = 0.25f;
+    is_pos = is_pos * 2.0f;
+    o[2] = float4(is_pos);
+}
+
 // ---- 1. MSL's predefined constants (every one of the spec's tables) ----
 kernel void constants(device uint *u [[buffer(0)]], device float *f [[buffer(1)]], uint i [[thread_position_in_grid]]) {
     if (i != 0) return;
@@ -198,4 +236,20 @@ kernel void packing(device const float4 *in [[buffer(0)]], device uint *packed [
     unpacked[6 * i + 3] = float4(unpack_unorm4x8_to_half(u));
     unpacked[6 * i + 4] = float4(unpack_snorm4x8_to_half(u));
     unpacked[6 * i + 5] = float4(float2(unpack_unorm2x16_to_half(u)), float2(unpack_snorm2x16_to_half(u)));
+}
+
+// ---- §6 pack and unpack: 10a2 and 565 ----
+kernel void packing_10a2_565(device const float4 *in [[buffer(0)]], device uint *packed [[buffer(1)]],
+                             device float4 *unpacked [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i >= 8) return;
+    float4 v = in[i];
+    packed[4 * i + 0] = pack_float_to_unorm10a2(v);
+    packed[4 * i + 1] = pack_half_to_unorm10a2(half4(v));
+    packed[4 * i + 2] = pack_float_to_unorm565(v.xyz);
+    packed[4 * i + 3] = pack_half_to_unorm565(half3(v.yzw));
+    uint u = as_type<uint>(v.x);
+    unpacked[4 * i + 0] = unpack_unorm10a2_to_float(u);
+    unpacked[4 * i + 1] = float4(unpack_unorm10a2_to_half(u));
+    unpacked[4 * i + 2] = float4(unpack_unorm565_to_float(ushort(u)), 0.0f);
+    unpacked[4 * i + 3] = float4(float3(unpack_unorm565_to_half(ushort(u >> 16))), 0.0f);
 }

@@ -112,6 +112,43 @@ TEST(sw_msl_lang_casts_convert_values) {
     sw_test_env_close(&e);
 }
 
+/* `bool4 m; m = a < b;` and its compound forms: 1 where true, as a declaration's. */
+TEST(sw_msl_lang_bool_vector_assignment) {
+    sw_test_env e;
+    if (lang_open(&e) == 0) {
+        const float ab[8] = {1, 2, 3, 4, 2, 2, 2, 5};
+        id bufs[2] = {lang_buffer(&e, sizeof ab, ab), lang_buffer(&e, 5 * 16, NULL)};
+        if (lang_run(&e, "bool_assign", bufs, 2, 32) == 0) {
+            const float *o = contents(bufs[1]);
+            const float want[20] = {1, 0, 0, 1,  /* m = a < b */
+                                    0, 1, 1, 0,  /* n = a > b; n |= a == b */
+                                    1, 0, 0, 1,  /* m &= a != 2 */
+                                    1, 0, 1, 1,  /* m ^= a > b */
+                                    2, 4, 6, 8}; /* the shadowing float4 m = a; m = m * 2 */
+            for (int k = 0; k < 20; k++) CHECK_MSG(o[k] == want[k], "bool_assign[%d] = %g, want %g", k, o[k], want[k]);
+        }
+        release_all(bufs, 2);
+    }
+    sw_test_env_close(&e);
+}
+
+/* A later declaration of the same name (after a comma) and a function returning a
+ * bool vector: their assignments stay what they are (a wrap would give 1). */
+TEST(sw_msl_lang_bool_vector_names_reused) {
+    sw_test_env e;
+    if (lang_open(&e) == 0) {
+        const float ab[8] = {1, -2, 3, 0, 0, 0, 0, 0};
+        id bufs[2] = {lang_buffer(&e, sizeof ab, ab), lang_buffer(&e, 3 * 16, NULL)};
+        if (lang_run(&e, "bool_assign_shadow", bufs, 2, 32) == 0) {
+            const float *o = contents(bufs[1]);
+            const float want[12] = {1, 0, 1, 0, 3.5f, 3.5f, 3.5f, 3.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+            for (int k = 0; k < 12; k++) CHECK_MSG(o[k] == want[k], "bool_assign_shadow[%d] = %g, want %g", k, o[k], want[k]);
+        }
+        release_all(bufs, 2);
+    }
+    sw_test_env_close(&e);
+}
+
 /* The spec's constants: exact bit patterns (the half/bfloat ones are the exact
  * values rounded once, computed here from double). */
 TEST(sw_msl_lang_predefined_constants) {
@@ -306,6 +343,70 @@ TEST(sw_msl_lang_pack_unpack) {
                         if (memcmp(&q[(6 * i + m) * 4 + k], &wq[m][k], 4) != 0)
                             bad++, printf("  unpack %d of 0x%08x [%d]: %a want %a\n", m, u, k,
                                           (double)q[(6 * i + m) * 4 + k], (double)wq[m][k]);
+            }
+            CHECK_EQ_INT(bad, 0);
+        }
+        release_all(bufs, 3);
+    }
+    sw_test_env_close(&e);
+}
+
+/* The 10a2 and 565 layouts: fields of the given widths, x in the low bits; each
+ * field as the spec's conversion rules (NaN 0, clamp to [0, 1], round to nearest
+ * even; back: c / (2^n - 1)), computed here independently of the prelude. */
+static uint32_t ref_pack_fields(const float *v, int count, const int *bits) {
+    uint32_t r = 0;
+    for (int k = 0, shift = 0; k < count; shift += bits[k], k++) {
+        float f = v[k] != v[k] ? 0.0f : v[k] < 0.0f ? 0.0f : v[k] > 1.0f ? 1.0f : v[k];
+        r |= (uint32_t)lrintf(f * (float)((1u << bits[k]) - 1)) << shift;
+    }
+    return r;
+}
+
+static float ref_unorm_field(uint32_t u, int shift, int bits) {
+    return (float)((u >> shift) & ((1u << bits) - 1)) / (float)((1u << bits) - 1);
+}
+
+TEST(sw_msl_lang_pack_unpack_10a2_565) {
+    sw_test_env e;
+    if (lang_open(&e) == 0) {
+        float in[8][4] = {{0.0f, 1.0f, 0.5f, 0.5f},   {0.0f, -0.25f, 2.0f, 0.6667f}, {0.0f, 0.3f, 0.7f, 0.1667f},
+                          {0.0f, NAN, 0.999f, 0.8f},  {0.0f, 0.0489f, 0.5001f, 1.0f}, {0.0f, 0.0f, 0.0f, 0.0f},
+                          {0.0f, 0.0f, 0.0f, 0.0f},   {0.0f, 0.0f, 0.0f, 0.0f}};
+        const uint32_t xbits[8] = {0x3f800000u, 0x00000000u, 0xffffffffu, 0x4000f81fu,
+                                   0xc00ffc00u, 0x3ff003ffu, 0x07e0001fu, 0x9abcdef1u};
+        for (int i = 0; i < 8; i++) memcpy(&in[i][0], &xbits[i], 4);   /* x: bits to unpack */
+        id bufs[3] = {lang_buffer(&e, sizeof in, in), lang_buffer(&e, 8 * 4 * 4, NULL),
+                      lang_buffer(&e, 8 * 4 * 16, NULL)};
+        const int b10a2[4] = {10, 10, 10, 2}, b565[3] = {5, 6, 5};
+        if (lang_run(&e, "packing_10a2_565", bufs, 3, 32) == 0) {
+            const uint32_t *p = contents(bufs[1]);
+            const float *q = contents(bufs[2]);
+            int bad = 0;
+            for (int i = 0; i < 8; i++) {
+                const float *v = in[i];
+                float hv[4];
+                for (int k = 0; k < 4; k++) hv[k] = h_round(v[k]);
+                uint32_t want[4] = {ref_pack_fields(v, 4, b10a2), ref_pack_fields(hv, 4, b10a2),
+                                    ref_pack_fields(v, 3, b565), ref_pack_fields(hv + 1, 3, b565)};
+                for (int m = 0; m < 4; m++)
+                    if (p[4 * i + m] != want[m])
+                        bad++, printf("  pack %d of row %d: 0x%08x want 0x%08x\n", m, i, p[4 * i + m], want[m]);
+                uint32_t u = xbits[i];
+                float wq[4][4] = {{0}};
+                for (int k = 0; k < 4; k++) {
+                    wq[0][k] = ref_unorm_field(u, 10 * k, b10a2[k]);
+                    wq[1][k] = h_round(wq[0][k]);
+                }
+                for (int k = 0, shift = 0; k < 3; shift += b565[k], k++) {
+                    wq[2][k] = ref_unorm_field(u & 0xffffu, shift, b565[k]);
+                    wq[3][k] = h_round(ref_unorm_field(u >> 16, shift, b565[k]));
+                }
+                for (int m = 0; m < 4; m++)
+                    for (int k = 0; k < 4; k++)
+                        if (memcmp(&q[(4 * i + m) * 4 + k], &wq[m][k], 4) != 0)
+                            bad++, printf("  unpack %d of 0x%08x [%d]: %a want %a\n", m, u, k,
+                                          (double)q[(4 * i + m) * 4 + k], (double)wq[m][k]);
             }
             CHECK_EQ_INT(bad, 0);
         }

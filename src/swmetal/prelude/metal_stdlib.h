@@ -750,10 +750,7 @@ extern "C" long sw_tg_static_bytes(const void *fn) {
 #define device __attribute__((opencl_global))
 #define thread
 #define threadgroup __attribute__((opencl_local))
-#define threadgroup_imageblock
 #define constant const __attribute__((opencl_global_device))
-#define ray_data
-#define object_data
 #define METAL_FUNC inline __attribute__((always_inline))
 #define is_function_constant_defined(name) sw_fcdef_##name
 

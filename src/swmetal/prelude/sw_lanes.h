@@ -1511,7 +1511,7 @@ inline void sw_lv_matrix_uniform(int line) {
                     line);
 }
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
-    static_assert(Cols == 8 && Rows == 8, "only 8x8 simdgroup matrices are supported");
+    static_assert(Cols == 8 && Rows == 8, "not MSL: simdgroup matrices are 8x8 only (spec sections 2.4 and 6.7)");
     mutable T sw_m[8][8];                     // the value, unless sw_pinned
     ::sw::lv::vary<vec<T, 2>> sw_el;          // the lanes' view, once thread_elements() was called
     bool sw_pinned = false;

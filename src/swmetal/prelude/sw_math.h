@@ -575,6 +575,32 @@ inline uint pack_float_to_unorm2x16(float2 v) { return sw_pack_unorm<16, 2>(v); 
 inline uint pack_float_to_snorm2x16(float2 v) { return sw_pack_snorm<16, 2>(v); }
 inline uint pack_half_to_unorm2x16(half2 v) { return sw_pack_unorm<16, 2>(v); }
 inline uint pack_half_to_snorm2x16(half2 v) { return sw_pack_snorm<16, 2>(v); }
+// 10a2 (x, y, z: 10 bits, w: 2) and 565 (x: 5 bits, y: 6, z: 5): fields of unequal
+// widths, x in the low bits as in the packs above; the same conversion rules.
+inline float sw_unorm_field(uint v, int shift, int bits) {
+    return (float)((v >> shift) & ((1u << bits) - 1)) / (float)((1u << bits) - 1);
+}
+inline float4 unpack_unorm10a2_to_float(uint v) {
+    return float4{sw_unorm_field(v, 0, 10), sw_unorm_field(v, 10, 10), sw_unorm_field(v, 20, 10),
+                  sw_unorm_field(v, 30, 2)};
+}
+inline half4 unpack_unorm10a2_to_half(uint v) { return sw_convert<half4>(unpack_unorm10a2_to_float(v)); }
+inline float3 unpack_unorm565_to_float(ushort v) {
+    return float3{sw_unorm_field(v, 0, 5), sw_unorm_field(v, 5, 6), sw_unorm_field(v, 11, 5)};
+}
+inline half3 unpack_unorm565_to_half(ushort v) { return sw_convert<half3>(unpack_unorm565_to_float(v)); }
+template <class V> inline uint sw_pack_10a2(V v) {
+    return sw_to_unorm((float)v[0], 1023.0f) | sw_to_unorm((float)v[1], 1023.0f) << 10 |
+           sw_to_unorm((float)v[2], 1023.0f) << 20 | sw_to_unorm((float)v[3], 3.0f) << 30;
+}
+template <class V> inline ushort sw_pack_565(V v) {
+    return (ushort)(sw_to_unorm((float)v[0], 31.0f) | sw_to_unorm((float)v[1], 63.0f) << 5 |
+                    sw_to_unorm((float)v[2], 31.0f) << 11);
+}
+inline uint pack_float_to_unorm10a2(float4 v) { return sw_pack_10a2(v); }
+inline uint pack_half_to_unorm10a2(half4 v) { return sw_pack_10a2(v); }
+inline ushort pack_float_to_unorm565(float3 v) { return sw_pack_565(v); }
+inline ushort pack_half_to_unorm565(half3 v) { return sw_pack_565(v); }
 
 } // namespace metal
 

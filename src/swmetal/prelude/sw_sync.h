@@ -657,7 +657,7 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
 }
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
-    static_assert(Cols == 8 && Rows == 8, "only 8x8 simdgroup matrices are supported");
+    static_assert(Cols == 8 && Rows == 8, "not MSL: simdgroup matrices are 8x8 only (spec sections 2.4 and 6.7)");
     vec<T, 2> sw_elems;
     mutable int16_t sw_pending = -1; // the log entry this lane's elements await, -1: sw_elems holds them
     mutable bool sw_pinned = false;  // thread_elements() was called: products into it are not deferred
