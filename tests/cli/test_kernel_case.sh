@@ -104,6 +104,24 @@ expect_exit 0 "kernel: a good case runs and passes" $G kernel "$D/good.json"
 expect_match "kernel: the table names each binding" "$OUT" 'out +buffer\(1\) +float32 +64 +PASS +expect: max_abs 0'
 expect_match "kernel: the readonly input is checked" "$OUT" 'x +buffer\(0\) .*PASS +readonly: 0 elements changed'
 expect_match "kernel: determinism is checked" "$OUT" 'determinism: bitwise identical'
+# Timed as an op run is, by the one run driver: adaptive sampling by default, exact
+# --iters, --warmup; the same sampling lines and JSON timing fields.
+expect_match "kernel: adaptive sampling by default, with the runner's line" "$OUT" \
+    'samples [0-9]+, (stopped|cold|as --iters)'
+expect_exit 0 "kernel: --iters and --warmup as for an op" $G kernel "$D/good.json" --iters 4 --warmup 2 \
+    --json "$D/iters.out.json"
+expect_match "kernel: --iters 4 takes four samples" "$OUT" 'samples 4, as --iters asked'
+expect_match "kernel: --warmup 2 runs twice first" "$OUT" 'warmup 2 runs: first'
+expect_match "kernel: determinism over every run, warmup included" "$OUT" 'bitwise identical across 6 runs'
+expect_match "kernel: the report's sampling mode" "$("$TESTDATA" json "$D/iters.out.json" .timing.sampling.mode)" '^"?iters"?$'
+expect_match "kernel: the report's samples" "$("$TESTDATA" json "$D/iters.out.json" .timing.iterations)" '^4$'
+expect_match "kernel: the report's warmup" "$("$TESTDATA" json "$D/iters.out.json" .timing.warmup)" '^2$'
+expect_exit 0 "kernel: an adaptive run with a budget" $G kernel "$D/good.json" --max-time 0.2 --min-samples 2 \
+    --json "$D/adapt.out.json"
+expect_match "kernel: the adaptive report says why it stopped" \
+    "$("$TESTDATA" json "$D/adapt.out.json" .timing.sampling.stop)" '^"?(noise target|budget)"?$'
+expect_exit 2 "kernel: --iters with --max-time is refused as for an op" $G kernel "$D/good.json" --iters 3 --max-time 1
+expect_match "kernel: ... in one line naming both" "$ERR" '--iters N takes exactly N samples, so --max-time'
 expect_exit 0 "kernel: the flag form runs" $G kernel "$D/add_one.metal" --function add_one --grid 64 --threadgroup 32 \
     --buffer "x=$D/x.npy" --buffer out=float32[64] --buffer n=uint32:64 --expect "out=$D/out.npy" --iters 2
 
