@@ -41,6 +41,8 @@ static void usage(FILE *f) {
             "  --backend sw|metal   where it runs (default: %s)\n"
             "  --seed N             seed of the random init patterns (default 1)\n"
             "  --json FILE|-        the JSON report (schema 1, with the case's \"case\" key)\n"
+            "  --dump DIR           save every buffer (inputs as given, outputs after the run) and each expectation\n"
+            "                       (NAME.expected, float64) as DIR/kernel_<case name>.safetensors\n"
             "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
             "every run starts from the same initial buffers and all must give the same bytes; how many runs:\n",
             backend_default_name());
@@ -54,7 +56,7 @@ static void usage(FILE *f) {
 typedef struct kernel_args {
     const char *input;
     int print_case;
-    const char *json;
+    const char *json, *dump;
     run_opts ro;
     sampling_flags given;
     kc_flags f;
@@ -91,6 +93,7 @@ static int take_value(kernel_args *a, int k, const char *flag, const char *v) {
     case 9: a->ro.sw_checks = v; return 0;
     case 10: a->ro.sw_schedule = v; return 0;
     case 11: a->json = v; return 0;
+    case 12: a->dump = v; return 0;
     default:
         if (cli_parse_sampling_option(flag + 2, v, &a->ro, &a->given, err, sizeof err) > 0) return 0;
         fprintf(stderr, "gdnbench kernel: %s\n", err);
@@ -103,7 +106,7 @@ static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
     static const char *const value_flags[] = {
         "--function", "--grid",      "--threadgroups", "--threadgroup", "--buffer",   "--expect",
         "--constant", "--backend",   "--seed",         "--sw-checks",   "--sw-schedule", "--json",
-        "--warmup",   "--iters",     "--max-time",     "--max-noise",   "--min-samples", NULL};
+        "--dump",     "--warmup",   "--iters",     "--max-time",     "--max-noise",   "--min-samples", NULL};
     memset(a, 0, sizeof *a);
     a->f.buffers = a->buffers;
     a->f.expects = a->expects;
@@ -172,6 +175,7 @@ static int write_report(const kernel_args *a, const kernel_plan *kp) {
 static int run_plan(kernel_plan *kp, const kernel_args *a) {
     char err[1024];
     kp->ro = a->ro;
+    kp->dump_dir = a->dump;
     if (kernel_plan_run(kp, err, sizeof err) < 0) {
         fprintf(stderr, "gdnbench %s: %s\n", kp->cmd, err);
         return EXIT_BAD_INPUT;

@@ -46,7 +46,7 @@ static op_case *make_case(void *user, int k, const driver_case *dc, char *err, s
     return kc_op_case_new(kp->cases[k], kp->ro.seed, kp->poison, err, errlen);
 }
 
-/* driver hook: every buffer's checks, and the record a kernel case's. */
+/* driver hook: every buffer's checks, the record a kernel case's, --dump. */
 static int after_case(void *user, int k, op_case *c, run_record *rec, char *err, size_t errlen) {
     kernel_plan *kp = user;
     char why[1024];
@@ -55,7 +55,13 @@ static int after_case(void *user, int k, op_case *c, run_record *rec, char *err,
         snprintf(rec->error, sizeof rec->error, "%.500s", why);
         kp->res[k].prepared = 0;
     }
-    return kc_record_case(kc_op_case_source(c), kc_op_case_plain(c), &kp->res[k], rec, err, errlen);
+    if (kc_record_case(kc_op_case_source(c), kc_op_case_plain(c), &kp->res[k], rec, err, errlen) < 0) return -1;
+    if (kp->dump_dir && rec->status != RUN_ERROR) {
+        char path[4096];
+        if (kc_dump_case(kp->dump_dir, c, path, sizeof path, err, errlen) < 0) return -1;
+        if (!kp->ro.quiet) printf("dumped %s\n", path);
+    }
+    return 0;
 }
 
 /* One buffer's row: binding, dtype, elements, what was checked, verdict. */

@@ -1,6 +1,7 @@
 /* kernel_plan.h — kernel cases through the one run driver (runner/driver.h): the plan
  * that `gdnbench kernel`, `suite DIR` and `validate CASE.json` make of their cases and
- * the driver's hooks for them (the case as an op_case, its checks after the run, its block of the table), so a case is sampled, timed and reported as an op
+ * the driver's hooks for them (the case as an op_case, its checks and --dump after the
+ * run, its block of the table), so a case is sampled, timed and reported as an op
  * run is. */
 #ifndef GDN_KERNEL_PLAN_H
 #define GDN_KERNEL_PLAN_H
@@ -14,6 +15,7 @@ typedef struct kernel_plan {
     const char *cmd;           /* "kernel", "suite", "validate": what messages begin with */
     run_opts ro;               /* backend, seed, sampling, the software device's options */
     int poison;                /* KC_POISON_* of the outputs' initial bytes (0: NaN) */
+    const char *dump_dir;      /* --dump DIR, or NULL */
     int n;                     /* cases */
     kc_case **cases;           /* owned; a NULL entry is loaded from paths[k] when it runs */
     char **paths;              /* suite: the case files (owned), else NULL */
@@ -27,7 +29,7 @@ typedef struct kernel_plan {
 int kernel_plan_init(kernel_plan *kp, const char *cmd, int n);
 /* Runs every case on a backend of kp->ro.backend, printing each case's block
  * (unless kp->ro.quiet; a case that cannot run: one line on stderr).  0, or -1 with
- * err when the backend cannot be opened. */
+ * err when the backend cannot be opened or --dump fails (nothing more runs). */
 int kernel_plan_run(kernel_plan *kp, char *err, size_t errlen);
 void kernel_plan_free(kernel_plan *kp);
 

@@ -88,4 +88,10 @@ kc_case *kc_mlx_lower(const kc_case *c, uint64_t seed, char *err, size_t errlen)
 int kc_record_case(const kc_case *source, const kc_case *plain, const kc_result *r, run_record *rec, char *err,
                    size_t errlen);
 
+/* --dump DIR (kcase_dump.c): DIR/kernel_<name>.safetensors with every buffer of the
+ * case run as oc (inputs as they went in, outputs as the last run left them) and
+ * `<name>.expected` (float64) per expectation.  0 (*path_out: the file), or -1 with a
+ * one-line err. */
+int kc_dump_case(const char *dir, const op_case *oc, char *path_out, size_t pathlen, char *err, size_t errlen);
+
 #endif

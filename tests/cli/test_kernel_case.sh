@@ -195,6 +195,21 @@ expect_match "kernel: the report's check is against the expectation" "$("$TESTDA
 expect_exit 0 "compare: two kernel-case reports compare" $G compare "$D/good.out.json" "$D/good.out.json"
 
 
+# --dump DIR: every buffer as the run left it, read back as another case's input.
+expect_exit 0 "kernel: --dump writes the case's buffers" $G kernel "$D/good.json" --iters 2 --dump "$D/dump"
+expect_match "kernel: --dump names its file" "$OUT" "dumped $D/dump/kernel_add_one_64.safetensors"
+expect_match "kernel: the dump holds the expectation beside the output" \
+    "$(head -c 2048 "$D/dump/kernel_add_one_64.safetensors" | tr -c '[:print:]' ' ')" '"out\.expected":\{"dtype":"F64"'
+vals=$(seq 0 63 | awk '{ if (NR > 1) printf ", "; printf "%d", $1 + 2 }')
+cat >"$D/readback.json" <<JSON
+{"case": 1, "name": "readback", "source": "add_one.metal", "function": "add_one",
+ "dispatch": {"grid": [64], "threadgroup": [32]},
+ "buffers": {"x": {"file": "dump/kernel_add_one_64.safetensors", "tensor": "out", "readonly": true},
+             "out": {"dtype": "float32", "shape": [64], "expect": {"value": [$vals], "atol": 0}},
+             "n": {"dtype": "uint32", "value": 64}}}
+JSON
+expect_exit 0 "kernel: the dumped output (x + 1) read back gives x + 2 exactly" $G kernel "$D/readback.json" --iters 1
+
 # suite DIR: every case, one verdict.
 mkdir -p "$D/suite"
 cp "$D/good.json" "$D/suite/a.json"
