@@ -82,6 +82,7 @@ static void print_buffer(const kc_buf_result *b) {
     } else {
         snprintf(what, sizeof what, "input");
     }
+    if (b->by_bytes) snprintf(what + strlen(what), sizeof what - strlen(what), " (setBytes)");
     size_t l = strlen(what);
     if (b->writable && b->unwritten) snprintf(what + l, sizeof what - l, ", %lld unwritten", (long long)b->unwritten);
     l = strlen(what);
@@ -118,6 +119,7 @@ static void print_case(void *user, int k, driver_outcome out) {
         printf("  determinism: not checked (one run)\n");
     printf("%s\n", rec->status == RUN_PASS ? "PASS" : rec->status == RUN_FAIL ? "FAIL" : "ERROR");
     fflush(stdout);
+    if (rec->status == RUN_ERROR) fprintf(stderr, "gdnbench %s: %s\n", kp->cmd, rec->error);
 }
 
 int kernel_plan_run(kernel_plan *kp, char *err, size_t errlen) {

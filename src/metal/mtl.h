@@ -153,8 +153,8 @@ typedef struct mtl_dispatch {
     struct {
         int index;
         const void *data;
-        size_t length;
-    } bytes[4];
+        size_t length;   /* at most 4096: Metal's limit for setBytes */
+    } bytes[31];
     int ntgmem;
     struct {
         int index;

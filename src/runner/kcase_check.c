@@ -78,6 +78,7 @@ static void check_buffer(const kc_job *j, int i, const unsigned char *out, kc_bu
     br->index = j->index[i];
     br->writable = j->writable[i];
     br->readonly = b->readonly;
+    br->by_bytes = j->by_bytes[i];
     br->numel = t->numel;
     br->dtype = t->dtype;
     br->ulp = -1;

@@ -22,6 +22,7 @@ typedef struct kc_job {
     int slot[KC_MAX_BUFS];      /* case buffer -> its op buffer / tensor, or -1 */
     kc_tensor init[KC_MAX_BUFS];/* each buffer's initial bytes */
     int writable[KC_MAX_BUFS];
+    int by_bytes[KC_MAX_BUFS];  /* bound with setBytes, no device buffer */
     int index[KC_MAX_BUFS];     /* the first [[buffer(n)]] it is bound at, -1 */
 } kc_job;
 

@@ -1,7 +1,8 @@
 /* kcase_run.c — kernel cases as op_cases, and the backend that runs them
  * (kcase_run.h): prepare compiles, binds by reflection and fills the case's buffers;
- * each run_once writes every buffer's initial bytes, runs every launch in one command
- * buffer and reads back the buffers the kernel may write (and the readonly ones)
+ * each run_once writes every buffer's initial bytes ("value"s that fit go by setBytes,
+ * which copies them at each encoding), runs every launch in one command buffer and
+ * reads back the buffers the kernel may write (and the readonly ones)
  * into the case's tensors.  Warmup, sampling and the determinism check are the
  * runner's (runner.c), as for an op. */
 #include <stdio.h>
@@ -175,8 +176,11 @@ static int make_buffers(kc_state *s, kc_job *j, uint64_t seed, char *err, size_t
         } else if (kc_buffer_contents(c, i, seed, j->poison, j->writable[i], &j->init[i], err, errlen) < 0) {
             return -1;
         }
-        s->buf[i] = mtl_buffer_new(s->dev, j->init[i].nbytes ? j->init[i].nbytes : 4, msg, sizeof msg);
         s->nbufs = i + 1;
+        j->by_bytes[i] = (c->bufs[i].kind == KC_BUF_VALUE || c->bufs[i].kind == KC_BUF_STRUCT) && !j->writable[i] &&
+                         j->init[i].nbytes > 0 && j->init[i].nbytes <= KC_SET_BYTES_MAX;
+        if (j->by_bytes[i]) continue;
+        s->buf[i] = mtl_buffer_new(s->dev, j->init[i].nbytes ? j->init[i].nbytes : 4, msg, sizeof msg);
         if (!s->buf[i]) return snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, msg), -1;
     }
     return 0;
@@ -191,7 +195,7 @@ static int make_tensors(kc_job *j, op_case *oc, char *err, size_t errlen) {
     j->op.nbufs = 0;
     for (int i = 0; i < c->nbufs; i++) {
         j->slot[i] = -1;
-        if (!j->writable[i] && !c->bufs[i].readonly) continue;
+        if ((!j->writable[i] && !c->bufs[i].readonly) || j->by_bytes[i]) continue; /* setBytes copies: never changed */
         if (j->op.nbufs == OP_MAX_BUFS) {
             snprintf(err, errlen, "%s: buffers: at most %d buffers may be written or readonly (this case has more)",
                      c->path, OP_MAX_BUFS);
@@ -209,7 +213,8 @@ static int make_tensors(kc_job *j, op_case *oc, char *err, size_t errlen) {
     return 0;
 }
 
-static void fill_dispatches(kc_state *s, const kc_case *c) {
+static void fill_dispatches(kc_state *s, const kc_job *j) {
+    const kc_case *c = j->c;
     for (int l = 0; l < c->nlaunches; l++) {
         mtl_dispatch *x = &s->ds[l];
         const kc_dispatch *d = &c->launches[l].dispatch;
@@ -220,6 +225,10 @@ static void fill_dispatches(kc_state *s, const kc_case *c) {
             if (b->kind == MTL_ARG_THREADGROUP && x->ntgmem < 4) {
                 x->tgmem[x->ntgmem].index = b->index;
                 x->tgmem[x->ntgmem++].length = b->tg_bytes;
+            } else if (b->kind == MTL_ARG_BUFFER && j->by_bytes[b->buffer] && x->nbytes < 31) {
+                x->bytes[x->nbytes].index = b->index;
+                x->bytes[x->nbytes].data = j->init[b->buffer].data;
+                x->bytes[x->nbytes++].length = j->init[b->buffer].nbytes;
             } else if (b->kind == MTL_ARG_BUFFER && x->nbuffers < 31) {
                 x->buffers[x->nbuffers].index = b->index;
                 x->buffers[x->nbuffers++].buffer = s->buf[b->buffer];
@@ -245,7 +254,7 @@ static int kc_prepare(backend *b, op_case *oc, const run_opts *o, char *err, siz
     for (int l = 0; l < c->nlaunches; l++) per[l] = s->binds[l];
     if (kc_bind_check_case(c, per, s->nbinds, j->writable, err, errlen) < 0) return -1;
     if (make_buffers(s, j, oc->seed, err, errlen) < 0 || make_tensors(j, oc, err, errlen) < 0) return -1;
-    fill_dispatches(s, c);
+    fill_dispatches(s, j);
     j->prepared = 1;
     return 0;
 }
@@ -258,7 +267,7 @@ static int kc_run_once(backend *b, op_case *oc, backend_timing *t, char *err, si
     const kc_case *c = j->c;
     char msg[1024];
     for (int i = 0; i < c->nbufs; i++)
-        if (mtl_buffer_write(s->dev, s->buf[i], j->init[i].data, j->init[i].nbytes, msg, sizeof msg) != 0)
+        if (s->buf[i] && mtl_buffer_write(s->dev, s->buf[i], j->init[i].data, j->init[i].nbytes, msg, sizeof msg) != 0)
             return snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, msg), -1;
     double t0 = clock_now_us();
     if (mtl_run(s->dev, s->ds, c->nlaunches, &t->gpu_us, err, errlen) != 0) return -1;

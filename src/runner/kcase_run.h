@@ -27,6 +27,7 @@ typedef struct kc_buf_result {
     char name[64];
     int index;            /* the first [[buffer(n)]] it is bound at (-1: not bound) */
     int writable, readonly;
+    int by_bytes;         /* bound with setBytes (a value or struct of at most KC_SET_BYTES_MAX bytes) */
     kc_dtype dtype;
     int64_t numel;
     int64_t nan, inf, unwritten, changed; /* changed: elements of a readonly buffer that differ */
@@ -45,6 +46,12 @@ typedef struct kc_result {
     kc_buf_result bufs[KC_MAX_BUFS];
     int pass;             /* every buffer's checks */
 } kc_result;
+
+/* A "value" or "struct" buffer the kernel cannot write is bound with setBytes, as
+ * MLX and llama.cpp bind their scalars and argument structs, when it fits Metal's limit for it (4 KiB: "data
+ * smaller than 4 KB"; the software device refuses more as Metal's validation does);
+ * a larger one, or one the kernel may write, is a buffer of its bytes. */
+#define KC_SET_BYTES_MAX 4096
 
 /* The descriptor every kernel case's record names: op "kernel". */
 extern const op_desc kc_record_op;
