@@ -46,11 +46,30 @@ static op_case *make_case(void *user, int k, const driver_case *dc, char *err, s
     return kc_op_case_new(kp->cases[k], kp->ro.seed, kp->poison, err, errlen);
 }
 
+/* The reference run of c's {"backend": "sw"} expectations when it ran elsewhere:
+ * NULL with *why empty when there is none to make (no such expectation, the run
+ * failed, or it ran on the software device: its own reference). */
+static op_case *reference_run(kernel_plan *kp, const op_case *c, const run_record *rec, char *why, size_t n) {
+    why[0] = '\0';
+    const backend_desc *d = backend_desc_find(kp->ro.backend);
+    if (rec->status == RUN_ERROR || !kc_case_wants_backend(kc_op_case_plain(c)) || !d || d->kind == BACKEND_SW)
+        return NULL;
+    if (!kp->ref) {
+        run_opts o = kp->ro;
+        o.sw_checks = o.sw_schedule = NULL; /* the environment's defaults: a plain run */
+        if (!(kp->ref = kc_backend_open("sw", &o, why, n))) return NULL;
+    }
+    return kc_reference_run(kp->ref, c, &kp->ro, why, n);
+}
+
 /* driver hook: every buffer's checks, the record a kernel case's, --dump. */
 static int after_case(void *user, int k, op_case *c, run_record *rec, char *err, size_t errlen) {
     kernel_plan *kp = user;
     char why[1024];
-    if (kc_check_case(c, &kp->res[k], why, sizeof why) < 0) {
+    op_case *ref = reference_run(kp, c, rec, why, sizeof why);
+    int rc = why[0] ? -1 : kc_check_case(c, ref, &kp->res[k], why, sizeof why);
+    op_case_free(ref);
+    if (rc < 0) {
         rec->status = RUN_ERROR;
         snprintf(rec->error, sizeof rec->error, "%.500s", why);
         kp->res[k].prepared = 0;
@@ -69,12 +88,16 @@ static void print_buffer(const kc_buf_result *b) {
     char bind[32], what[256];
     snprintf(bind, sizeof bind, "buffer(%d)", b->index);
     if (b->checked) {
-        snprintf(what, sizeof what, "expect: max_abs %.3g rel_l2 %.3g", b->max_abs, b->rel_l2);
+        snprintf(what, sizeof what, "expect%s%s: max_abs %.3g rel_l2 %.3g", strcmp(b->reference, "expected") ? " " : "",
+                 strcmp(b->reference, "expected") ? b->reference : "", b->max_abs, b->rel_l2);
         size_t l = strlen(what);
         if (b->ulp >= 0) snprintf(what + l, sizeof what - l, " ulp %.0f", b->ulp);
         l = strlen(what);
         snprintf(what + l, sizeof what - l, " (atol %g rtol %g%s)", b->atol, b->rtol,
                  b->ulp_max >= 0 ? " or ulp" : "");
+    } else if (b->self_ref) {
+        snprintf(what, sizeof what, "expect %s: this run is the %s device's, its own reference (not a check); "
+                 "output: nan %lld inf %lld", b->reference, b->reference, (long long)b->nan, (long long)b->inf);
     } else if (b->readonly) {
         snprintf(what, sizeof what, "readonly: %lld elements changed", (long long)b->changed);
     } else if (b->writable) {
@@ -137,6 +160,8 @@ int kernel_plan_run(kernel_plan *kp, char *err, size_t errlen) {
     int n = driver_run(&plan, &hooks, &kp->tally, err, errlen);
     if (n >= 0 && !kp->ro.quiet) table_print_checks_hint(stderr, b, &kp->ro, kp->n == 1 && kp->cases[0] ? kp->cases[0]->path : "CASE.json", kp->tally.nfail);
     b->destroy(b);
+    if (kp->ref) kp->ref->destroy(kp->ref);
+    kp->ref = NULL;
     free(dcs);
     return n < 0 ? -1 : 0;
 }

@@ -23,11 +23,17 @@ typedef struct kernel_plan {
     run_record **ptrs;
     kc_result *res;            /* each case's checks */
     driver_tally tally;
+    /* {"backend": "sw"} on another backend: the software device that runs the
+     * reference (opened when a case first needs it) */
+    backend *ref;
 } kernel_plan;
 
 /* Room for n cases; 0, or -1 when memory runs out. */
 int kernel_plan_init(kernel_plan *kp, const char *cmd, int n);
-/* Runs every case on a backend of kp->ro.backend, printing each case's block
+/* Runs every case on a backend of kp->ro.backend (a case that expects
+ * {"backend": "sw"} once more on the software device for its reference, unless it
+ * ran there: then that output is its own reference, listed and not checked, as an
+ * op's output on the backend that is its reference), printing each case's block
  * (unless kp->ro.quiet; a case that cannot run: one line on stderr).  0, or -1 with
  * err when the backend cannot be opened or --dump fails (nothing more runs). */
 int kernel_plan_run(kernel_plan *kp, char *err, size_t errlen);

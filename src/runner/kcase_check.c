@@ -69,8 +69,17 @@ void kc_check_expect(const kc_buffer *b, kc_dtype dt, const void *out, const dou
 
 /* Buffer i's checks on its bytes after the run (out: the read-back bytes, or its
  * initial bytes when the kernel cannot write it and it is not readonly). */
-static void check_buffer(const kc_job *j, int i, const unsigned char *out, kc_buf_result *br, char *err,
-                         size_t errlen) {
+/* Buffer i's reference from the reference run ref (as doubles, malloc'd). */
+static double *reference_of(const op_case *ref, int i, const kc_tensor *t) {
+    const kc_job *rj = kc_job_of(ref);
+    if (!rj->prepared || rj->slot[i] < 0 || rj->init[i].nbytes != t->nbytes) return NULL;
+    double *v = malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
+    for (int64_t k = 0; v && k < t->numel; k++) v[k] = kc_load(t->dtype, ref->t[rj->slot[i]]->data, (size_t)k);
+    return v;
+}
+
+static void check_buffer(const kc_job *j, int i, const unsigned char *out, const op_case *ref_case, kc_buf_result *br,
+                         char *err, size_t errlen) {
     const kc_case *c = j->c;
     const kc_buffer *b = &c->bufs[i];
     const kc_tensor *t = &j->init[i];
@@ -100,7 +109,12 @@ static void check_buffer(const kc_job *j, int i, const unsigned char *out, kc_bu
     }
     br->pass = br->changed == 0 && br->unwritten == 0;
     double *ref = NULL;
-    if (kc_expect_contents(c, i, t, &ref, err, errlen) == 0 && ref) {
+    int by_backend = b->expect.kind == KC_EXPECT_BACKEND;
+    snprintf(br->reference, sizeof br->reference, "%s", by_backend ? b->expect.backend : "expected");
+    if (by_backend && ref_case && !(ref = reference_of(ref_case, i, t)))
+        snprintf(err, errlen, "%s: buffers.%s: the reference run left no output to compare with", c->path, b->name);
+    br->self_ref = by_backend && !ref_case;
+    if ((by_backend ? ref != NULL : kc_expect_contents(c, i, t, &ref, err, errlen) == 0) && ref) {
         kc_buf_result m = *br;
         kc_check_expect(b, t->dtype, out, ref, t->numel, &m);
         m.pass = m.pass && br->pass;
@@ -111,7 +125,13 @@ static void check_buffer(const kc_job *j, int i, const unsigned char *out, kc_bu
     free(ref);
 }
 
-int kc_check_case(const op_case *oc, kc_result *r, char *err, size_t errlen) {
+int kc_case_wants_backend(const kc_case *c) {
+    for (int i = 0; i < c->nbufs; i++)
+        if (c->bufs[i].expect.kind == KC_EXPECT_BACKEND) return 1;
+    return 0;
+}
+
+int kc_check_case(const op_case *oc, const op_case *ref, kc_result *r, char *err, size_t errlen) {
     const kc_job *j = kc_job_of(oc);
     memset(r, 0, sizeof *r);
     r->prepared = j->prepared;
@@ -121,7 +141,7 @@ int kc_check_case(const op_case *oc, kc_result *r, char *err, size_t errlen) {
     r->pass = 1;
     for (int i = 0; i < j->c->nbufs && !err[0]; i++) {
         const void *out = j->slot[i] >= 0 ? oc->t[j->slot[i]]->data : j->init[i].data;
-        check_buffer(j, i, out, &r->bufs[i], err, errlen);
+        check_buffer(j, i, out, ref, &r->bufs[i], err, errlen);
         r->pass = r->pass && r->bufs[i].pass;
     }
     return err[0] ? -1 : 0;

@@ -50,12 +50,18 @@ static void fill_case(const kc_case *c, const kc_result *r, run_record *rec) {
 }
 
 static void fill_checks(const kc_result *r, run_record *rec) {
+    for (int i = 0; i < r->nbufs && rec->nself < REC_MAX_CHECKS; i++) {
+        if (!r->bufs[i].self_ref) continue; /* its own reference: listed, not checked */
+        snprintf(rec->self_refs[rec->nself].output, sizeof rec->self_refs[0].output, "%.47s", r->bufs[i].name);
+        snprintf(rec->self_refs[rec->nself].reference, sizeof rec->self_refs[0].reference, "%s", r->bufs[i].reference);
+        rec->nself++;
+    }
     for (int i = 0; i < r->nbufs && rec->nchecks < REC_MAX_CHECKS; i++) {
         const kc_buf_result *b = &r->bufs[i];
         if (!b->checked) continue;
         rec_check *x = &rec->checks[rec->nchecks++];
         snprintf(x->output, sizeof x->output, "%.47s", b->name);
-        snprintf(x->reference, sizeof x->reference, "expected");
+        snprintf(x->reference, sizeof x->reference, "%s", b->reference[0] ? b->reference : "expected");
         x->max_abs = b->max_abs;
         x->max_rel = b->max_rel;
         x->rel_l2 = b->rel_l2;
@@ -105,7 +111,7 @@ int kc_record_case(const kc_case *source, const kc_case *plain, const kc_result 
     if (!rec->kernel.function[0] && plain->nlaunches && plain->launches[0].function)
         snprintf(rec->kernel.function, sizeof rec->kernel.function, "%s", plain->launches[0].function);
     fill_stages(plain, rec);
-    if (!r || !r->prepared) return 0;
+    if (!r || !r->prepared || rec->status == RUN_ERROR) return 0;
     fill_checks(r, rec);
     if (rec->status == RUN_PASS && !r->pass) rec->status = RUN_FAIL;
     return 0;

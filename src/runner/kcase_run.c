@@ -297,6 +297,24 @@ static void kc_describe(backend *b, op_case *oc, int st, op_launch *l) {
     l->repeat = 1;
 }
 
+op_case *kc_reference_run(backend *ref, const op_case *oc, const run_opts *o, char *err, size_t errlen) {
+    const kc_job *j = kc_job_of(oc);
+    op_case *r = kc_op_case_new(j->source, oc->seed, j->poison, err, errlen);
+    if (!r) return NULL;
+    backend_timing t;
+    memset(&t, 0, sizeof t);
+    char why[1024];
+    int rc = ref->prepare(ref, r, o, why, sizeof why);
+    if (rc == 0) rc = ref->run_once(ref, r, &t, why, sizeof why);
+    ref->release_case(ref);
+    if (rc != 0) {
+        snprintf(err, errlen, "the %s device's reference run failed: %.900s", ref->desc->name, why);
+        op_case_free(r);
+        return NULL;
+    }
+    return r;
+}
+
 static void kc_fill_kernel(backend *b, run_record *rec) {
     kc_state *s = b->state;
     if (!s->lib) return;

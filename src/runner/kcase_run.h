@@ -32,6 +32,8 @@ typedef struct kc_buf_result {
     int64_t numel;
     int64_t nan, inf, unwritten, changed; /* changed: elements of a readonly buffer that differ */
     int checked;          /* compared with an expectation */
+    char reference[16];   /* what it was compared with: "expected" (a file or value) or "sw" */
+    int self_ref;         /* {"backend": "sw"} on the software device: its own reference, not a check */
     double atol, rtol, rel_l2_max, ulp_max;  /* the tolerances applied */
     double max_abs, max_rel, rel_l2;
     double ulp;           /* largest ulp distance of a float output (-1: not measured) */
@@ -72,10 +74,21 @@ const kc_case *kc_op_case_plain(const op_case *oc);
  * with err. */
 backend *kc_backend_open(const char *name, const run_opts *o, char *err, size_t errlen);
 
+/* 1 when a buffer of c expects another backend's result ({"backend": "sw"}). */
+int kc_case_wants_backend(const kc_case *c);
+
+/* The reference run of {"backend": "sw"}: the case oc was made from, run once on
+ * `ref` (a kernel-case backend of the software device) from the same initial bytes;
+ * the returned op_case's tensors hold its outputs (op_case_free it).  NULL with err
+ * when it could not run. */
+op_case *kc_reference_run(backend *ref, const op_case *oc, const run_opts *o, char *err, size_t errlen);
+
 /* After a run of oc (its tensors hold the last run's bytes): every buffer's checks
- * into r.  Nothing but r->prepared = 0 when the case never ran.  0, or -1 with err
- * (an expected file that cannot be read). */
-int kc_check_case(const op_case *oc, kc_result *r, char *err, size_t errlen);
+ * into r; a {"backend": "sw"} expectation against ref's outputs (kc_reference_run),
+ * or, with ref NULL (the run was the software device's), listed as its own
+ * reference, not a check.  Nothing but r->prepared = 0 when the case never ran.  0,
+ * or -1 with err (an expected file that cannot be read). */
+int kc_check_case(const op_case *oc, const op_case *ref, kc_result *r, char *err, size_t errlen);
 
 /* Compares out (n elements of dt) with ref under the buffer's expectation and fills
  * the metrics of r (kcase_check.c). */

@@ -210,6 +210,23 @@ cat >"$D/readback.json" <<JSON
 JSON
 expect_exit 0 "kernel: the dumped output (x + 1) read back gives x + 2 exactly" $G kernel "$D/readback.json" --iters 1
 
+# {"backend": "sw"}: on the software device itself the output is its own reference,
+# listed and not checked (as an op's output on the backend that is its reference);
+# the other checks still apply.  The metal path (a second run on the software device
+# as the reference) is tests/unit/test_kcase_reference.c's: Linux has no Metal.
+sed 's/"expect": {"file": "out.npy", "atol": 0}/"expect": {"backend": "sw"}/' "$D/good.json" >"$D/bsw.json"
+expect_exit 0 "kernel: expect {backend: sw} on sw passes" $G kernel "$D/bsw.json" --iters 2 --json "$D/bsw.out.json"
+expect_match "kernel: ... and says it is its own reference" "$OUT" \
+    'out +buffer\(1\) +float32 +64 +PASS +expect sw: this run is the sw device.s, its own reference \(not a check\)'
+expect_match "kernel: the report lists it as not checked" \
+    "$("$TESTDATA" json "$D/bsw.out.json" '.not_checked[0].reference')" '^"?sw"?$'
+sed 's/"add_one.metal", "function": "add_one"/"controls.metal", "function": "skip_last"/' "$D/bsw.json" >"$D/bsw1.json"
+expect_exit 1 "kernel: ... its unwritten element still fails it" $G kernel "$D/bsw1.json" --iters 2
+if [ "$(uname)" != Darwin ]; then
+    expect_exit 2 "kernel: --backend metal without Metal is one line, exit 2" $G kernel "$D/bsw.json" --backend metal
+    expect_match "kernel: ... naming --backend sw" "$ERR" 'needs macOS with Metal.framework; on this host use --backend sw'
+fi
+
 # suite DIR: every case, one verdict.
 mkdir -p "$D/suite"
 cp "$D/good.json" "$D/suite/a.json"
