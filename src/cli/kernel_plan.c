@@ -158,7 +158,8 @@ int kernel_plan_run(kernel_plan *kp, char *err, size_t errlen) {
     driver_plan plan = {b, &kp->ro, dcs, kp->n, kp->ptrs, 0};
     driver_hooks hooks = {.user = kp, .make_case = make_case, .after = after_case, .print = print_case};
     int n = driver_run(&plan, &hooks, &kp->tally, err, errlen);
-    if (n >= 0 && !kp->ro.quiet) table_print_checks_hint(stderr, b, &kp->ro, kp->n == 1 && kp->cases[0] ? kp->cases[0]->path : "CASE.json", kp->tally.nfail);
+    const char *hint_case = kp->n == 1 && kp->cases[0] ? kp->cases[0]->path : "CASE.json";
+    if (n >= 0 && !kp->ro.quiet) table_print_checks_hint(stderr, b, &kp->ro, hint_case, kp->tally.nfail);
     b->destroy(b);
     if (kp->ref) kp->ref->destroy(kp->ref);
     kp->ref = NULL;
