@@ -1,27 +1,29 @@
 /* cmd_kernel.c — `gdnbench kernel CASE.json` and its flag form `gdnbench kernel
- * FILE.metal --function NAME ...` (../shared/spec/case.md): any kernel, any buffers.
+ * FILE.metal --function NAME ...` (../shared/spec/case.md): any kernel, any buffers;
+ * `gdnbench validate CASE.json` and `gdnbench suite DIR` of case files.
  *
  * Both forms become one kc_case (src/kcase); `--print-case` prints it as the case
  * file it is.  Before anything else the case is checked whole — every key, every file
  * against what the case says of it, the source present — so bad input is one line
- * naming the key path and exit 2.  Then it runs on --backend sw or metal
- * (runner/kcase_run.c): a table of every buffer's binding and checks, exit 1 when a
- * check failed. */
+ * naming the key path and exit 2.  Then it runs on --backend sw or metal through the
+ * run driver as an op run does (kernel_plan.h): the same sampling flags and timing
+ * lines, a row per buffer with its binding and checks, the JSON report; exit 1 when
+ * a check failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/kernel_plan.h"
+#include "cli/sampling_opts.h"
 #include "io/io_util.h"
 #include "kcase/kcase.h"
 #include "kcase/kcase_data.h"
 #include "kcase/kcase_flags.h"
-#include "metal/mtl.h"
 #include "report/junit.h"
 #include "report/report_json.h"
 #include "runner/backend.h"
-#include "runner/kcase_run.h"
 #include "runner/runner.h"
 
 #define KERNEL_MAX_LIST 64
@@ -38,22 +40,27 @@ static void usage(FILE *f) {
             "  --expect NAME=FILE   NAME's expected contents after the run\n"
             "  --print-case         print the case as a case file (JSON) and stop\n"
             "  --backend sw|metal   where it runs (default: %s)\n"
-            "  --iters N            runs from the same inputs, all bitwise identical (default 3)\n"
             "  --seed N             seed of the random init patterns (default 1)\n"
             "  --json FILE|-        the JSON report (schema 1, with the case's \"case\" key)\n"
             "  --junit FILE|-       JUnit XML: a test case per case (validate: per schedule)\n"
+            "  --dump DIR           save every buffer (inputs as given, outputs after the run) and each expectation\n"
+            "                       (NAME.expected, float64) as DIR/kernel_<case name>.safetensors\n"
             "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
+            "every run starts from the same initial buffers and all must give the same bytes; how many runs:\n",
+            backend_default_name());
+    cli_print_sampling_help(f);
+    fprintf(f,
             "dtypes: float32 float16 bfloat16 int8 uint8 int16 uint16 int32 uint32 int64 uint64 bool.\n"
             "The case file format is in the README (\"Your own kernel\").\n"
-            "Exit 0 all good, 1 a check failed, 2 bad input.\n",
-            backend_default_name());
+            "Exit 0 all good, 1 a check failed, 2 bad input.\n");
 }
 
 typedef struct kernel_args {
     const char *input;
-    int print_case, quiet, fast_math;
-    const char *backend, *iters, *seed, *sw_checks, *sw_schedule, *json, *junit;
-    char *why;                 /* when set, run_on's error is also copied here (1024 bytes) */
+    int print_case;
+    const char *json, *junit, *dump;
+    run_opts ro;
+    sampling_flags given;
     kc_flags f;
     const char *buffers[KERNEL_MAX_LIST], *expects[KERNEL_MAX_LIST], *constants[KERNEL_MAX_LIST];
 } kernel_args;
@@ -67,53 +74,74 @@ static int add_list(const char **list, int *n, const char *flag, const char *v) 
     return 0;
 }
 
+/* One flag that takes a value: 0, or -1 after printing the problem. */
+static int take_value(kernel_args *a, int k, const char *flag, const char *v) {
+    char err[512], *end;
+    switch (k) {
+    case 0: a->f.function = v; return 0;
+    case 1: a->f.grid = v; return 0;
+    case 2: a->f.threadgroups = v; return 0;
+    case 3: a->f.threadgroup = v; return 0;
+    case 4: return add_list(a->buffers, &a->f.nbuffers, flag, v);
+    case 5: return add_list(a->expects, &a->f.nexpects, flag, v);
+    case 6: return add_list(a->constants, &a->f.nconstants, flag, v);
+    case 7: a->ro.backend = v; return 0;
+    case 8:
+        if (a->ro.seed = strtoull(v, &end, 0), *end || !*v || *v == '-') {
+            fprintf(stderr, "gdnbench kernel: --seed %s: give a non-negative integer\n", v);
+            return -1;
+        }
+        return 0;
+    case 9: a->ro.sw_checks = v; return 0;
+    case 10: a->ro.sw_schedule = v; return 0;
+    case 11: a->json = v; return 0;
+    case 12: a->dump = v; return 0;
+    case 13: a->junit = v; return 0;
+    default:
+        if (cli_parse_sampling_option(flag + 2, v, &a->ro, &a->given, err, sizeof err) > 0) return 0;
+        fprintf(stderr, "gdnbench kernel: %s\n", err);
+        return -1;
+    }
+}
+
 /* Flags into a; -1 after printing the problem (or the usage for --help: *help set). */
 static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
-    static const char *const value_flags[] = {"--function", "--grid",    "--threadgroups", "--threadgroup",
-                                              "--buffer",   "--expect",  "--constant",     "--backend",
-                                              "--iters",    "--seed",    "--sw-checks",    "--sw-schedule",
-                                              "--json",     "--junit",   NULL};
+    static const char *const value_flags[] = {
+        "--function", "--grid",      "--threadgroups", "--threadgroup", "--buffer",   "--expect",
+        "--constant", "--backend",   "--seed",         "--sw-checks",   "--sw-schedule", "--json",
+        "--dump",     "--junit",     "--warmup",   "--iters",     "--max-time",     "--max-noise",   "--min-samples", NULL};
     memset(a, 0, sizeof *a);
     a->f.buffers = a->buffers;
     a->f.expects = a->expects;
     a->f.constants = a->constants;
+    a->ro.backend = backend_default_name();
+    a->ro.seed = 1;
+    a->ro.check = CHECK_NONE; /* a case's checks are its own (kc_check_case) */
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) return *help = 1, -1;
         if (!strcmp(s, "--print-case")) { a->print_case = 1; continue; }
-        if (!strcmp(s, "--quiet")) { a->quiet = 1; continue; }
-        if (!strcmp(s, "--fast-math")) { a->fast_math = 1; continue; }
+        if (!strcmp(s, "--quiet")) { a->ro.quiet = 1; continue; }
+        if (!strcmp(s, "--fast-math")) { a->ro.fast_math = 1; continue; }
         int k = 0;
         while (value_flags[k] && strcmp(s, value_flags[k]) != 0) k++;
         if (value_flags[k] && i + 1 >= argc) {
             fprintf(stderr, "gdnbench kernel: %s needs a value\n", s);
             return -1;
         }
-        const char *v = value_flags[k] ? argv[++i] : NULL;
-        int rc = 0;
-        switch (k) {
-        case 0: a->f.function = v; break;
-        case 1: a->f.grid = v; break;
-        case 2: a->f.threadgroups = v; break;
-        case 3: a->f.threadgroup = v; break;
-        case 4: rc = add_list(a->buffers, &a->f.nbuffers, s, v); break;
-        case 5: rc = add_list(a->expects, &a->f.nexpects, s, v); break;
-        case 6: rc = add_list(a->constants, &a->f.nconstants, s, v); break;
-        case 7: a->backend = v; break;
-        case 8: a->iters = v; break;
-        case 9: a->seed = v; break;
-        case 10: a->sw_checks = v; break;
-        case 11: a->sw_schedule = v; break;
-        case 12: a->json = v; break;
-        case 13: a->junit = v; break;
-        default:
-            if (s[0] == '-' || a->input) {
-                fprintf(stderr, "gdnbench kernel: unknown option '%s' (see gdnbench kernel --help)\n", s);
-                return -1;
-            }
+        if (value_flags[k]) {
+            if (take_value(a, k, s, argv[++i]) < 0) return -1;
+        } else if (s[0] == '-' || a->input) {
+            fprintf(stderr, "gdnbench kernel: unknown option '%s' (see gdnbench kernel --help)\n", s);
+            return -1;
+        } else {
             a->input = s;
         }
-        if (rc < 0) return -1;
+    }
+    char err[512];
+    if (cli_finish_sampling(&a->ro, &a->given, err, sizeof err) < 0) {
+        fprintf(stderr, "gdnbench kernel: %s\n", err);
+        return -1;
     }
     if (!a->input) {
         fprintf(stderr, "gdnbench kernel: give a case file (CASE.json) or a kernel source (FILE.metal --function NAME ...)\n");
@@ -138,169 +166,107 @@ static kc_case *load_case(const kernel_args *a, char *err, size_t errlen) {
     return kc_from_flags(&f, err, errlen);
 }
 
-/* One buffer's row: binding, dtype, elements, what was checked, verdict. */
-static void print_buffer(const kc_buf_result *b) {
-    char bind[32], what[256];
-    snprintf(bind, sizeof bind, "buffer(%d)", b->index);
-    if (b->checked) {
-        snprintf(what, sizeof what, "expect: max_abs %.3g rel_l2 %.3g", b->max_abs, b->rel_l2);
-        size_t l = strlen(what);
-        if (b->ulp >= 0) snprintf(what + l, sizeof what - l, " ulp %.0f", b->ulp);
-        l = strlen(what);
-        snprintf(what + l, sizeof what - l, " (atol %g rtol %g%s)", b->atol, b->rtol,
-                 b->ulp_max >= 0 ? " or ulp" : "");
-    } else if (b->readonly) {
-        snprintf(what, sizeof what, "readonly: %lld elements changed", (long long)b->changed);
-    } else if (b->writable) {
-        snprintf(what, sizeof what, "output: nan %lld inf %lld", (long long)b->nan, (long long)b->inf);
-    } else {
-        snprintf(what, sizeof what, "input");
-    }
-    size_t l = strlen(what);
-    if (b->writable && b->unwritten) snprintf(what + l, sizeof what - l, ", %lld unwritten", (long long)b->unwritten);
-    l = strlen(what);
-    if (b->checked && b->bad)
-        snprintf(what + l, sizeof what - l, ", %lld bad, first at %lld", (long long)b->bad, (long long)b->first_bad);
-    printf("  %-12s %-11s %-9s %10lld  %-4s  %s\n", b->name, bind, kc_dtype_name(b->dtype), (long long)b->numel,
-           b->pass ? "PASS" : "FAIL", what);
-}
-
-/* An error of run_on: on stderr, and into a->why for the JUnit report. */
-static void run_error(const kernel_args *a, const char *text) {
-    fprintf(stderr, "gdnbench kernel: %s\n", text);
-    if (a->why) snprintf(a->why, 1024, "%s", text);
-}
-
-/* Runs c once on a device of a's backend, with the software device's checks and
- * schedule given (NULL: a's); prints its table unless quiet.  EXIT_*; r filled. */
-static int run_on(const kc_case *c, const kernel_args *a, const char *checks, const char *schedule, int poison,
-                  int quiet, kc_result *r, run_record *rec) {
-    char err[1024];
-    run_opts ro;
-    memset(&ro, 0, sizeof ro);
-    ro.backend = a->backend ? a->backend : backend_default_name();
-    ro.sw_checks = checks ? checks : a->sw_checks;
-    ro.sw_schedule = schedule ? schedule : a->sw_schedule;
-    kc_run_opts o = {3, 1, a->fast_math, poison};
-    char *end;
-    if (a->iters && ((o.iters = (int)strtol(a->iters, &end, 10)) < 1 || *end || o.iters > 1000)) {
-        snprintf(err, sizeof err, "--iters %s: give a count from 1 to 1000", a->iters);
-        run_error(a, err);
-        return EXIT_BAD_INPUT;
-    }
-    if (a->seed && (o.seed = strtoull(a->seed, &end, 0), *end || !*a->seed)) {
-        snprintf(err, sizeof err, "--seed %s: give a non-negative integer", a->seed);
-        run_error(a, err);
-        return EXIT_BAD_INPUT;
-    }
-    struct mtl_device *d = backend_open_device(ro.backend, &ro, err, sizeof err);
-    if (!d) {
-        run_error(a, err);
-        return EXIT_BAD_INPUT;
-    }
-    int rc = kc_run(d, c, &o, r, err, sizeof err);
-    if (rc < 0) {
-        run_error(a, err);
-        mtl_device_free(d);
-        return EXIT_BAD_INPUT;
-    }
-    if (rec && kc_fill_record(c, r, mtl_device_name(d), ro.backend, o.seed, rec, err, sizeof err) < 0) {
-        run_error(a, err);
-        mtl_device_free(d);
-        return EXIT_BAD_INPUT;
-    }
-    if (!quiet) {
-        printf("kernel case %s (%s) on %s [%s]: %d runs, median %.1f us, min %.1f us%s\n", c->name, c->path,
-               mtl_device_name(d), ro.backend, r->iters, r->median_us, r->min_us,
-               strcmp(ro.backend, "sw") == 0 ? " (emulated)" : "");
-        for (int i = 0; i < r->nbufs; i++) print_buffer(&r->bufs[i]);
-        if (r->fault[0]) printf("  the device failed the run: %s\n", r->fault);
-        else printf("  determinism: %s\n", r->deterministic ? "bitwise identical across runs" : "FAIL: runs differ");
-        printf("%s\n", r->pass ? "PASS" : "FAIL");
-    }
-    mtl_device_free(d);
-    return r->pass ? EXIT_OK : EXIT_CHECK_FAILED;
-}
-
-/* Runs c with a's options; with rec, fills it for the JSON report. */
-static int run_case(const kc_case *c, const kernel_args *a, run_record *rec) {
-    kc_result *r = malloc(sizeof *r);
-    if (!r) return EXIT_BAD_INPUT;
-    int rc = run_on(c, a, NULL, NULL, 0, a->quiet, r, rec);
-    free(r);
-    return rc;
-}
-
-/* Writes recs[0..n) as the JSON report --json names (one record: an object). */
-static int write_report(const kernel_args *a, run_record *recs, int n) {
+/* Writes kp's records as the JSON report --json names (one record: an object). */
+static int write_report(const kernel_args *a, const kernel_plan *kp) {
     char err[512];
-    run_record **p = calloc((size_t)(n ? n : 1), sizeof *p);
-    if (!p) return -1;
-    for (int i = 0; i < n; i++) p[i] = &recs[i];
-    int rc = report_write(a->json, p, n, err, sizeof err);
+    int rc = report_write(a->json, kp->ptrs, kp->n, err, sizeof err);
     if (rc != 0) fprintf(stderr, "gdnbench kernel: --json %s: %s\n", a->json, err);
-    free(p);
     return rc;
 }
 
-/* Writes --junit's document (NULL: memory ran out making it).  0, or -1 said. */
-static int write_junit(const kernel_args *a, const junit_doc *ju) {
-    char err[512] = "out of memory";
-    if (ju && junit_write(ju, a->junit, err, sizeof err) == 0) return 0;
-    fprintf(stderr, "gdnbench kernel: --junit %s: %s\n", a->junit, err);
-    return -1;
+/* Runs the planned cases with a's options; writes the report.  The exit status. */
+static int run_plan(kernel_plan *kp, const kernel_args *a) {
+    char err[1024];
+    kp->ro = a->ro;
+    kp->dump_dir = a->dump;
+    if (kernel_plan_run(kp, err, sizeof err) < 0) {
+        fprintf(stderr, "gdnbench %s: %s\n", kp->cmd, err);
+        return EXIT_BAD_INPUT;
+    }
+    int rc = cli_exit_status(driver_verdict(&kp->tally));
+    if (a->json && write_report(a, kp) != 0) rc = EXIT_BAD_INPUT;
+    if (a->junit) {
+        char name[300];
+        snprintf(name, sizeof name, "gdnbench %s", kp->cmd);
+        if (junit_write_records(a->junit, name, kp->ptrs, kp->n, err, sizeof err) != 0) {
+            fprintf(stderr, "gdnbench %s: --junit %s: %s\n", kp->cmd, a->junit, err);
+            rc = EXIT_BAD_INPUT;
+        }
+    }
+    return rc;
+}
+
+/* One run of c on the software device under a schedule and poison (validate): exact
+ * runs, no timing lines.  EXIT_BAD_INPUT when it could not run (message printed);
+ * else 0 with *rec and *r the run's record and checks (kp keeps them). */
+static int validate_run(kernel_plan *kp, kc_case *c, const kernel_args *a, const char *schedule, int poison) {
+    char err[1024];
+    if (kernel_plan_init(kp, "validate", 1) < 0) return fprintf(stderr, "gdnbench validate: out of memory\n"), EXIT_BAD_INPUT;
+    kp->cases[0] = c;
+    kp->ro = a->ro;
+    kp->ro.backend = "sw";
+    kp->ro.sw_checks = "full";
+    kp->ro.sw_schedule = schedule;
+    kp->ro.adaptive = kp->ro.warmup_auto = 0;
+    kp->ro.warmup = 0;
+    kp->ro.iters = a->given.iters ? a->ro.iters : 3;
+    kp->ro.quiet = 1;
+    kp->poison = poison;
+    int rc = kernel_plan_run(kp, err, sizeof err);
+    kp->cases[0] = NULL; /* the caller's */
+    if (rc < 0) fprintf(stderr, "gdnbench validate: %s\n", err);
+    if (rc < 0 || !kp->res[0].prepared) return EXIT_BAD_INPUT;
+    return 0;
 }
 
 /* `gdnbench validate CASE.json`: the case on the software device with full checks
  * under every fiber/threadgroup schedule validate uses for ops, then once more with
  * the outputs starting from a finite poison instead of the NaN one; each must pass
  * and every buffer must hold the same bytes as under the first. */
-static int validate_case(const kc_case *c, const kernel_args *a, junit_doc *ju) {
+static int validate_case(kc_case *c, const kernel_args *a, junit_doc *ju) {
     static const char *const schedules[] = {"inorder", "reverse", "random:1", "random:2", "inorder"};
     static const char *const labels[] = {"inorder", "reverse", "random:1", "random:2", "poison 0x5a"};
-    kc_result *r = calloc(2, sizeof *r);
-    if (!r) return EXIT_BAD_INPUT;
+    kernel_plan first, now;
+    memset(&first, 0, sizeof first);
+    memset(&now, 0, sizeof now);
     int status = EXIT_OK;
-    kernel_args sw = *a;
-    sw.backend = "sw";
-    char why[1024] = "", name[160];
-    sw.why = why;
+    char why[1024], name[300];
     printf("validate %s (%s): software device, checks full, 4 schedules and 2 poison patterns\n", c->name, c->path);
-    for (int k = 0; k < 5; k++) {
-        kc_result *now = &r[k ? 1 : 0];
+    for (int k = 0; k < 5 && status != EXIT_BAD_INPUT; k++) {
+        kernel_plan *kp = k ? &now : &first;
+        if (k) kernel_plan_free(&now);
         snprintf(name, sizeof name, "%s %s", c->name, labels[k]);
-        int rc = run_on(c, &sw, "full", schedules[k], k == 4 ? KC_POISON_FINITE : KC_POISON_NAN, 1, now, NULL);
-        if (rc == EXIT_BAD_INPUT) {
-            if (ju && junit_case(ju, "gdnbench.validate.kernel", name, 0, JUNIT_ERROR, why, NULL)) status = -1;
-            status = status < 0 ? status : rc;
+        if (validate_run(kp, c, a, schedules[k], k == 4 ? KC_POISON_FINITE : KC_POISON_NAN) != 0) {
+            if (ju) junit_case(ju, "gdnbench.validate.kernel", name, 0, JUNIT_ERROR, "the case could not run", NULL);
+            status = EXIT_BAD_INPUT;
             break;
         }
+        const run_record *rec = kp->ptrs[0];
+        const kc_result *r = &kp->res[0], *r0 = &first.res[0];
+        int fault = rec->status == RUN_ERROR, fault0 = first.ptrs[0]->status == RUN_ERROR;
         const char *differs = NULL;
-        for (int i = 0; k && !now->fault[0] && !r[0].fault[0] && i < now->nbufs && !differs; i++)
-            if (now->bufs[i].hash != r[0].bufs[i].hash) differs = now->bufs[i].name;
-        int ok = now->pass && !differs;
+        for (int i = 0; k && !fault && !fault0 && i < r->nbufs && !differs; i++)
+            if (r->bufs[i].hash != r0->bufs[i].hash) differs = r->bufs[i].name;
+        int ok = rec->status == RUN_PASS && !differs;
         why[0] = '\0';
-        if (now->fault[0]) snprintf(why, sizeof why, "%s", now->fault);
+        if (fault) snprintf(why, sizeof why, "%s", rec->error);
         else if (differs && k == 4) snprintf(why, sizeof why, "'%s' differs from its bytes under the NaN poison: the "
                                              "kernel reads an output before writing it", differs);
         else if (differs) snprintf(why, sizeof why, "'%s' differs from its bytes under inorder: a race between threads",
                                    differs);
-        else if (!now->pass) snprintf(why, sizeof why, "a check failed (run `gdnbench kernel %s --sw-schedule %s` for "
-                                      "the table)", c->path, schedules[k]);
+        else if (!ok) snprintf(why, sizeof why, "a check failed (run `gdnbench kernel %s --sw-schedule %s` for the "
+                               "table)", c->path, schedules[k]);
         printf("  %-11s %s%s%s\n", labels[k], ok ? "PASS" : "FAIL", why[0] ? "  " : "", why);
-        if (ju && junit_case(ju, "gdnbench.validate.kernel", name, now->median_us * 1e-6 * now->iters,
-                             ok ? JUNIT_PASS : JUNIT_FAILURE, why, NULL) != 0) {
-            status = -1;
+        if (ju && junit_case(ju, "gdnbench.validate.kernel", name, 0, ok ? JUNIT_PASS : JUNIT_FAILURE, why, NULL)) {
+            fprintf(stderr, "gdnbench validate: out of memory\n");
+            status = EXIT_BAD_INPUT;
             break;
         }
         if (!ok) status = EXIT_CHECK_FAILED;
     }
-    if (status < 0) {
-        fprintf(stderr, "gdnbench kernel: out of memory\n");
-        status = EXIT_BAD_INPUT;
-    }
     if (status != EXIT_BAD_INPUT) printf("%s\n", status == EXIT_OK ? "PASS" : "FAIL");
-    free(r);
+    kernel_plan_free(&first);
+    kernel_plan_free(&now);
     return status;
 }
 
@@ -326,16 +292,28 @@ static int kernel_main(int argc, char **argv, int mode) {
         if (text) fputs(text, stdout);
         else fprintf(stderr, "gdnbench kernel: out of memory\n"), rc = EXIT_BAD_INPUT;
         free(text);
-    } else {
-        run_record *rec = (a.json || a.junit) && mode == MODE_RUN ? calloc(1, sizeof *rec) : NULL;
-        junit_doc *ju = a.junit ? junit_new(mode == MODE_RUN ? "gdnbench kernel" : "gdnbench validate") : NULL;
-        rc = mode == MODE_VALIDATE ? validate_case(c, &a, ju) : run_case(c, &a, rec);
-        if (rec && a.json && rc != EXIT_BAD_INPUT && write_report(&a, rec, 1) != 0) rc = EXIT_BAD_INPUT;
-        if (ju && rec && rc != EXIT_BAD_INPUT && junit_add_record(ju, rec, -1) != 0) rc = EXIT_BAD_INPUT;
-        if (a.junit && rc != EXIT_BAD_INPUT && write_junit(&a, ju) != 0) rc = EXIT_BAD_INPUT;
+    } else if (mode == MODE_VALIDATE) {
+        junit_doc *ju = a.junit ? junit_new("gdnbench validate") : NULL;
+        rc = validate_case(c, &a, ju);
+        if (a.junit && rc != EXIT_BAD_INPUT) {
+            if (!ju || junit_write(ju, a.junit, err, sizeof err) != 0) {
+                fprintf(stderr, "gdnbench validate: --junit %s: %s\n", a.junit, ju ? err : "out of memory");
+                rc = EXIT_BAD_INPUT;
+            }
+        }
         junit_free(ju);
-        if (rec) run_record_free(rec);
-        free(rec);
+    } else {
+        kernel_plan kp;
+        if (kernel_plan_init(&kp, "kernel", 1) < 0) {
+            fprintf(stderr, "gdnbench kernel: out of memory\n");
+            kernel_plan_free(&kp);
+            kc_free(c);
+            return EXIT_BAD_INPUT;
+        }
+        kp.cases[0] = c;
+        c = NULL; /* the plan's */
+        rc = run_plan(&kp, &a);
+        kernel_plan_free(&kp);
     }
     kc_free(c);
     return rc;
@@ -345,53 +323,41 @@ int cmd_kernel(int argc, char **argv) { return kernel_main(argc, argv, MODE_RUN)
 
 int cmd_kernel_validate(int argc, char **argv) { return kernel_main(argc, argv, MODE_VALIDATE); }
 
-/* `gdnbench suite DIR`: every *.json case under DIR (sorted), one table each, one
- * verdict: 2 when a case could not run, 1 when one failed, else 0. */
+/* `gdnbench suite DIR`: every *.json case under DIR (sorted) on one backend, each
+ * read when its turn comes; one verdict: 2 when a case could not run, 1 when one
+ * failed, else 0. */
 int cmd_kernel_suite(int argc, char **argv) {
     kernel_args a;
     int help = 0;
-    char err[1024];
     if (parse_args(argc, argv, &a, &help) < 0) {
         usage(help ? stdout : stderr);
         return help ? EXIT_OK : EXIT_BAD_INPUT;
     }
     char **names = NULL;
-    int n = 0, npass = 0, nfail = 0, nerror = 0;
+    int n = 0;
     if (io_list_dir(a.input, ".json", &names, &n) < 0 || n == 0) {
         fprintf(stderr, "gdnbench suite: %s: %s\n", a.input, names || n ? "cannot be read" : "no *.json case files in it");
         io_free_names(names, n);
         return EXIT_BAD_INPUT;
     }
     io_sort_names(names, n);
-    run_record *recs = a.json || a.junit ? calloc((size_t)n, sizeof *recs) : NULL;
-    int nrecs = 0;
-    char suite_name[300];
-    snprintf(suite_name, sizeof suite_name, "gdnbench suite %s", a.input);
-    junit_doc *ju = a.junit ? junit_new(suite_name) : NULL;
-    a.why = err;
-    for (int i = 0; i < n; i++) {
-        char *path = io_path_join(a.input, names[i], "");
-        kc_case *c = path ? kc_load_file(path, err, sizeof err) : NULL;
-        int rc = EXIT_BAD_INPUT;
-        if (!c || kc_check_files(c, err, sizeof err) < 0) fprintf(stderr, "gdnbench suite: %s\n", path ? err : "out of memory");
-        else rc = run_case(c, &a, recs ? &recs[nrecs] : NULL);
-        /* a case that could not run is an error test case named by its file */
-        if (ju && rc == EXIT_BAD_INPUT && junit_case(ju, "gdnbench.kernel", names[i], 0, JUNIT_ERROR, err, NULL) != 0)
-            nerror++;
-        if (ju && rc != EXIT_BAD_INPUT && junit_add_record(ju, &recs[nrecs], -1) != 0) nerror++;
-        if (recs && rc != EXIT_BAD_INPUT) nrecs++;
-        npass += rc == EXIT_OK;
-        nfail += rc == EXIT_CHECK_FAILED;
-        nerror += rc == EXIT_BAD_INPUT;
-        kc_free(c);
-        free(path);
+    kernel_plan kp;
+    int rc = EXIT_BAD_INPUT;
+    if (kernel_plan_init(&kp, "suite", n) == 0) {
+        kp.paths = names;
+        for (int i = 0; i < n && names; i++) {
+            char *path = io_path_join(a.input, names[i], "");
+            if (!path) break;
+            free(names[i]);
+            names[i] = path;
+        }
+        rc = run_plan(&kp, &a);
+        printf("suite %s: %d cases, %d passed, %d failed, %d could not run\n", a.input, n, kp.tally.npass,
+               kp.tally.nfail, kp.tally.nerror + (n - kp.tally.npass - kp.tally.nfail - kp.tally.nerror));
+    } else {
+        fprintf(stderr, "gdnbench suite: out of memory\n");
+        io_free_names(names, n);
     }
-    io_free_names(names, n);
-    if (a.json && recs && write_report(&a, recs, nrecs) != 0) nerror++;
-    if (a.junit && write_junit(&a, ju) != 0) nerror++;
-    junit_free(ju);
-    for (int i = 0; recs && i < nrecs; i++) run_record_free(&recs[i]);
-    free(recs);
-    printf("suite %s: %d cases, %d passed, %d failed, %d could not run\n", a.input, n, npass, nfail, nerror);
-    return nerror ? EXIT_BAD_INPUT : nfail ? EXIT_CHECK_FAILED : EXIT_OK;
+    kernel_plan_free(&kp);
+    return rc;
 }

@@ -80,7 +80,7 @@ static void table_print_sampling(FILE *f, const run_record *r) {
 
 /* The median and its spread, throughput, how many samples; per dispatch when a
  * stage repeats or has command buffers of its own. */
-static void print_timing(FILE *f, const run_record *r) {
+void table_print_timing(FILE *f, const run_record *r) {
     char med[32], mn[32], p90[32];
     table_fmt_us(r->timing.median, med, sizeof med);
     table_fmt_us(r->timing.min, mn, sizeof mn);
@@ -195,7 +195,7 @@ void table_print_record(FILE *f, const run_record *r) {
         fprintf(f, "  ERROR %s\n", r->error);
         return;
     }
-    print_timing(f, r);
+    table_print_timing(f, r);
     print_stages(f, r);
     print_checks(f, r);
     print_notes(f, r);

@@ -14,6 +14,10 @@ void table_print_header(FILE *f, const op_desc *op, const backend *b, const char
 void table_print_machine(FILE *f, const rec_machine *m);
 /* Prints one case: shape, timing, throughput, then one line per check. */
 void table_print_record(FILE *f, const run_record *r);
+/* The timing lines of one case: median, min, p90, how many samples and why no more,
+ * the warmup runs (what table_print_record prints first; kernel cases print it in
+ * their own block). */
+void table_print_timing(FILE *f, const run_record *r);
 /* The software device's findings of r (bugs its checks found), at most max of them. */
 void table_print_findings(FILE *f, const run_record *r, int max);
 /* After nfail cases whose output checks failed on backend b: when b is the software

@@ -81,9 +81,19 @@ typedef struct kc_expect {
     unsigned has;         /* KC_TOL_* given */
 } kc_expect;
 
+/* A "struct" field: numbers, a nested struct (a JSON object of its fields), or an
+ * array of structs (a JSON array of such objects). */
+typedef enum kc_field_kind { KC_FIELD_VALUES = 0, KC_FIELD_STRUCT, KC_FIELD_STRUCTS } kc_field_kind;
+
+/* Nested structs deeper than this are refused when parsed. */
+#define KC_MAX_FIELD_DEPTH 8
+
 typedef struct kc_field {
-    char *name;
-    kc_values value;
+    char *name;           /* NULL for an element of an array of structs */
+    kc_field_kind kind;
+    kc_values value;      /* KC_FIELD_VALUES */
+    struct kc_field *sub; /* STRUCT: its fields; STRUCTS: its elements (each a STRUCT) */
+    int nsub;
 } kc_field;
 
 typedef struct kc_buffer {

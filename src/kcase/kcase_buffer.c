@@ -1,6 +1,7 @@
 /* kcase_buffer.c — one entry of a case's "buffers": where its bytes come from (dtype,
  * shape and init; a file; a value; a struct's fields), what it must hold afterwards
  * (expect and tolerances) and how it binds (index, readonly). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,21 +119,50 @@ static int parse_expect(kc_pctx *p, const cJSON *x, const char *path, kc_buffer 
     return parse_tolerances(p, x, path, e);
 }
 
-static int parse_struct(kc_pctx *p, const cJSON *x, const char *path, kc_buffer *b) {
+static int parse_fields(kc_pctx *p, const cJSON *x, const char *path, int depth, kc_field **out, int *n);
+
+/* One field's JSON: numbers, an object (a nested struct) or an array of objects. */
+static int parse_field(kc_pctx *p, const cJSON *f, const char *path, int depth, kc_field *fd) {
+    if (cJSON_IsObject(f)) {
+        fd->kind = KC_FIELD_STRUCT;
+        return parse_fields(p, f, path, depth + 1, &fd->sub, &fd->nsub);
+    }
+    if (!cJSON_IsArray(f) || !cJSON_IsObject(f->child)) return kc_get_values(p, f, path, -1, &fd->value);
+    fd->kind = KC_FIELD_STRUCTS;
+    int n = cJSON_GetArraySize(f), k = 0;
+    if (!(fd->sub = calloc((size_t)n, sizeof *fd->sub))) return kc_perr(p, path, "out of memory");
     char sub[KC_PATH_MAX];
+    for (const cJSON *e = f->child; e; e = e->next, k++) {
+        snprintf(sub, sizeof sub, "%.200s[%d]", path, k);
+        if (!cJSON_IsObject(e))
+            return kc_perr(p, sub, "an array of structs holds only objects (one per element, its fields by name)");
+        fd->sub[fd->nsub].kind = KC_FIELD_STRUCT;
+        if (parse_fields(p, e, sub, depth + 1, &fd->sub[fd->nsub].sub, &fd->sub[fd->nsub].nsub) < 0) return -1;
+        fd->nsub++;
+    }
+    return 0;
+}
+
+/* An object of fields by name (a struct, or a nested one at `depth`). */
+static int parse_fields(kc_pctx *p, const cJSON *x, const char *path, int depth, kc_field **out, int *nout) {
+    char sub[KC_PATH_MAX];
+    if (depth > KC_MAX_FIELD_DEPTH) return kc_perr(p, path, "structs nested more than %d deep", KC_MAX_FIELD_DEPTH);
     if (kc_check_object(p, x, path, NULL) < 0) return -1;
     int n = cJSON_GetArraySize(x);
-    b->kind = KC_BUF_STRUCT;
-    b->fields = calloc((size_t)(n ? n : 1), sizeof *b->fields);
-    if (!b->fields) return kc_perr(p, path, "out of memory");
+    if (!(*out = calloc((size_t)(n ? n : 1), sizeof **out))) return kc_perr(p, path, "out of memory");
     for (const cJSON *f = x->child; f; f = f->next) {
         kc_key(sub, path, f->string);
         if (!kc_is_identifier(f->string)) return kc_perr(p, sub, "is not a field name (letters, digits, _)");
-        kc_field *fd = &b->fields[b->nfields++];
+        kc_field *fd = &(*out)[(*nout)++];
         if (!(fd->name = kc_strdup(f->string))) return kc_perr(p, sub, "out of memory");
-        if (kc_get_values(p, f, sub, -1, &fd->value) < 0) return -1;
+        if (parse_field(p, f, sub, depth, fd) < 0) return -1;
     }
     return 0;
+}
+
+static int parse_struct(kc_pctx *p, const cJSON *x, const char *path, kc_buffer *b) {
+    b->kind = KC_BUF_STRUCT;
+    return parse_fields(p, x, path, 0, &b->fields, &b->nfields);
 }
 
 /* Which form the buffer is written in, and the keys that form forbids. */

@@ -58,16 +58,22 @@ char *kc_path(const kc_case *c, const char *rel) {
     return io_path_join(c->dir, rel, "");
 }
 
+/* The fields f[0..n) and everything under them. */
+static void free_fields(kc_field *f, int n) {
+    for (int i = 0; f && i < n; i++) {
+        free(f[i].name);
+        free(f[i].value.v);
+        free_fields(f[i].sub, f[i].nsub);
+    }
+    free(f);
+}
+
 static void free_buffer(kc_buffer *b) {
     free(b->name);
     free(b->file);
     free(b->tensor);
     free(b->value.v);
-    for (int i = 0; i < b->nfields; i++) {
-        free(b->fields[i].name);
-        free(b->fields[i].value.v);
-    }
-    free(b->fields);
+    free_fields(b->fields, b->nfields);
     free(b->expect.file);
     free(b->expect.tensor);
     free(b->expect.value.v);

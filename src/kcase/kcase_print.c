@@ -81,6 +81,24 @@ static cJSON *expect_json(const kc_expect *e) {
     return o;
 }
 
+/* Struct fields as written: numbers, nested objects, arrays of objects. */
+static cJSON *fields_json(const kc_field *f, int n) {
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) {
+        cJSON *v;
+        if (f[i].kind == KC_FIELD_STRUCT) {
+            v = fields_json(f[i].sub, f[i].nsub);
+        } else if (f[i].kind == KC_FIELD_STRUCTS) {
+            v = cJSON_CreateArray();
+            for (int k = 0; k < f[i].nsub; k++) cJSON_AddItemToArray(v, fields_json(f[i].sub[k].sub, f[i].sub[k].nsub));
+        } else {
+            v = values_json(&f[i].value);
+        }
+        cJSON_AddItemToObject(o, f[i].name, v);
+    }
+    return o;
+}
+
 static cJSON *buffer_json(const kc_buffer *b) {
     cJSON *o = cJSON_CreateObject();
     if (b->has_dtype) cJSON_AddStringToObject(o, "dtype", kc_dtype_name(b->dtype));
@@ -96,8 +114,7 @@ static cJSON *buffer_json(const kc_buffer *b) {
     }
     if (b->kind == KC_BUF_VALUE) cJSON_AddItemToObject(o, "value", values_json(&b->value));
     if (b->kind == KC_BUF_STRUCT) {
-        cJSON *s = cJSON_AddObjectToObject(o, "struct");
-        for (int i = 0; i < b->nfields; i++) cJSON_AddItemToObject(s, b->fields[i].name, values_json(&b->fields[i].value));
+        cJSON_AddItemToObject(o, "struct", fields_json(b->fields, b->nfields));
     }
     if (b->index >= 0) cJSON_AddNumberToObject(o, "index", b->index);
     if (b->readonly) cJSON_AddBoolToObject(o, "readonly", 1);

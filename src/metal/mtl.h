@@ -91,15 +91,19 @@ void mtl_pipeline_free(mtl_pipeline *p);
 #define MTL_MAX_ARGUMENTS 64
 enum { MTL_ARG_BUFFER = 0, MTL_ARG_THREADGROUP = 1 };
 /* A member of a struct parameter as the compiled kernel lays it out
- * (MTLStructMember; arrays from its MTLArrayType). */
-#define MTL_MAX_STRUCT_FIELDS 32
+ * (MTLStructMember; arrays from its MTLArrayType).  Members of a nested struct
+ * (MTLStructMember.structType, or MTLArrayType.elementStructType for an array of
+ * structs) follow their struct member in the list, with `parent` its index and
+ * offsets from that struct's start: the list is the struct's tree in pre-order. */
+#define MTL_MAX_STRUCT_FIELDS 64
 typedef struct mtl_struct_field {
     char name[48];
     unsigned long offset;
     unsigned long data_type;   /* MTLDataType of the member, of its element for an array */
     unsigned long count;       /* array length, 0 when not an array */
     unsigned long stride;      /* array element bytes */
-    int nested;                /* a struct (or array of structs): not laid out here */
+    int nested;                /* a struct (or array of structs, data_type 1): its members follow */
+    int parent;                /* the struct member this is a member of; -1 at the top */
 } mtl_struct_field;
 
 typedef struct mtl_argument {
@@ -109,7 +113,7 @@ typedef struct mtl_argument {
     int read_only;             /* MTLArgumentAccessReadOnly: the kernel cannot write through it */
     unsigned long data_type;   /* MTLDataType of a buffer's element (1 struct, 0 unknown) */
     unsigned long struct_size; /* a struct buffer with a bufferStructType: bufferDataSize; 0: no layout */
-    int nfields;               /* its members (-1: more than MTL_MAX_STRUCT_FIELDS) */
+    int nfields;               /* its members, nested ones included (-1: more than MTL_MAX_STRUCT_FIELDS) */
     mtl_struct_field fields[MTL_MAX_STRUCT_FIELDS];
 } mtl_argument;
 /* The pipeline's active arguments (*out valid while p lives): how many, or -1 when
@@ -153,8 +157,8 @@ typedef struct mtl_dispatch {
     struct {
         int index;
         const void *data;
-        size_t length;
-    } bytes[4];
+        size_t length;   /* at most 4096: Metal's limit for setBytes */
+    } bytes[31];
     int ntgmem;
     struct {
         int index;

@@ -1,7 +1,8 @@
 /* kcase_record.c — a kernel case's run as a run record, so the JSON report, compare
- * and report take it as they take an op's: op "kernel", the case's own facts under
- * "case" (name, file, sha256 of the source and of the case file, each buffer's
- * binding), a check per buffer with an expectation (reference "expected"). */
+ * and report take it as they take an op's: the runner's timing, sampling and
+ * determinism as for an op, and op "kernel", the case's own facts under "case" (name,
+ * file, sha256 of the source and of the case file, each buffer's binding), each
+ * launch as a stage, a check per buffer with an expectation (reference "expected"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,6 @@
 #include "io/io_util.h"
 #include "runner/kcase_run.h"
 #include "runner/record.h"
-
-static const op_desc kernel_case_op = {.name = "kernel", .group = "case", .summary = "a kernel case file"};
 
 /* sha256 of a file's bytes into hex ("" when it cannot be read). */
 static void file_sha256(const char *path, char hex[65]) {
@@ -51,12 +50,18 @@ static void fill_case(const kc_case *c, const kc_result *r, run_record *rec) {
 }
 
 static void fill_checks(const kc_result *r, run_record *rec) {
+    for (int i = 0; i < r->nbufs && rec->nself < REC_MAX_CHECKS; i++) {
+        if (!r->bufs[i].self_ref) continue; /* its own reference: listed, not checked */
+        snprintf(rec->self_refs[rec->nself].output, sizeof rec->self_refs[0].output, "%.47s", r->bufs[i].name);
+        snprintf(rec->self_refs[rec->nself].reference, sizeof rec->self_refs[0].reference, "%s", r->bufs[i].reference);
+        rec->nself++;
+    }
     for (int i = 0; i < r->nbufs && rec->nchecks < REC_MAX_CHECKS; i++) {
         const kc_buf_result *b = &r->bufs[i];
         if (!b->checked) continue;
         rec_check *x = &rec->checks[rec->nchecks++];
         snprintf(x->output, sizeof x->output, "%.47s", b->name);
-        snprintf(x->reference, sizeof x->reference, "expected");
+        snprintf(x->reference, sizeof x->reference, "%s", b->reference[0] ? b->reference : "expected");
         x->max_abs = b->max_abs;
         x->max_rel = b->max_rel;
         x->rel_l2 = b->rel_l2;
@@ -74,50 +79,40 @@ static void fill_checks(const kc_result *r, run_record *rec) {
     }
 }
 
-int kc_fill_record(const kc_case *c, const kc_result *r, const char *device_name, const char *backend, uint64_t seed,
-                   run_record *rec, char *err, size_t errlen) {
-    memset(rec, 0, sizeof *rec);
-    rec->op = &kernel_case_op;
-    snprintf(rec->device.name, sizeof rec->device.name, "%s", device_name);
-    snprintf(rec->device.backend, sizeof rec->device.backend, "%s", backend);
-    rec->device.emulated = strcmp(backend, "sw") == 0;
-    rec->device.gpu_cores = -1;
-    rec->device.bandwidth_gbps = rec->device.fp32_tflops = rec->device.fp16_tflops = -1;
-    rec->device.bandwidth_verified = rec->device.flops_verified = -1;
-    rec->seed = seed;
-    fill_case(c, r, rec);
-    rec->nstages = c->nlaunches < REC_MAX_STAGES ? c->nlaunches : REC_MAX_STAGES;
+/* Each launch as the record's stage: function, geometry, source (the case's own). */
+static void fill_stages(const kc_case *plain, run_record *rec) {
+    rec->nstages = plain->nlaunches < REC_MAX_STAGES ? plain->nlaunches : REC_MAX_STAGES;
     for (int l = 0; l < rec->nstages; l++) {
         rec_stage *st = &rec->stages[l];
-        const kc_dispatch *d = &c->launches[l].dispatch;
+        const kc_dispatch *d = &plain->launches[l].dispatch;
         snprintf(st->name, sizeof st->name, "%d", l);
-        snprintf(st->function, sizeof st->function, "%s", c->launches[l].function ? c->launches[l].function : "");
+        snprintf(st->function, sizeof st->function, "%s", plain->launches[l].function ? plain->launches[l].function : "");
         snprintf(st->source, sizeof st->source, "%s", rec->kernel.source);
         snprintf(st->sha256, sizeof st->sha256, "%s", rec->kcase.source_sha256);
         st->theirs = 1;
         memcpy(st->grid, d->size, sizeof st->grid);
         memcpy(st->tg, d->tg, sizeof st->tg);
+        st->tgmem_bytes = 0;
         for (int k = 0; k < d->ntgmem; k++) st->tgmem_bytes += d->tgmem[k].bytes;
         st->repeat = 1;
+        st->own_command_buffers = 0;
     }
-    rec->dispatches = c->nlaunches;
+    rec->dispatches = plain->nlaunches;
     rec->command_buffers = 1;
-    rec->iterations = r->nsamples;
-    snprintf(rec->timing_source, sizeof rec->timing_source, "gpu");
-    snprintf(rec->sampling, sizeof rec->sampling, "iters");
-    snprintf(rec->stop, sizeof rec->stop, "iters");
-    rec->noise = -1;
-    rec->timing.n = r->nsamples;
-    if (r->nsamples && !(rec->timing.samples = malloc((size_t)r->nsamples * sizeof(double)))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (r->nsamples) memcpy(rec->timing.samples, r->samples, (size_t)r->nsamples * sizeof(double));
-    stats_compute(&rec->timing);
+}
+
+int kc_record_case(const kc_case *source, const kc_case *plain, const kc_result *r, run_record *rec, char *err,
+                   size_t errlen) {
+    (void)err, (void)errlen;
+    rec->op = &kc_record_op;
+    kc_result none;
+    memset(&none, 0, sizeof none);
+    fill_case(source, r && r->prepared ? r : &none, rec);
+    if (!rec->kernel.function[0] && plain->nlaunches && plain->launches[0].function)
+        snprintf(rec->kernel.function, sizeof rec->kernel.function, "%s", plain->launches[0].function);
+    fill_stages(plain, rec);
+    if (!r || !r->prepared || rec->status == RUN_ERROR) return 0;
     fill_checks(r, rec);
-    rec->determinism_runs = r->nsamples;
-    rec->bitwise_identical = r->deterministic;
-    rec->status = r->pass ? RUN_PASS : RUN_FAIL;
-    snprintf(rec->error, sizeof rec->error, "%.500s", r->fault);
+    if (rec->status == RUN_PASS && !r->pass) rec->status = RUN_FAIL;
     return 0;
 }

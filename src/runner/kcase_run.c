@@ -1,40 +1,101 @@
-/* kcase_run.c — a kernel case run on a Metal device (kcase_run.h): compile, bind by
- * reflection, fill, run every launch in one command buffer `iters` times from the same
- * initial bytes, then check every buffer.  An mlx_metal_kernel case runs as the plain
- * case kc_mlx_lower makes of it.  Struct parameters are refused here in one line. */
+/* kcase_run.c — kernel cases as op_cases, and the backend that runs them
+ * (kcase_run.h): prepare compiles, binds by reflection and fills the case's buffers;
+ * each run_once writes every buffer's initial bytes ("value"s that fit go by setBytes,
+ * which copies them at each encoding), runs every launch in one command buffer and
+ * reads back the buffers the kernel may write (and the readonly ones)
+ * into the case's tensors.  Warmup, sampling and the determinism check are the
+ * runner's (runner.c), as for an op. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "io/io_util.h"
-#include "kcase/kcase_data.h"
 #include "msl/msl_include.h"
 #include "runner/kcase_bind.h"
-#include "runner/kcase_run.h"
+#include "runner/kcase_job.h"
+#include "runner/machine.h"
+#include "runner/runner.h"
+#include "swmetal/swmetal.h"
 
-typedef struct kc_state {
-    mtl_library *lib;
-    mtl_pipeline *pipe[64];
-    kc_binding binds[64][MTL_MAX_ARGUMENTS];
-    int nbinds[64];
-    int writable[32];
-    kc_tensor init[32];       /* each buffer's initial contents */
-    mtl_buffer *buf[32];
-    unsigned char *first[32]; /* the first run's bytes */
-    int poison;               /* KC_POISON_* */
-} kc_state;
+const op_desc kc_record_op = {.name = "kernel", .group = "case", .summary = "a kernel case file"};
 
-static void state_free(kc_state *s, const kc_case *c) {
-    for (int i = 0; i < c->nlaunches && i < 64; i++) mtl_pipeline_free(s->pipe[i]);
-    mtl_library_free(s->lib);
-    for (int i = 0; i < c->nbufs; i++) {
-        kc_tensor_free(&s->init[i]);
-        mtl_buffer_free(s->buf[i]);
-        free(s->first[i]);
-    }
+/* ---- the case as an op_case ---- */
+
+static int job_nstages(const op_case *oc) { return kc_job_of(oc)->c->nlaunches; }
+
+static void job_free(op_case *oc) {
+    kc_job *j = kc_job_of(oc);
+    if (!j) return;
+    for (int i = 0; i < KC_MAX_BUFS; i++) kc_tensor_free(&j->init[i]);
+    kc_free(j->lowered);
+    free(j);
+    oc->priv = NULL;
 }
 
-static int compile(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_state *s, char *err, size_t errlen) {
+op_case *kc_op_case_new(const kc_case *c, uint64_t seed, int poison, char *err, size_t errlen) {
+    op_case *oc = calloc(1, sizeof *oc);
+    kc_job *j = calloc(1, sizeof *j);
+    if (!oc || !j) {
+        free(oc);
+        free(j);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    j->source = j->c = c;
+    j->poison = poison ? poison : KC_POISON_NAN;
+    j->op = kc_record_op;
+    j->op.bufs = j->bufs;
+    j->op.nstages = job_nstages;
+    j->op.cleanup = job_free;
+    oc->op = &j->op;
+    oc->seed = seed;
+    oc->priv = j;
+    if (c->mlx && !(j->lowered = kc_mlx_lower(c, seed, err, errlen))) {
+        op_case_free(oc);
+        return NULL;
+    }
+    if (j->lowered) j->c = j->lowered; /* its mlx part is only what it was made from */
+    if (j->c->nbufs > KC_MAX_BUFS || j->c->nlaunches > KC_MAX_LAUNCHES) {
+        snprintf(err, errlen, "%s: at most %d buffers and %d launches", c->path, KC_MAX_BUFS, KC_MAX_LAUNCHES);
+        op_case_free(oc);
+        return NULL;
+    }
+    return oc;
+}
+
+const kc_case *kc_op_case_source(const op_case *oc) { return kc_job_of(oc)->source; }
+const kc_case *kc_op_case_plain(const op_case *oc) { return kc_job_of(oc)->c; }
+
+/* ---- the backend ---- */
+
+typedef struct kc_state {
+    mtl_device *dev;
+    int gpu;                    /* a GPU (its core count, no findings) */
+    /* the case prepared (released by kc_release) */
+    mtl_library *lib;
+    mtl_pipeline *pipe[KC_MAX_LAUNCHES];
+    kc_binding binds[KC_MAX_LAUNCHES][MTL_MAX_ARGUMENTS];
+    int nbinds[KC_MAX_LAUNCHES];
+    mtl_buffer *buf[KC_MAX_BUFS];
+    mtl_dispatch ds[KC_MAX_LAUNCHES];
+    char stage_name[KC_MAX_LAUNCHES][8];
+    int nlaunches, nbufs;
+} kc_state;
+
+static void kc_release(backend *b) {
+    kc_state *s = b->state;
+    for (int i = 0; i < s->nlaunches; i++) mtl_pipeline_free(s->pipe[i]);
+    mtl_library_free(s->lib);
+    for (int i = 0; i < s->nbufs; i++) mtl_buffer_free(s->buf[i]);
+    mtl_device *dev = s->dev;
+    int gpu = s->gpu;
+    memset(s, 0, sizeof *s);
+    s->dev = dev;
+    s->gpu = gpu;
+}
+
+static int compile(kc_state *s, const kc_case *c, int fast_math, char *err, size_t errlen) {
     msl_source_opts opts;
     char *paths[MSL_MAX_INCLUDE_DIRS] = {0}, *defs[MSL_MAX_DEFINES] = {0}, *text = NULL, *src_path = NULL;
     memset(&opts, 0, sizeof opts);
@@ -54,7 +115,7 @@ static int compile(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_sta
     }
     const char *source = c->source_path ? text : c->source_text;
     if (source) {
-        s->lib = mtl_library_new(d, source, src_path ? src_path : "case.metal", &opts, o->fast_math, msg, sizeof msg);
+        s->lib = mtl_library_new(s->dev, source, src_path ? src_path : "case.metal", &opts, fast_math, msg, sizeof msg);
         if (!s->lib) snprintf(err, errlen, "%s: source: %s", c->path, msg);
         rc = s->lib ? 0 : -1;
     }
@@ -66,7 +127,7 @@ static int compile(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_sta
 }
 
 /* Launch l's pipeline with its constants, bound to the case's buffers. */
-static int build_launch(mtl_device *d, const kc_case *c, int l, kc_state *s, char *err, size_t errlen) {
+static int build_launch(kc_state *s, const kc_case *c, int l, char *err, size_t errlen) {
     const kc_launch *ln = &c->launches[l];
     mtl_constant consts[64];
     char msg[768];
@@ -76,7 +137,7 @@ static int build_launch(mtl_device *d, const kc_case *c, int l, kc_state *s, cha
         snprintf(consts[i].name, sizeof consts[i].name, "%s", ln->constants[i].name ? ln->constants[i].name : "");
         snprintf(consts[i].value, sizeof consts[i].value, "%s", ln->constants[i].value);
     }
-    s->pipe[l] = mtl_pipeline_new(d, s->lib, ln->function, consts, ln->nconstants, msg, sizeof msg);
+    s->pipe[l] = mtl_pipeline_new(s->dev, s->lib, ln->function, consts, ln->nconstants, msg, sizeof msg);
     if (!s->pipe[l]) {
         char key[48];
         if (c->sequence) snprintf(key, sizeof key, "dispatches[%d].function", l);
@@ -94,47 +155,68 @@ static int build_launch(mtl_device *d, const kc_case *c, int l, kc_state *s, cha
                           &s->nbinds[l], err, errlen);
 }
 
-/* The parameter a "struct" buffer is bound to (its first binding: every launch that
- * binds it reads the same bytes). */
-static const mtl_argument *struct_arg(const kc_case *c, const kc_state *s, int i) {
-    for (int l = 0; l < c->nlaunches; l++)
+/* The first binding of buffer i: its parameter (a "struct" buffer is laid out by
+ * it: every launch that binds it reads the same bytes) and its index. */
+static const kc_binding *first_binding(const kc_state *s, int i) {
+    for (int l = 0; l < s->nlaunches; l++)
         for (int k = 0; k < s->nbinds[l]; k++)
-            if (s->binds[l][k].kind == MTL_ARG_BUFFER && s->binds[l][k].buffer == i) return s->binds[l][k].arg;
+            if (s->binds[l][k].kind == MTL_ARG_BUFFER && s->binds[l][k].buffer == i) return &s->binds[l][k];
     return NULL;
 }
 
 /* Every buffer's initial contents and its device buffer. */
-static int make_buffers(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_state *s, char *err, size_t errlen) {
+static int make_buffers(kc_state *s, kc_job *j, uint64_t seed, char *err, size_t errlen) {
+    const kc_case *c = j->c;
     char msg[512];
     for (int i = 0; i < c->nbufs; i++) {
+        const kc_binding *first = first_binding(s, i);
+        j->index[i] = first ? first->index : -1;
         if (c->bufs[i].kind == KC_BUF_STRUCT) {
-            if (kc_struct_contents(c, i, struct_arg(c, s, i), &s->init[i], err, errlen) < 0) return -1;
-        } else if (kc_buffer_contents(c, i, o->seed, s->poison, s->writable[i], &s->init[i], err, errlen) < 0) {
+            if (kc_struct_contents(c, i, first ? first->arg : NULL, &j->init[i], err, errlen) < 0) return -1;
+        } else if (kc_buffer_contents(c, i, seed, j->poison, j->writable[i], &j->init[i], err, errlen) < 0) {
             return -1;
         }
-        s->buf[i] = mtl_buffer_new(d, s->init[i].nbytes ? s->init[i].nbytes : 4, msg, sizeof msg);
-        if (!s->buf[i] || !(s->first[i] = malloc(s->init[i].nbytes + 1))) {
-            snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, s->buf[i] ? "out of memory" : msg);
-            return -1;
-        }
+        s->nbufs = i + 1;
+        j->by_bytes[i] = (c->bufs[i].kind == KC_BUF_VALUE || c->bufs[i].kind == KC_BUF_STRUCT) && !j->writable[i] &&
+                         j->init[i].nbytes > 0 && j->init[i].nbytes <= KC_SET_BYTES_MAX;
+        if (j->by_bytes[i]) continue;
+        s->buf[i] = mtl_buffer_new(s->dev, j->init[i].nbytes ? j->init[i].nbytes : 4, msg, sizeof msg);
+        if (!s->buf[i]) return snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, msg), -1;
     }
     return 0;
 }
 
-static int prepare(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_state *s, char *err, size_t errlen) {
-    if (c->nbufs > 32 || c->nlaunches > 64) return snprintf(err, errlen, "%s: too many buffers or launches", c->path), -1;
-    if (compile(d, c, o, s, err, errlen) < 0) return -1;
-    for (int l = 0; l < c->nlaunches; l++)
-        if (build_launch(d, c, l, s, err, errlen) < 0) return -1;
-    kc_binding *per[64];
-    for (int l = 0; l < c->nlaunches; l++) per[l] = s->binds[l];
-    if (kc_bind_check_case(c, per, s->nbinds, s->writable, err, errlen) < 0) return -1;
-    return make_buffers(d, c, o, s, err, errlen);
+/* The buffers read back after each run (what the kernel may write, and readonly
+ * inputs) as the job's op buffers and the case's tensors: their bytes, in 32-bit
+ * words (the runner hashes and --dump writes bytes; the checks read them as the
+ * case's dtype). */
+static int make_tensors(kc_job *j, op_case *oc, char *err, size_t errlen) {
+    const kc_case *c = j->c;
+    j->op.nbufs = 0;
+    for (int i = 0; i < c->nbufs; i++) {
+        j->slot[i] = -1;
+        if ((!j->writable[i] && !c->bufs[i].readonly) || j->by_bytes[i]) continue; /* setBytes copies: never changed */
+        if (j->op.nbufs == OP_MAX_BUFS) {
+            snprintf(err, errlen, "%s: buffers: at most %d buffers may be written or readonly (this case has more)",
+                     c->path, OP_MAX_BUFS);
+            return -1;
+        }
+        int k = j->op.nbufs++;
+        j->bufs[k] = (op_buf){.name = c->bufs[i].name, .role = BUF_OUT, .dtype = DT_U32};
+        int64_t words = (int64_t)((j->init[i].nbytes + 3) / 4);
+        if (!(oc->t[k] = tensor_new(c->bufs[i].name, DT_U32, 1, &words))) {
+            snprintf(err, errlen, "%s: buffers.%s: out of memory", c->path, c->bufs[i].name);
+            return -1;
+        }
+        j->slot[i] = k;
+    }
+    return 0;
 }
 
-static void fill_dispatches(const kc_case *c, kc_state *s, mtl_dispatch *ds) {
+static void fill_dispatches(kc_state *s, const kc_job *j) {
+    const kc_case *c = j->c;
     for (int l = 0; l < c->nlaunches; l++) {
-        mtl_dispatch *x = &ds[l];
+        mtl_dispatch *x = &s->ds[l];
         const kc_dispatch *d = &c->launches[l].dispatch;
         memset(x, 0, sizeof *x);
         x->pipeline = s->pipe[l];
@@ -143,6 +225,10 @@ static void fill_dispatches(const kc_case *c, kc_state *s, mtl_dispatch *ds) {
             if (b->kind == MTL_ARG_THREADGROUP && x->ntgmem < 4) {
                 x->tgmem[x->ntgmem].index = b->index;
                 x->tgmem[x->ntgmem++].length = b->tg_bytes;
+            } else if (b->kind == MTL_ARG_BUFFER && j->by_bytes[b->buffer] && x->nbytes < 31) {
+                x->bytes[x->nbytes].index = b->index;
+                x->bytes[x->nbytes].data = j->init[b->buffer].data;
+                x->bytes[x->nbytes++].length = j->init[b->buffer].nbytes;
             } else if (b->kind == MTL_ARG_BUFFER && x->nbuffers < 31) {
                 x->buffers[x->nbuffers].index = b->index;
                 x->buffers[x->nbuffers++].buffer = s->buf[b->buffer];
@@ -151,130 +237,132 @@ static void fill_dispatches(const kc_case *c, kc_state *s, mtl_dispatch *ds) {
         memcpy(x->grid, d->size, sizeof x->grid);
         memcpy(x->tg, d->tg, sizeof x->tg);
         x->threads = d->mode == KC_DISPATCH_GRID;
+        snprintf(s->stage_name[l], sizeof s->stage_name[l], "%d", l);
     }
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Runs the command buffer o->iters times; 0, or 1 with r->fault when the device
- * failed a run, or -1 with err. */
-static int run_iters(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_state *s, kc_result *r, char *err,
-                     size_t errlen) {
-    mtl_dispatch ds[64];
-    double us[256];
-    char msg[1024];
-    fill_dispatches(c, s, ds);
-    r->deterministic = 1;
-    for (int it = 0; it < o->iters; it++) {
-        for (int i = 0; i < c->nbufs; i++)
-            if (mtl_buffer_write(d, s->buf[i], s->init[i].data, s->init[i].nbytes, msg, sizeof msg) != 0)
-                return snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, msg), -1;
-        if (mtl_run(d, ds, c->nlaunches, &us[it < 256 ? it : 255], msg, sizeof msg) != 0) {
-            snprintf(r->fault, sizeof r->fault, "%s", msg);
-            return 1;
-        }
-        for (int i = 0; i < c->nbufs; i++) {
-            size_t n = s->init[i].nbytes;
-            unsigned char *now = it == 0 ? s->first[i] : malloc(n + 1);
-            if (!now || mtl_buffer_read(d, s->buf[i], now, n, msg, sizeof msg) != 0) {
-                if (it) free(now);
-                return snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, now ? msg : "out of memory"), -1;
-            }
-            if (it && memcmp(now, s->first[i], n) != 0) r->deterministic = 0;
-            if (it) free(now);
-        }
-    }
-    int n = o->iters < 256 ? o->iters : 256;
-    memcpy(r->samples, us, (size_t)n * sizeof *us);
-    r->nsamples = n;
-    qsort(us, (size_t)n, sizeof *us, cmp_double);
-    r->min_us = us[0];
-    r->median_us = us[n / 2];
-    r->iters = o->iters;
+static int kc_prepare(backend *b, op_case *oc, const run_opts *o, char *err, size_t errlen) {
+    kc_state *s = b->state;
+    kc_job *j = kc_job_of(oc);
+    const kc_case *c = j->c;
+    kc_release(b);
+    if (compile(s, c, o->fast_math, err, errlen) < 0) return -1;
+    s->nlaunches = c->nlaunches;
+    for (int l = 0; l < c->nlaunches; l++)
+        if (build_launch(s, c, l, err, errlen) < 0) return -1;
+    kc_binding *per[KC_MAX_LAUNCHES];
+    for (int l = 0; l < c->nlaunches; l++) per[l] = s->binds[l];
+    if (kc_bind_check_case(c, per, s->nbinds, j->writable, err, errlen) < 0) return -1;
+    if (make_buffers(s, j, oc->seed, err, errlen) < 0 || make_tensors(j, oc, err, errlen) < 0) return -1;
+    fill_dispatches(s, j);
+    j->prepared = 1;
     return 0;
 }
 
-/* Buffer i's checks on the first run's bytes. */
-static void check_buffer(const kc_case *c, int i, kc_state *s, kc_buf_result *br, char *err, size_t errlen) {
-    const kc_buffer *b = &c->bufs[i];
-    const kc_tensor *t = &s->init[i];
-    const unsigned char *out = s->first[i];
-    snprintf(br->name, sizeof br->name, "%s", b->name);
-    br->writable = s->writable[i];
-    br->readonly = b->readonly;
-    br->numel = t->numel;
-    br->dtype = t->dtype;
-    br->ulp = -1;
-    br->first_bad = -1;
-    br->hash = 1469598103934665603ull;
-    for (size_t k = 0; k < t->nbytes; k++) br->hash = (br->hash ^ out[k]) * 1099511628211ull;
-    br->index = -1;
-    for (int l = 0; l < c->nlaunches && br->index < 0; l++)
-        for (int k = 0; k < s->nbinds[l] && br->index < 0; k++)
-            if (s->binds[l][k].kind == MTL_ARG_BUFFER && s->binds[l][k].buffer == i) br->index = s->binds[l][k].index;
-    size_t es = kc_dtype_size(t->dtype);
-    for (int64_t k = 0; b->readonly && k < t->numel; k++)
-        br->changed += memcmp(out + (size_t)k * es, (const unsigned char *)t->data + (size_t)k * es, es) != 0;
-    int poisoned = br->writable && (!b->has_init ? 1 : b->init == KC_INIT_POISON) && b->kind == KC_BUF_ARRAY;
-    for (int64_t k = 0; br->writable && k < t->numel; k++) {
-        if (poisoned && kc_is_poison(t->dtype, s->poison, out, k)) {
-            br->unwritten++;
-            continue;
-        }
-        double v = kc_load(t->dtype, out, (size_t)k);
-        br->nan += v != v;
-        br->inf += v == v && (v > 1.79e308 || v < -1.79e308);
+/* Every buffer from its initial bytes, the launches in one command buffer, the
+ * read-back buffers into the case's tensors. */
+static int kc_run_once(backend *b, op_case *oc, backend_timing *t, char *err, size_t errlen) {
+    kc_state *s = b->state;
+    kc_job *j = kc_job_of(oc);
+    const kc_case *c = j->c;
+    char msg[1024];
+    for (int i = 0; i < c->nbufs; i++)
+        if (s->buf[i] && mtl_buffer_write(s->dev, s->buf[i], j->init[i].data, j->init[i].nbytes, msg, sizeof msg) != 0)
+            return snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, msg), -1;
+    double t0 = clock_now_us();
+    if (mtl_run(s->dev, s->ds, c->nlaunches, &t->gpu_us, err, errlen) != 0) return -1;
+    t->wall_us = clock_now_us() - t0;
+    for (int i = 0; i < c->nbufs; i++) {
+        if (j->slot[i] < 0) continue;
+        if (mtl_buffer_read(s->dev, s->buf[i], oc->t[j->slot[i]]->data, j->init[i].nbytes, msg, sizeof msg) != 0)
+            return snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, msg), -1;
     }
-    br->pass = br->changed == 0 && br->unwritten == 0;
-    double *ref = NULL;
-    if (kc_expect_contents(c, i, t, &ref, err, errlen) == 0 && ref) {
-        kc_buf_result m = *br;
-        kc_check_expect(b, t->dtype, out, ref, t->numel, &m);
-        m.pass = m.pass && br->pass;
-        *br = m;
-    } else if (br->writable) {
-        br->pass = br->pass && br->nan == 0 && br->inf == 0;
-    }
-    free(ref);
+    return 0;
 }
 
-/* An mlx_metal_kernel case runs as the plain case of its generated kernel. */
-static int run_mlx(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_result *r, char *err, size_t errlen) {
-    kc_case *L = kc_mlx_lower(c, o->seed, err, errlen);
-    if (!L) return -1;
-    kc_mlx *m = L->mlx;
-    L->mlx = NULL;
-    int rc = kc_run(d, L, o, r, err, errlen);
-    L->mlx = m;
-    kc_free(L);
-    return rc;
+static void kc_describe(backend *b, op_case *oc, int st, op_launch *l) {
+    kc_state *s = b->state;
+    const kc_case *c = kc_job_of(oc)->c;
+    const kc_dispatch *d = &c->launches[st].dispatch;
+    memset(l, 0, sizeof *l);
+    l->stage = s->stage_name[st];
+    l->function = c->launches[st].function;
+    memcpy(l->grid, d->size, sizeof l->grid);
+    memcpy(l->tg, d->tg, sizeof l->tg);
+    for (int k = 0; k < d->ntgmem && k < 4; k++) {
+        l->tgmem[k].index = d->tgmem[k].index;
+        l->tgmem[k].bytes = d->tgmem[k].bytes;
+        l->ntgmem = k + 1;
+    }
+    l->repeat = 1;
 }
 
-int kc_run(mtl_device *d, const kc_case *c, const kc_run_opts *o, kc_result *r, char *err, size_t errlen) {
-    if (c->mlx) return run_mlx(d, c, o, r, err, errlen);
-    kc_state *s = calloc(1, sizeof *s);
-    memset(r, 0, sizeof *r);
-    if (!s) return snprintf(err, errlen, "out of memory"), -1;
-    s->poison = o->poison ? o->poison : KC_POISON_NAN;
-    int rc = prepare(d, c, o, s, err, errlen);
-    if (rc == 0) rc = run_iters(d, c, o, s, r, err, errlen);
-    if (rc == 0) {
-        err[0] = '\0';
-        r->nbufs = c->nbufs;
-        r->pass = r->deterministic;
-        for (int i = 0; i < c->nbufs && !err[0]; i++) {
-            check_buffer(c, i, s, &r->bufs[i], err, errlen);
-            r->pass = r->pass && r->bufs[i].pass;
-        }
-        if (err[0]) rc = -1;
-    } else if (rc == 1) {
-        r->pass = 0;
-        rc = 0;
+op_case *kc_reference_run(backend *ref, const op_case *oc, const run_opts *o, char *err, size_t errlen) {
+    const kc_job *j = kc_job_of(oc);
+    op_case *r = kc_op_case_new(j->source, oc->seed, j->poison, err, errlen);
+    if (!r) return NULL;
+    backend_timing t;
+    memset(&t, 0, sizeof t);
+    char why[1024];
+    int rc = ref->prepare(ref, r, o, why, sizeof why);
+    if (rc == 0) rc = ref->run_once(ref, r, &t, why, sizeof why);
+    ref->release_case(ref);
+    if (rc != 0) {
+        snprintf(err, errlen, "the %s device's reference run failed: %.900s", ref->desc->name, why);
+        op_case_free(r);
+        return NULL;
     }
-    state_free(s, c);
+    return r;
+}
+
+static void kc_fill_kernel(backend *b, run_record *rec) {
+    kc_state *s = b->state;
+    if (!s->lib) return;
+    rec->kernel.fast_math_known = 1;
+    rec->kernel.fast_math = mtl_library_fast_math(s->lib);
+}
+
+static int kc_take_findings(backend *b, dev_finding **out) {
+    return mtl_device_take_findings(((kc_state *)b->state)->dev, out);
+}
+
+static int kc_set_schedule(backend *b, const swmtl_schedule *sched) {
+    return swmtl_device_set_schedule(mtl_device_object(((kc_state *)b->state)->dev), sched);
+}
+
+static void kc_destroy(backend *b) {
+    kc_state *s = b->state;
+    kc_release(b);
+    mtl_device_free(s->dev);
     free(s);
-    return rc;
+    free(b);
+}
+
+backend *kc_backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
+    mtl_device *dev = backend_open_device(name, o, err, errlen);
+    if (!dev) return NULL;
+    backend *b = calloc(1, sizeof *b);
+    kc_state *s = calloc(1, sizeof *s);
+    if (!b || !s) {
+        free(b);
+        free(s);
+        mtl_device_free(dev);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->dev = dev;
+    b->desc = backend_desc_find(name);
+    s->gpu = backend_has(b, BACKEND_GPU);
+    snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
+    b->gpu_cores = s->gpu ? machine_gpu_core_count() : -1;
+    b->prepare = kc_prepare;
+    b->run_once = kc_run_once;
+    b->describe = kc_describe;
+    b->fill_kernel = kc_fill_kernel;
+    b->take_findings = backend_has(b, BACKEND_CHECKS) ? kc_take_findings : NULL;
+    b->set_schedule = backend_has(b, BACKEND_SCHEDULES) ? kc_set_schedule : NULL;
+    b->release_case = kc_release;
+    b->destroy = kc_destroy;
+    b->state = s;
+    return b;
 }

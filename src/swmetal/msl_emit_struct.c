@@ -4,7 +4,9 @@
  * co. in the prelude).  Only the member names come from the source text, read here
  * from the struct's definition; a struct this reader does not follow (a template, a
  * bitfield, a member list it cannot split) gets no table and the parameter stays a
- * plain struct buffer without members in the reflection. */
+ * plain struct buffer without members in the reflection.  A member whose type is a
+ * struct defined in the source, or an array of them, gets that struct's table too
+ * (measured as the member's own type), which its entry points to (`nested`). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,9 +80,21 @@ static const char *find_typedef_definition(const char *text, const char *end, co
     return found;
 }
 
-/* The member names declared in the statement [a, e) of a struct body: appended to
- * names; 0, or -1 when the statement is something this reader does not follow. */
-static int statement_members(const char *a, const char *e, char **names, int *n) {
+/* The identifier that ends just before w in [a, w) (the type word of a declaration
+ * `Inner x` or `struct Inner x`), or NULL. */
+static char *word_before(const char *a, const char *w) {
+    while (w > a && isspace((unsigned char)w[-1])) w--;
+    const char *e = w;
+    while (w > a && ident_char(w[-1])) w--;
+    return w < e && !isdigit((unsigned char)*w) ? strndup(w, (size_t)(e - w)) : NULL;
+}
+
+/* The members declared in the statement [a, e) of a struct body: their names
+ * appended to names, and to types the type word of each that is declared as a
+ * plain object or array (not through '*' or '&'; NULL otherwise), so a member of a
+ * struct type defined in the source gets a table of its own.  0, or -1 when the
+ * statement is something this reader does not follow. */
+static int statement_members(const char *a, const char *e, char **names, char **types, int *n) {
     static const char *const skip[] = {"static", "using", "typedef", "template", "friend", "constexpr", NULL};
     a = skip_space(a, e);
     if (a >= e) return 0;
@@ -88,7 +102,8 @@ static int statement_members(const char *a, const char *e, char **names, int *n)
         if (!strncmp(a, skip[i], strlen(skip[i])) && !ident_char(a[strlen(skip[i])])) return 0;
     if (memchr(a, '(', (size_t)(e - a)) || memchr(a, '{', (size_t)(e - a)) || memchr(a, ':', (size_t)(e - a)))
         return -1;   /* a method, a nested definition, a bitfield or a qualified type */
-    int angle = 0;
+    int angle = 0, first = 1;
+    char *type = NULL;
     for (const char *p = a; p <= e; p++) {
         if (p < e && *p == '<') angle++;
         if (p < e && *p == '>') angle--;
@@ -99,17 +114,23 @@ static int statement_members(const char *a, const char *e, char **names, int *n)
         while (stop > a && isspace((unsigned char)stop[-1])) stop--;
         const char *w = stop;
         while (w > a && ident_char(w[-1])) w--;
-        if (w == stop || isdigit((unsigned char)*w) || *n >= MAX_MEMBERS) return -1;
-        if (!(names[*n] = strndup(w, (size_t)(stop - w)))) return -1;
+        if (w == stop || isdigit((unsigned char)*w) || *n >= MAX_MEMBERS) return free(type), -1;
+        if (first) type = word_before(a, w);
+        first = 0;
+        int plain = !memchr(a, '*', (size_t)(w - a)) && !memchr(a, '&', (size_t)(w - a));
+        if (!(names[*n] = strndup(w, (size_t)(stop - w)))) return free(type), -1;
+        types[*n] = plain && type ? strdup(type) : NULL;
         (*n)++;
         a = p + 1;
     }
+    free(type);
     return 0;
 }
 
-/* The member names of struct `name`'s definition in text: how many (names[] owned
- * by the caller), or -1. */
-static int struct_members(const char *text, const char *name, char **names) {
+/* The members of struct `name`'s definition in text: how many (names[] and types[]
+ * owned by the caller), or -(how many were read) - 1 when the definition is missing
+ * or not followed. */
+static int struct_members(const char *text, const char *name, char **names, char **types) {
     const char *end = text + strlen(text);   /* once: the text is the whole preprocessed library */
     const char *body = find_definition(text, end, name);
     if (!body) body = find_typedef_definition(text, end, name);
@@ -122,34 +143,64 @@ static int struct_members(const char *text, const char *name, char **names) {
             continue;
         }
         if (*p == '{' || *p == '(') depth++;
-        if ((*p == '}' || *p == ')') && depth-- == 0) return statement_members(a, p, names, &n) < 0 ? -n - 1 : n;
+        if ((*p == '}' || *p == ')') && depth-- == 0)
+            return statement_members(a, p, names, types, &n) < 0 ? -n - 1 : n;
         if (*p == ';' && depth == 0) {
-            if (statement_members(a, p, names, &n) < 0) return -n - 1;
+            if (statement_members(a, p, names, types, &n) < 0) return -n - 1;
             a = p + 1;
         }
     }
     return -n - 1;
 }
 
-int msl_emit_struct_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
-                           const char *sym) {
-    char *names[MAX_MEMBERS];
-    int n = struct_members(text, name, names), ok = n > 0;
+/* Nested structs deeper than this get no table (the member is then a struct
+ * without layout in the reflection). */
+#define MAX_NESTING 8
+
+static int emit_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
+                       const char *sym, int depth) {
+    char *names[MAX_MEMBERS] = {0}, *types[MAX_MEMBERS] = {0};
+    int n = struct_members(text, name, names, types), ok = n > 0;
     int owned = n >= 0 ? n : -n - 1;
+    int nested[MAX_MEMBERS] = {0};
     if (ok) {
         msl_buf_puts(b, alias);
+        /* a member of a struct type defined in the source (or an array of them) first
+         * gets its own table, measured as that member's type: SYM_mI */
+        for (int i = 0; i < n && depth < MAX_NESTING; i++) {
+            if (!types[i]) continue;
+            const char *end = text + strlen(text);
+            if (!find_definition(text, end, types[i]) && !find_typedef_definition(text, end, types[i])) continue;
+            char sub_alias[1024], sub_type[160], sub_sym[160];
+            snprintf(sub_type, sizeof sub_type, "%s_m%d", type, i);
+            snprintf(sub_sym, sizeof sub_sym, "%s_m%d", sym, i);
+            int k = snprintf(sub_alias, sizeof sub_alias, "using %s = std::remove_all_extents_t<decltype(%s::%s)>;\n",
+                             sub_type, type, names[i]);
+            if (k > 0 && (size_t)k < sizeof sub_alias)
+                nested[i] = emit_layout(b, text, types[i], sub_alias, sub_type, sub_sym, depth + 1);
+        }
         msl_buf_printf(b, "static const sw_struct_member %s_members[] = {", sym);
         for (int i = 0; i < n; i++) {
             const char *m = names[i];
             msl_buf_printf(b,
                            "%s{\"%s\", offsetof(%s, %s), ::sw::mtl_member_type<decltype(%s::%s)>(), "
                            "::sw::mtl_element_type<decltype(%s::%s)>(), ::sw::mtl_array_length<decltype(%s::%s)>(), "
-                           "::sw::mtl_array_stride<decltype(%s::%s)>()}",
+                           "::sw::mtl_array_stride<decltype(%s::%s)>(), ",
                            i ? ", " : "", m, type, m, type, m, type, m, type, m, type, m);
+            if (nested[i]) msl_buf_printf(b, "&%s_m%d}", sym, i);
+            else msl_buf_puts(b, "nullptr}");
         }
         msl_buf_printf(b, "};\nstatic const sw_struct_layout %s = {\"%s\", sizeof(%s), %d, %s_members};\n", sym,
                        name, type, n, sym);
     }
-    for (int i = 0; i < owned; i++) free(names[i]);
+    for (int i = 0; i < owned; i++) {
+        free(names[i]);
+        free(types[i]);
+    }
     return ok;
+}
+
+int msl_emit_struct_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
+                           const char *sym) {
+    return emit_layout(b, text, name, alias, type, sym, 0);
 }

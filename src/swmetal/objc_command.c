@@ -28,6 +28,8 @@
 #define SW_CB_ERROR_DOMAIN "MTLCommandBufferErrorDomain"
 #define MTLCommandBufferErrorInternal 1
 #define MTLCommandBufferErrorInvalidResource 9
+/* The most setBytes:length:atIndex: takes, as Metal (4 KiB). */
+#define SW_SET_BYTES_MAX 4096
 
 static Class queue_class, cb_class, encoder_class;
 
@@ -589,6 +591,14 @@ static void enc_set_bytes(id self, SEL cmd, const void *bytes, NSUInteger length
     if (!bytes || length == 0) {
         cb_encode_error(enc_cb(self), "setBytes:length:atIndex: %lu needs data and a length > 0",
                         (unsigned long)index);
+        return;
+    }
+    /* Metal's limit ("data smaller than 4 KB"; its API validation refuses more): a
+     * kernel that works here must not need more on a GPU. */
+    if (length > SW_SET_BYTES_MAX) {
+        cb_encode_error(enc_cb(self), "setBytes:length:%lu atIndex:%lu: Metal takes at most %d bytes this way; bind "
+                        "a buffer (setBuffer:offset:atIndex:) instead", (unsigned long)length, (unsigned long)index,
+                        SW_SET_BYTES_MAX);
         return;
     }
     void *copy = malloc(length);

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 11
+#define SW_ABI_VERSION 12
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -101,12 +101,17 @@ typedef enum sw_attr {
 /* A struct parameter's layout as the compiled kernel lays it out: offsetof and sizeof
  * taken by the compiler (the front end only names the members it read in the
  * source), data types as Metal's MTLDataType values (sw::mtl_data_type). */
+struct sw_struct_layout;
 typedef struct sw_struct_member {
     const char *name;
     size_t offset;
     unsigned data_type;      /* MTLDataType; 2 (array): element_type x array_length, stride apart */
     unsigned element_type;   /* arrays: the element's MTLDataType */
     size_t array_length, stride;
+    /* A member of a struct type (data_type 1) or an array of them (element_type 1):
+     * that struct's own table (offsets from its start), or NULL when the front end
+     * did not follow its definition. */
+    const struct sw_struct_layout *nested;
 } sw_struct_member;
 
 typedef struct sw_struct_layout {

@@ -99,8 +99,8 @@ expect_match "suite DIR: the name with < & \" ' comes back unchanged" "$J" \
     "pass	gdnbench\.kernel	esc <&\"'> ok	"
 expect_match "suite DIR: the wrong expectation is a <failure> naming the buffer" "$J" \
     "failure	gdnbench\.kernel	wrong_first	(.*; )?y vs expected: max_abs 1 "
-expect_match "suite DIR: the case that cannot run is an <error> naming the file and why" "$J" \
-    "error	gdnbench\.kernel	c_error\.json	.*nope"
+expect_match "suite DIR: the case that cannot run is an <error> under its name, naming the file and why" "$J" \
+    "error	gdnbench\.kernel	no_such_function	.*c_error\.json.*nope"
 expect_exit 0 "kernel CASE --junit -: the document on stdout" "$GDNBENCH" kernel "$D/a_pass.json" --iters 1 --quiet \
     --junit -
 printf '%s\n' "$OUT" >"$TMPD/kernel.xml"

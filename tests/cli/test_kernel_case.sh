@@ -104,6 +104,24 @@ expect_exit 0 "kernel: a good case runs and passes" $G kernel "$D/good.json"
 expect_match "kernel: the table names each binding" "$OUT" 'out +buffer\(1\) +float32 +64 +PASS +expect: max_abs 0'
 expect_match "kernel: the readonly input is checked" "$OUT" 'x +buffer\(0\) .*PASS +readonly: 0 elements changed'
 expect_match "kernel: determinism is checked" "$OUT" 'determinism: bitwise identical'
+# Timed as an op run is, by the one run driver: adaptive sampling by default, exact
+# --iters, --warmup; the same sampling lines and JSON timing fields.
+expect_match "kernel: adaptive sampling by default, with the runner's line" "$OUT" \
+    'samples [0-9]+, (stopped|cold|as --iters)'
+expect_exit 0 "kernel: --iters and --warmup as for an op" $G kernel "$D/good.json" --iters 4 --warmup 2 \
+    --json "$D/iters.out.json"
+expect_match "kernel: --iters 4 takes four samples" "$OUT" 'samples 4, as --iters asked'
+expect_match "kernel: --warmup 2 runs twice first" "$OUT" 'warmup 2 runs: first'
+expect_match "kernel: determinism over every run, warmup included" "$OUT" 'bitwise identical across 6 runs'
+expect_match "kernel: the report's sampling mode" "$("$TESTDATA" json "$D/iters.out.json" .timing.sampling.mode)" '^"?iters"?$'
+expect_match "kernel: the report's samples" "$("$TESTDATA" json "$D/iters.out.json" .timing.iterations)" '^4$'
+expect_match "kernel: the report's warmup" "$("$TESTDATA" json "$D/iters.out.json" .timing.warmup)" '^2$'
+expect_exit 0 "kernel: an adaptive run with a budget" $G kernel "$D/good.json" --max-time 0.2 --min-samples 2 \
+    --json "$D/adapt.out.json"
+expect_match "kernel: the adaptive report says why it stopped" \
+    "$("$TESTDATA" json "$D/adapt.out.json" .timing.sampling.stop)" '^"?(noise target|budget)"?$'
+expect_exit 2 "kernel: --iters with --max-time is refused as for an op" $G kernel "$D/good.json" --iters 3 --max-time 1
+expect_match "kernel: ... in one line naming both" "$ERR" '--iters N takes exactly N samples, so --max-time'
 expect_exit 0 "kernel: the flag form runs" $G kernel "$D/add_one.metal" --function add_one --grid 64 --threadgroup 32 \
     --buffer "x=$D/x.npy" --buffer out=float32[64] --buffer n=uint32:64 --expect "out=$D/out.npy" --iters 2
 
@@ -176,6 +194,38 @@ expect_match "kernel: the report has each binding" "$("$TESTDATA" json "$D/good.
 expect_match "kernel: the report's check is against the expectation" "$("$TESTDATA" json "$D/good.out.json" .check[0].reference)" 'expected'
 expect_exit 0 "compare: two kernel-case reports compare" $G compare "$D/good.out.json" "$D/good.out.json"
 
+
+# --dump DIR: every buffer as the run left it, read back as another case's input.
+expect_exit 0 "kernel: --dump writes the case's buffers" $G kernel "$D/good.json" --iters 2 --dump "$D/dump"
+expect_match "kernel: --dump names its file" "$OUT" "dumped $D/dump/kernel_add_one_64.safetensors"
+expect_match "kernel: the dump holds the expectation beside the output" \
+    "$(head -c 2048 "$D/dump/kernel_add_one_64.safetensors" | tr -c '[:print:]' ' ')" '"out\.expected":\{"dtype":"F64"'
+vals=$(seq 0 63 | awk '{ if (NR > 1) printf ", "; printf "%d", $1 + 2 }')
+cat >"$D/readback.json" <<JSON
+{"case": 1, "name": "readback", "source": "add_one.metal", "function": "add_one",
+ "dispatch": {"grid": [64], "threadgroup": [32]},
+ "buffers": {"x": {"file": "dump/kernel_add_one_64.safetensors", "tensor": "out", "readonly": true},
+             "out": {"dtype": "float32", "shape": [64], "expect": {"value": [$vals], "atol": 0}},
+             "n": {"dtype": "uint32", "value": 64}}}
+JSON
+expect_exit 0 "kernel: the dumped output (x + 1) read back gives x + 2 exactly" $G kernel "$D/readback.json" --iters 1
+
+# {"backend": "sw"}: on the software device itself the output is its own reference,
+# listed and not checked (as an op's output on the backend that is its reference);
+# the other checks still apply.  The metal path (a second run on the software device
+# as the reference) is tests/unit/test_kcase_reference.c's: Linux has no Metal.
+sed 's/"expect": {"file": "out.npy", "atol": 0}/"expect": {"backend": "sw"}/' "$D/good.json" >"$D/bsw.json"
+expect_exit 0 "kernel: expect {backend: sw} on sw passes" $G kernel "$D/bsw.json" --iters 2 --json "$D/bsw.out.json"
+expect_match "kernel: ... and says it is its own reference" "$OUT" \
+    'out +buffer\(1\) +float32 +64 +PASS +expect sw: this run is the sw device.s, its own reference \(not a check\)'
+expect_match "kernel: the report lists it as not checked" \
+    "$("$TESTDATA" json "$D/bsw.out.json" '.not_checked[0].reference')" '^"?sw"?$'
+sed 's/"add_one.metal", "function": "add_one"/"controls.metal", "function": "skip_last"/' "$D/bsw.json" >"$D/bsw1.json"
+expect_exit 1 "kernel: ... its unwritten element still fails it" $G kernel "$D/bsw1.json" --iters 2
+if [ "$(uname)" != Darwin ]; then
+    expect_exit 2 "kernel: --backend metal without Metal is one line, exit 2" $G kernel "$D/bsw.json" --backend metal
+    expect_match "kernel: ... naming --backend sw" "$ERR" 'needs macOS with Metal.framework; on this host use --backend sw'
+fi
 
 # suite DIR: every case, one verdict.
 mkdir -p "$D/suite"

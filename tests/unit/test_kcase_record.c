@@ -3,6 +3,8 @@
  * against results/schema-1.json, with the case's name, file, digests and bindings,
  * a check per expected buffer (reference "expected"); a "case" key that breaks the
  * schema is caught. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kcase/kcase.h"
@@ -27,17 +29,36 @@ TEST(kcase_record_is_a_valid_report) {
     if (!c) return;
     kc_result r;
     memset(&r, 0, sizeof r);
+    r.prepared = 1;
     r.nbufs = 2;
-    r.iters = r.nsamples = 3;
-    r.samples[0] = 10, r.samples[1] = 12, r.samples[2] = 11;
-    r.deterministic = 1;
     snprintf(r.bufs[0].name, sizeof r.bufs[0].name, "x");
     r.bufs[0].dtype = KC_I8, r.bufs[0].numel = 64, r.bufs[0].readonly = 1, r.bufs[0].pass = 1, r.bufs[0].index = 0;
     snprintf(r.bufs[1].name, sizeof r.bufs[1].name, "y");
     r.bufs[1].dtype = KC_F16, r.bufs[1].numel = 64, r.bufs[1].writable = 1, r.bufs[1].checked = 1, r.bufs[1].index = 1;
     r.bufs[1].bad = 2, r.bufs[1].first_bad = 5, r.bufs[1].atol = 0, r.bufs[1].rtol = 0, r.bufs[1].ulp = 3;
+    /* the record as runner_run_case leaves it: device, three timed samples, a pass */
     run_record rec;
-    CHECK(kc_fill_record(c, &r, "gdnbench software device", "sw", 7, &rec, err, sizeof err) == 0);
+    memset(&rec, 0, sizeof rec);
+    snprintf(rec.device.name, sizeof rec.device.name, "gdnbench software device");
+    snprintf(rec.device.backend, sizeof rec.device.backend, "sw");
+    rec.device.emulated = 1;
+    rec.device.gpu_cores = -1;
+    rec.device.bandwidth_gbps = rec.device.fp32_tflops = rec.device.fp16_tflops = -1;
+    rec.device.bandwidth_verified = rec.device.flops_verified = -1;
+    rec.seed = 7;
+    rec.timing.samples = malloc(3 * sizeof(double));
+    CHECK(rec.timing.samples != NULL);
+    if (!rec.timing.samples) return;
+    rec.timing.samples[0] = 10, rec.timing.samples[1] = 12, rec.timing.samples[2] = 11;
+    rec.timing.n = rec.iterations = rec.determinism_runs = 3;
+    stats_compute(&rec.timing);
+    snprintf(rec.timing_source, sizeof rec.timing_source, "gpu");
+    snprintf(rec.sampling, sizeof rec.sampling, "iters");
+    snprintf(rec.stop, sizeof rec.stop, "iters");
+    rec.noise = -1;
+    rec.bitwise_identical = 1;
+    rec.status = RUN_PASS;
+    CHECK(kc_record_case(c, c, &r, &rec, err, sizeof err) == 0);
     cJSON *j = report_record_json(&rec);
     report_test_repo_path(path, sizeof path, "results/schema-1.json");
     cJSON *schema = json_read_file(path, err, sizeof err);

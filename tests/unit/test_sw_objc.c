@@ -204,6 +204,23 @@ TEST(sw_objc_fault_sets_error_status_and_queue_goes_on) {
     MSG0(void, cb3, "waitUntilCompleted");
     CHECK((e = error_text(cb3)) && strstr(e, "exceeds the limit of 1024"));
 
+    /* setBytes takes at most 4 KiB, as Metal: 4096 bytes run, 4097 are refused. */
+    static float big[1025];
+    for (int n = 4096; n <= 4097; n++) {
+        id cb5 = MSG0(id, queue, "commandBuffer");
+        id enc5 = MSG0(id, cb5, "computeCommandEncoder");
+        MSG1(void, enc5, "setComputePipelineState:", id, good);
+        MSG3(void, enc5, "setBuffer:offset:atIndex:", id, bufs[0], NSUInteger, 0, NSUInteger, 0);
+        MSG3(void, enc5, "setBuffer:offset:atIndex:", id, bufs[1], NSUInteger, 0, NSUInteger, 1);
+        MSG3(void, enc5, "setBytes:length:atIndex:", const void *, big, NSUInteger, (NSUInteger)n, NSUInteger, 2);
+        MSG2(void, enc5, "dispatchThreadgroups:threadsPerThreadgroup:", MTLSize, one, MTLSize, one);
+        MSG0(void, enc5, "endEncoding");
+        MSG0(void, cb5, "commit");
+        MSG0(void, cb5, "waitUntilCompleted");
+        CHECK_EQ_INT(MSG0(NSUInteger, cb5, "status"), n == 4096 ? 4 : 5);
+        if (n == 4097) CHECK((e = error_text(cb5)) && strstr(e, "setBytes:length:4097 atIndex:2: Metal takes at most 4096"));
+    }
+
     /* The same queue still runs good work. */
     id cb4 = encode_1d(queue, good, bufs, 3, 2, 32);
     MSG0(void, cb4, "commit");
