@@ -40,7 +40,7 @@ static void usage(FILE *f) {
             "  --iters N            runs from the same inputs, all bitwise identical (default 3)\n"
             "  --seed N             seed of the random init patterns (default 1)\n"
             "  --json FILE|-        the JSON report (schema 1, with the case's \"case\" key)\n"
-            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
+            "  --sw-checks none|fast|numerics|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
             "dtypes: float32 float16 bfloat16 int8 uint8 int16 uint16 int32 uint32 int64 uint64 bool.\n"
             "The case file format is in the README (\"Your own kernel\").\n"
             "Exit 0 all good, 1 a check failed, 2 bad input.\n",

@@ -36,17 +36,21 @@ static int parse_mode(const char *s) {
     if (strcmp(s, "none") == 0) return SW_CHECKS_NONE;
     if (strcmp(s, "fast") == 0) return SW_CHECKS_FAST;
     if (strcmp(s, "full") == 0) return SW_CHECKS_FULL;
+    if (strcmp(s, "numerics") == 0) return SW_CHECKS_NUMERICS;
     return -1;
 }
 
 const char *sw_checks_mode_name(int mode) {
-    return mode == SW_CHECKS_NONE ? "none" : mode == SW_CHECKS_FULL ? "full" : "fast";
+    return mode == SW_CHECKS_NONE       ? "none"
+           : mode == SW_CHECKS_FULL     ? "full"
+           : mode == SW_CHECKS_NUMERICS ? "numerics"
+                                        : "fast";
 }
 
 int swmtl_parse_checks(const char *text, swmtl_checks *out, const char *option, char *err, size_t errlen) {
     int m = text ? parse_mode(text) : -1;
     if (m < 0) {
-        if (err) snprintf(err, errlen, "%s '%s' is unknown: use none, fast or full", option, text ? text : "");
+        if (err) snprintf(err, errlen, "%s '%s' is unknown: use none, fast, numerics or full", option, text ? text : "");
         return -1;
     }
     *out = (swmtl_checks)m;
