@@ -257,16 +257,20 @@ int sw_num_fp_trap(sw_worker *w, int code, void *ucv) {
     if (!at) return 1;
     char what[240];
 #if defined(__linux__)
-    if (sw_num_x86_describe(uc, pc, code, what, sizeof what) < 0) return 1; /* a float -> int conversion: clang's check said it */
+    int known = sw_num_x86_describe(uc, pc, code, what, sizeof what);
+    if (known < 0) return 1; /* a float -> int conversion: clang's check said it */
 #else
+    int known = 0;
     what[0] = 0;
 #endif
+    /* x86 also raises invalid for a quiet NaN given to min/max and to ordered
+     * vector compares: only an operation seen making NaN of non-NaN operands counts */
+    if (!known && code == FPE_FLTINV) return 1;
     if (!what[0])
         snprintf(what, sizeof what, "%s",
                  code == FPE_FLTOVF   ? "floating-point overflow: finite operands gave Inf"
                  : code == FPE_FLTDIV ? "floating-point division by zero: a finite value divided by 0 gave Inf"
-                                      : "invalid floating-point operation gave NaN (0 * Inf, Inf - Inf, 0 / 0, "
-                                        "sqrt or log of a negative value)");
+                                      : "invalid floating-point operation");
     report(at, what);
     return 1;
 }
