@@ -220,24 +220,6 @@ void sw_num_disarm(void) {}
 #endif
 
 #if defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__))
-/* The nearest address of kernel code at or above the trapping frame: the
- * instruction itself, or (in a libm function the kernel called) a return address
- * on the stack. */
-static const void *kernel_pc(const sw_worker *w, const void *pc, uintptr_t sp) {
-    const sw_job *job = w->job;
-    if (!job->kcode_hi || ((uintptr_t)pc >= job->kcode_lo && (uintptr_t)pc < job->kcode_hi)) return pc;
-    uintptr_t top = sp + 64 * sizeof(uintptr_t);
-    for (int i = 0; i < w->nstacks; i++) {
-        uintptr_t lo = (uintptr_t)w->stacks[i].base, hi = lo + w->stacks[i].size;
-        if (sp >= lo && sp < hi && top > hi) top = hi;
-    }
-    for (uintptr_t a = sp & ~(uintptr_t)7; a + sizeof(uintptr_t) <= top; a += sizeof(uintptr_t)) {
-        uintptr_t v = *(const uintptr_t *)a;
-        if (v > job->kcode_lo && v < job->kcode_hi) return (const void *)(v - 1);
-    }
-    return NULL;
-}
-
 int sw_num_fp_trap(sw_worker *w, int code, void *ucv) {
     if (code != FPE_FLTOVF && code != FPE_FLTINV && code != FPE_FLTDIV) return 0;
     if (!w || !w->job || !w->job->d->numerics) return 0;
@@ -245,15 +227,13 @@ int sw_num_fp_trap(sw_worker *w, int code, void *ucv) {
 #ifdef __APPLE__
     uc->uc_mcontext->__fs.__fpu_mxcsr |= NUM_TRAPS;
     const void *pc = (const void *)uc->uc_mcontext->__ss.__rip;
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext->__ss.__rsp;
 #else
     if (!uc->uc_mcontext.fpregs) return 0;
     uc->uc_mcontext.fpregs->mxcsr |= NUM_TRAPS;
     const void *pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 #endif
     /* Executor code running with the traps on (never the kernel's) is let be. */
-    const void *at = w->cur ? kernel_pc(w, pc, sp) : NULL;
+    const void *at = w->cur ? sw_fault_kernel_pc(w, pc, sw_fault_context_sp(uc)) : NULL;
     if (!at) return 1;
     char what[240];
 #if defined(__linux__)
