@@ -257,6 +257,7 @@ typedef struct sw_worker {
     int bar_line[SW_BARRIER_RING];
     uint8_t bar_flags[SW_BARRIER_RING];
     uint32_t simd_epoch[SW_MAX_SIMDGROUPS];
+    int simd_line[SW_MAX_SIMDGROUPS]; /* .metal line of each simdgroup's last simd sync (race details) */
     sw_tg_shadow *shadow;        /* [SW_TG_MEM_LIMIT], allocated on the first full-check use */
 
     /* Findings (findings.c): code address -> site id. */

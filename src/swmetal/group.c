@@ -68,6 +68,7 @@ static void release_simd(sw_worker *w, uint32_t sg, uint32_t mask) {
     w->wbank[sg] = (uint8_t)(rb ^ 1);
     w->group.wait_simd[sg] = (uint16_t)(w->group.wait_simd[sg] - (uint32_t)__builtin_popcount(mask));
     w->simd_epoch[sg] = ++w->simd_clock;
+    if (mask) w->simd_line[sg] = base[__builtin_ctz(mask)].wait_line;
 }
 
 /* The fast path: all live lanes of sg met at one sync.  Queues them in schedule order. */
