@@ -238,7 +238,7 @@ int sw_num_fp_trap(sw_worker *w, int code, void *ucv) {
     char what[240];
 #if defined(__linux__)
     int known = sw_num_x86_describe(uc, pc, code, what, sizeof what);
-    if (known < 0) return 1; /* a float -> int conversion: clang's check said it */
+    if (known < 0) return 1; /* clang's check reports float -> int; or an unused lane trapped */
 #else
     int known = 0;
     what[0] = 0;

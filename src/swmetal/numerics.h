@@ -44,8 +44,10 @@ double sw_num_fp16_value(uint16_t bits, int bfloat);
 
 /* numerics_x86.c: what the trapping instruction at pc computed, from the
  * registers and memory in the signal context uc (Linux x86-64): writes a detail
- * with its operands and returns 1; returns -1 for a float -> integer conversion
- * (clang's check reports those, with types); 0 with buf "" when it cannot tell. */
+ * with its operands and returns 1; returns -1 when it is no finding (a float ->
+ * integer conversion, which clang's check reports with types, or no lane the
+ * kernel uses made Inf or NaN of finite values: an unused lane trapped); 0 with
+ * buf "" when it cannot tell. */
 int sw_num_x86_describe(void *uc, const void *pc, int code, char *buf, size_t n);
 
 #endif

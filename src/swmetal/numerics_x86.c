@@ -5,9 +5,10 @@
  * Decodes what clang emits for kernel arithmetic: SSE and VEX (and EVEX with
  * registers 0-15) encodings of add/sub/mul/div/sqrt on ss/sd/ps/pd, double ->
  * float conversions and F16C's float -> half (vcvtps2ph, how half arithmetic
- * rounds).  Packed operations are searched in their low 128 bits (the upper halves
- * of ymm registers live in the XSAVE area, not decoded).  Anything else gets the
- * generic detail. */
+ * rounds).  Packed operations are searched lane by lane, 256-bit ones too (the
+ * upper halves of ymm registers come from the signal frame's XSAVE area when the
+ * kernel saved it); 512-bit ones only in their low 256 bits.  Anything else gets
+ * the generic detail. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@ typedef struct insn {
     int map;              /* 1: 0F, 2: 0F38, 3: 0F3A */
     int op, pp;           /* pp: 0 none, 1 66, 2 F3, 3 F2 */
     int vex;              /* 0 legacy SSE, 1 VEX, 2 EVEX */
+    int bytes;            /* vector length: 16, or 32 (VEX.L / EVEX.L'L) */
     int reg, vvvv, rm;    /* rm -1: a memory operand at addr */
     const uint8_t *addr;  /* NULL: not known */
 } insn;
@@ -80,6 +82,7 @@ static void decode_modrm(const ucontext_t *uc, const uint8_t *p, int R, int X, i
 
 static int decode(const ucontext_t *uc, const uint8_t *p, insn *in) {
     memset(in, 0, sizeof *in);
+    in->bytes = 16;
     int R = 0, X = 0, B = 0;
     for (int i = 0; i < 4; i++) {
         if (*p == 0x66) in->pp = 1;
@@ -95,15 +98,18 @@ static int decode(const ucontext_t *uc, const uint8_t *p, insn *in) {
     if (*p == 0xC5) {
         R = !(p[1] >> 7);
         in->vvvv = (~p[1] >> 3) & 15, in->pp = p[1] & 3, in->map = 1, in->vex = 1;
+        in->bytes = (p[1] & 4) ? 32 : 16;
         p += 2;
     } else if (*p == 0xC4) {
         R = !(p[1] >> 7), X = !((p[1] >> 6) & 1), B = !((p[1] >> 5) & 1);
         in->map = p[1] & 31, in->vvvv = (~p[2] >> 3) & 15, in->pp = p[2] & 3, in->vex = 1;
+        in->bytes = (p[2] & 4) ? 32 : 16;
         p += 3;
     } else if (*p == 0x62) {
         R = !(p[1] >> 7), X = !((p[1] >> 6) & 1), B = !((p[1] >> 5) & 1);
         if (!((p[1] >> 4) & 1) || !((p[3] >> 3) & 1)) return 0; /* R' or V': registers 16-31 */
         in->map = p[1] & 7, in->vvvv = (~p[2] >> 3) & 15, in->pp = p[2] & 3, in->vex = 2;
+        in->bytes = (p[3] & 0x60) ? 32 : 16;
         p += 4;
     } else if (*p == 0x0F) {
         p++;
@@ -117,16 +123,39 @@ static int decode(const ucontext_t *uc, const uint8_t *p, insn *in) {
     return in->rm != -2;
 }
 
-/* Lane k (of 4-byte or 8-byte lanes) of an operand: a register's low 128 bits, or
- * memory.  Returns 0 when it cannot be read. */
+/* The upper 128 bits of ymm register r from the signal frame's XSAVE area, or NULL
+ * when the frame has none: the software-reserved bytes of the FXSAVE image carry
+ * the "FPXS" magic, and the AVX component (bit 2 of the header's xstate_bv at
+ * 512) sits at its standard offset, 576. */
+static const uint8_t *ymm_high(const ucontext_t *uc, int r) {
+    const uint8_t *x = (const uint8_t *)uc->uc_mcontext.fpregs;
+    uint32_t magic, size;
+    uint64_t bv;
+    memcpy(&magic, x + 464, 4);
+    memcpy(&size, x + 468, 4);
+    if (magic != 0x46505853u || size < 576 + 256) return NULL;
+    memcpy(&bv, x + 512, 8);
+    return (bv & 4) ? x + 576 + 16 * r : NULL;
+}
+
+/* Lane k (of 4-byte or 8-byte lanes) of an operand: a register (ymm's upper half
+ * from the XSAVE area), or memory.  Returns 0 when it cannot be read. */
 static int lane(const ucontext_t *uc, const insn *in, int regno, int k, int size, void *out) {
+    int at = k * size;
+    if (at + size > in->bytes) return 0;
     if (regno >= 0) {
-        if (regno > 15 || (k + 1) * size > 16) return 0;
-        memcpy(out, (const uint8_t *)uc->uc_mcontext.fpregs->_xmm[regno].element + k * size, (size_t)size);
+        if (regno > 15) return 0;
+        if (at < 16) {
+            memcpy(out, (const uint8_t *)uc->uc_mcontext.fpregs->_xmm[regno].element + at, (size_t)size);
+            return 1;
+        }
+        const uint8_t *hi = ymm_high(uc, regno);
+        if (!hi) return 0;
+        memcpy(out, hi + at - 16, (size_t)size);
         return 1;
     }
     if (!in->addr) return 0;
-    memcpy(out, in->addr + k * size, (size_t)size);
+    memcpy(out, in->addr + at, (size_t)size);
     return 1;
 }
 
@@ -136,11 +165,13 @@ static int culprit(int code, double a, double b, double r, int unary) {
     return finite && isinf(r);
 }
 
-/* add/sub/mul/div/sqrt on float or double lanes. */
+/* add/sub/mul/div/sqrt on float or double lanes: 1 with the culprit lane's
+ * operands in buf; -1 when no lane is one (what trapped was an unused lane); 0 when
+ * an operand cannot be read. */
 static int arith(const ucontext_t *uc, const insn *in, int code, char *buf, size_t n) {
     static const char *const sym[16] = {[8] = "+", [9] = "*", [12] = "-", [14] = "/"};
     int unary = in->op == 0x51, dbl = in->pp == 1 || in->pp == 3, scalar = in->pp >= 2;
-    int size = dbl ? 8 : 4, lanes = scalar ? 1 : 16 / size;
+    int size = dbl ? 8 : 4, lanes = scalar ? 1 : in->bytes / size;
     int src1 = in->vex ? in->vvvv : in->reg;
     for (int k = 0; k < lanes; k++) {
         double a = 0, b = 0, r;
@@ -171,13 +202,17 @@ static int arith(const ucontext_t *uc, const insn *in, int code, char *buf, size
                      dbl ? "double" : "float");
         return 1;
     }
-    return 0;
+    return -1;
 }
 
-/* vcvtps2ph (float -> half) and cvtsd2ss / cvtpd2ps (double -> float). */
+/* vcvtps2ph (float -> half) and cvtsd2ss / cvtpd2ps (double -> float): as arith. */
 static int narrowing(const ucontext_t *uc, const insn *in, char *buf, size_t n) {
     int to_half = in->map == 3;
-    int src = to_half ? in->reg : in->rm, size = to_half ? 4 : 8, lanes = to_half || in->pp == 1 ? 16 / size : 1;
+    int src = to_half ? in->reg : in->rm, size = to_half ? 4 : 8;
+    /* clang rounds a scalar to half with the 128-bit vcvtps2ph, whose other lanes
+     * hold whatever the register held: only lane 0 counts there (a half4's other
+     * elements are then not checked); the 256-bit form is a vectorised loop's */
+    int lanes = to_half ? (in->bytes == 32 ? 8 : 1) : in->pp == 1 ? in->bytes / size : 1;
     for (int k = 0; k < lanes; k++) {
         double v;
         float f;
@@ -189,7 +224,7 @@ static int narrowing(const ucontext_t *uc, const insn *in, char *buf, size_t n) 
                  to_half ? "half" : "float", to_half ? " (its largest is 65504)" : "");
         return 1;
     }
-    return 0;
+    return -1;
 }
 
 int sw_num_x86_describe(void *ucv, const void *pc, int code, char *buf, size_t n) {

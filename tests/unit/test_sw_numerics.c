@@ -79,18 +79,21 @@ TEST(sw_numerics_x86_operands) {
     static const unsigned char mulss[] = {0xF3, 0x0F, 0x59, 0xCA}; /* mulss xmm1, xmm2 */
     describe(&c, mulss, FPE_FLTOVF, buf, sizeof buf, &rc);
     CHECK_MSG(rc == 1 && strstr(buf, "1.00000002e+30 * 1e+10 = inf") != NULL, "%s", buf);
-    /* a lane that does not overflow is not the culprit: no operands then */
+    /* no lane of the operation overflows: an unused lane trapped, no finding */
     set_xmm(&c, 2, 1.0f, 0, 0, 0);
     describe(&c, vmulss, FPE_FLTOVF, buf, sizeof buf, &rc);
-    CHECK_EQ_INT(rc, 0);
-    CHECK(buf[0] == 0);
-    /* vcvtps2ph xmm0, xmm2, 4: the lane past 65504 */
-    set_xmm(&c, 2, 1.0f, 70000.0f, 2.0f, 3.0f);
+    CHECK_EQ_INT(rc, -1);
+    /* vcvtps2ph xmm0, xmm2, 4 (how clang rounds a scalar to half): lane 0 past 65504 */
+    set_xmm(&c, 2, 70000.0f, 1.0f, 2.0f, 3.0f);
     static const unsigned char cvtph[] = {0xC4, 0xE3, 0x79, 0x1D, 0xD0, 0x04};
     describe(&c, cvtph, FPE_FLTOVF, buf, sizeof buf, &rc);
     CHECK_MSG(rc == 1 && strcmp(buf, "conversion overflows: 70000 ('float') rounds to Inf in 'half' (its largest is "
                                      "65504)") == 0,
               "%s", buf);
+    /* ... and the register's leftover upper lanes are not the kernel's values */
+    set_xmm(&c, 2, 1.0f, 6.88e22f, 2.0f, 3.0f);
+    describe(&c, cvtph, FPE_FLTOVF, buf, sizeof buf, &rc);
+    CHECK_EQ_INT(rc, -1);
     /* 0 / 0 from memory: divss xmm1, [rax] */
     static float zero = 0.0f;
     set_xmm(&c, 1, 0.0f, 0, 0, 0);
@@ -102,5 +105,36 @@ TEST(sw_numerics_x86_operands) {
     static const unsigned char cvttss2si[] = {0xF3, 0x0F, 0x2C, 0xC1};
     describe(&c, cvttss2si, FPE_FLTINV, buf, sizeof buf, &rc);
     CHECK_EQ_INT(rc, -1);
+}
+
+/* vmulps ymm0, ymm1, ymm2 whose overflowing lane is in the upper half: read from
+ * the XSAVE area after the FXSAVE image, as Linux's signal frame lays it out. */
+TEST(sw_numerics_x86_ymm_upper_lanes) {
+    static fake_ctx c;
+    static union {
+        struct _libc_fpstate fp;
+        unsigned char bytes[1024];
+    } xs;
+    char buf[240];
+    memset(&c, 0, sizeof c);
+    memset(&xs, 0, sizeof xs);
+    float a[8] = {1, 1, 1, 1, 1, 1, 1e30f, 1}, b[8] = {1, 1, 1, 1, 1, 1, 1e10f, 1};
+    memcpy(xs.fp._xmm[1].element, a, 16);
+    memcpy(xs.fp._xmm[2].element, b, 16);
+    uint32_t magic = 0x46505853u, ext = 1000;
+    uint64_t bv = 7;
+    memcpy(xs.bytes + 464, &magic, 4);
+    memcpy(xs.bytes + 468, &ext, 4);
+    memcpy(xs.bytes + 512, &bv, 8);
+    memcpy(xs.bytes + 576 + 16 * 1, a + 4, 16);
+    memcpy(xs.bytes + 576 + 16 * 2, b + 4, 16);
+    c.uc.uc_mcontext.fpregs = &xs.fp;
+    static const unsigned char vmulps[] = {0xC5, 0xF4, 0x59, 0xC2};
+    int rc = sw_num_x86_describe(&c.uc, vmulps, FPE_FLTOVF, buf, sizeof buf);
+    CHECK_MSG(rc == 1 && strstr(buf, "1.00000002e+30 * 1e+10 = inf") != NULL, "%d %s", rc, buf);
+    /* without the XSAVE area's magic the upper half is unknown: no operands */
+    memset(xs.bytes + 464, 0, 4);
+    rc = sw_num_x86_describe(&c.uc, vmulps, FPE_FLTOVF, buf, sizeof buf);
+    CHECK_EQ_INT(rc, 0);
 }
 #endif
