@@ -45,7 +45,7 @@ static void usage(FILE *f) {
             "  --junit FILE|-       JUnit XML: a test case per case (validate: per schedule)\n"
             "  --dump DIR           save every buffer (inputs as given, outputs after the run) and each expectation\n"
             "                       (NAME.expected, float64) as DIR/kernel_<case name>.safetensors\n"
-            "  --sw-checks none|fast|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
+            "  --sw-checks none|fast|numerics|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
             "every run starts from the same initial buffers and all must give the same bytes; how many runs:\n",
             backend_default_name());
     cli_print_sampling_help(f);

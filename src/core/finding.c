@@ -15,6 +15,7 @@ static const char *const kind_names[DEV_FIND_NKINDS] = {
     [DEV_FIND_FAULT] = "fault",
     [DEV_FIND_LIMIT] = "limit",
     [DEV_FIND_TIMEOUT] = "timeout",
+    [DEV_FIND_NUMERIC] = "numeric",
 };
 
 const char *dev_finding_kind_name(int kind) {
@@ -50,6 +51,7 @@ static void title(const dev_finding *f, char *buf, size_t n) {
     case DEV_FIND_DIVERGENT_BARRIER: snprintf(buf, n, "divergent threadgroup barrier"); break;
     case DEV_FIND_LIMIT: snprintf(buf, n, "device limit exceeded"); break;
     case DEV_FIND_TIMEOUT: snprintf(buf, n, "dispatch stopped by the watchdog"); break;
+    case DEV_FIND_NUMERIC: snprintf(buf, n, "numeric error"); break;
     default: snprintf(buf, n, "fault"); break;
     }
 }

@@ -25,6 +25,8 @@ typedef enum dev_finding_kind {
     DEV_FIND_FAULT,                /* any other fault: division by zero, trap, stack overflow, wild pointer */
     DEV_FIND_LIMIT,                /* a device limit exceeded while running (threadgroup memory) */
     DEV_FIND_TIMEOUT,              /* the watchdog stopped a dispatch still running: where its threads were */
+    DEV_FIND_NUMERIC,              /* numeric checks: Inf/NaN from finite values, a conversion or integer
+                                      operation out of range (detail: which, with the operands) */
     DEV_FIND_NKINDS
 } dev_finding_kind;
 
@@ -65,7 +67,8 @@ typedef struct dev_finding {
 } dev_finding;
 
 /* "out_of_bounds", "uninitialized_read", "threadgroup_race", "device_write_conflict",
- * "device_read_write_conflict", "divergent_barrier", "fault", "limit", "timeout". */
+ * "device_read_write_conflict", "divergent_barrier", "fault", "limit", "timeout",
+ * "numeric". */
 const char *dev_finding_kind_name(int kind);
 
 /* One line: what, where (file:line of each side), counts.  Fits a message. */

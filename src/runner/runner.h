@@ -56,7 +56,7 @@ struct run_opts {
         char value[32];
     } constants[RUN_MAX_CONSTANTS];
     msl_source_opts source;    /* --include / --define for the --shader file */
-    const char *sw_checks;     /* none|fast|full, NULL = default */
+    const char *sw_checks;     /* none|fast|numerics|full, NULL = default */
     const char *sw_schedule;   /* inorder|reverse|random:SEED */
     /* GPU trace of the first timed iteration (--capture; set per case by the CLI) */
     const char *capture_path;

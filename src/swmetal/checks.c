@@ -36,17 +36,21 @@ static int parse_mode(const char *s) {
     if (strcmp(s, "none") == 0) return SW_CHECKS_NONE;
     if (strcmp(s, "fast") == 0) return SW_CHECKS_FAST;
     if (strcmp(s, "full") == 0) return SW_CHECKS_FULL;
+    if (strcmp(s, "numerics") == 0) return SW_CHECKS_NUMERICS;
     return -1;
 }
 
 const char *sw_checks_mode_name(int mode) {
-    return mode == SW_CHECKS_NONE ? "none" : mode == SW_CHECKS_FULL ? "full" : "fast";
+    return mode == SW_CHECKS_NONE       ? "none"
+           : mode == SW_CHECKS_FULL     ? "full"
+           : mode == SW_CHECKS_NUMERICS ? "numerics"
+                                        : "fast";
 }
 
 int swmtl_parse_checks(const char *text, swmtl_checks *out, const char *option, char *err, size_t errlen) {
     int m = text ? parse_mode(text) : -1;
     if (m < 0) {
-        if (err) snprintf(err, errlen, "%s '%s' is unknown: use none, fast or full", option, text ? text : "");
+        if (err) snprintf(err, errlen, "%s '%s' is unknown: use none, fast, numerics or full", option, text ? text : "");
         return -1;
     }
     *out = (swmtl_checks)m;
@@ -218,12 +222,29 @@ static void missing_flags(const sw_worker *w, uint32_t prev_epoch, unsigned need
              need == SW_MEM_FLAG_DEVICE ? "mem_flags::mem_device" : "mem_flags::mem_threadgroup");
 }
 
+/* Two accesses of different simdgroups with no threadgroup barrier between, where
+ * a simdgroup of theirs synchronised after the earlier one (prev_simd: the simd
+ * clock of its simdgroup then): that simdgroup_barrier or simd function orders only
+ * its own lanes.  Writes the detail into buf (empty otherwise). */
+static void simd_only(const sw_worker *w, uint16_t prev_tid, uint32_t prev_simd, uint32_t tid, char *buf, size_t n) {
+    uint32_t a = prev_tid / SW_SIMD_WIDTH, b = tid / SW_SIMD_WIDTH;
+    buf[0] = 0;
+    if (a == b) return;
+    int line = w->simd_epoch[a] != prev_simd ? w->simd_line[a] : w->simd_epoch[b] > prev_simd ? w->simd_line[b] : 0;
+    if (line <= 0) return;
+    snprintf(buf, n,
+             "the simdgroup_barrier or simd function at line %d between them orders only its own simdgroup "
+             "(simdgroups %u and %u here): it needs threadgroup_barrier(mem_flags::mem_threadgroup)",
+             line, a, b);
+}
+
 static void report_race(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, int prev_kind, uint16_t prev_tid,
-                        uint32_t prev_at, uint32_t prev_epoch, int kind, const void *pc) {
+                        uint32_t prev_at, uint32_t prev_epoch, uint32_t prev_simd, int kind, const void *pc) {
     sw_raw_finding f;
     memset(&f, 0, sizeof f);
-    char detail[200];
+    char detail[240];
     missing_flags(w, prev_epoch, SW_MEM_FLAG_THREADGROUP, "threadgroup", detail, sizeof detail);
+    if (!detail[0] && prev_epoch == w->epoch) simd_only(w, prev_tid, prev_simd, t->index, detail, sizeof detail);
     if (detail[0]) f.detail = detail;
     f.kind = DEV_FIND_TG_RACE;
     tg_place(w, off, n, &f);
@@ -273,7 +294,7 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
         }
         if (!is_write) {
             if (sh->written_gen == gen && !race_reported && !ordered(w, sh->w_tid, sh->w_epoch, sh->w_simd, tid)) {
-                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, sh->w_epoch, SW_ACC_READ, pc);
+                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, sh->w_epoch, sh->w_simd, SW_ACC_READ, pc);
                 race_reported = 1;
             }
             if (sh->r_epoch < w->tg_order) { /* the readers before the last ordering barrier are done */
@@ -292,7 +313,7 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
         }
         if (!race_reported) {
             if (sh->written_gen == gen && !ordered(w, sh->w_tid, sh->w_epoch, sh->w_simd, tid)) {
-                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, sh->w_epoch, SW_ACC_WRITE, pc);
+                report_race(w, t, off, n, SW_ACC_WRITE, sh->w_tid, sh->w_at, sh->w_epoch, sh->w_simd, SW_ACC_WRITE, pc);
                 race_reported = 1;
             } else if (sh->r_epoch >= w->tg_order) {
                 int ok;
@@ -304,7 +325,7 @@ static void arena_access(sw_worker *w, sw_gpu_thread *t, size_t off, size_t n, i
                     /* Name a reader other than this thread (the two kept differ). */
                     int mine = sh->r_tid == tid;
                     report_race(w, t, off, n, SW_ACC_READ, mine ? sh->r_other : sh->r_tid,
-                                mine ? sh->r_other_at : sh->r_at, sh->r_epoch, SW_ACC_WRITE, pc);
+                                mine ? sh->r_other_at : sh->r_at, sh->r_epoch, sh->r_simd, SW_ACC_WRITE, pc);
                     race_reported = 1;
                 }
             }

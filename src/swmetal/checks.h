@@ -7,7 +7,11 @@
  *         past the end and thread.  The data start is 16-byte aligned (vector loads
  *         need it), so when a length is not a multiple of 16 the guard begins up to
  *         15 bytes after the end;
- *   full: also a guard page before each buffer, and kernels run in their
+ *   numerics: fast's buffers, and kernels run in their numerics variant (numerics.c):
+ *         the first float/half/bfloat operation that makes Inf or NaN of finite
+ *         operands, conversions that overflow, signed integer overflow, integer
+ *         division by zero, out-of-range shifts, 8/16-bit integers that wrap;
+ *   full: also a guard page before each buffer, the numeric checks, and kernels run in their
  *         instrumented variant (every memory access calls a __tsan_* hook
  *         implemented in checks.c): exact out-of-bounds (any byte outside [start,
  *         start+length); threadgroup memory past every declared region), reads of
@@ -29,7 +33,12 @@
 
 #include "swmetal/swmetal.h"
 
-enum { SW_CHECKS_NONE = SWMTL_CHECKS_NONE, SW_CHECKS_FAST = SWMTL_CHECKS_FAST, SW_CHECKS_FULL = SWMTL_CHECKS_FULL };
+enum {
+    SW_CHECKS_NONE = SWMTL_CHECKS_NONE,
+    SW_CHECKS_FAST = SWMTL_CHECKS_FAST,
+    SW_CHECKS_FULL = SWMTL_CHECKS_FULL,
+    SW_CHECKS_NUMERICS = SWMTL_CHECKS_NUMERICS
+};
 
 /* GDNBENCH_SW_CHECKS, read once (a bad value is reported once), else fast. */
 int sw_checks_default(void);

@@ -254,9 +254,9 @@ static int per_kernel(const sw_library *lib) { return lib->unit.nkernels > whole
 static int kernel_flags(int instr, int mode, const char **flags, int max) {
     const char *all[SW_CXX_MAX_FLAGS];
 #ifdef __APPLE__
-    int n = sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 1, all, SW_CXX_MAX_FLAGS);
+    int n = sw_cxx_kernel_flags(instr, 1, all, SW_CXX_MAX_FLAGS);
 #else
-    int n = sw_cxx_kernel_flags(instr == SW_INSTR_FULL, 0, all, SW_CXX_MAX_FLAGS);
+    int n = sw_cxx_kernel_flags(instr, 0, all, SW_CXX_MAX_FLAGS);
 #endif
     int k = 0;
     for (int i = 0; i < n && k < max; i++) {

@@ -96,14 +96,27 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
         f[n++] = "-undefined"; /* sw_rt_* (and __tsan_*) come from the gdnbench executable */
         f[n++] = "dynamic_lookup";
     }
-    if (instrumented) {
+    if (instrumented & 2) {
+        /* The numeric checks (numerics.c): clang's checks of integer arithmetic and
+         * of float -> integer conversions call __ubsan_handle_*, which the executable
+         * exports as it does the __tsan_* hooks (no UBSan runtime is linked on
+         * either platform); each reports and lets the kernel continue.  Truncating
+         * conversions are reported by numerics.c only into 8- and 16-bit integers.
+         * SW_NUMERICS=1 turns on the prelude's own check of float -> bfloat. */
+        f[n++] = "-fsanitize=signed-integer-overflow,integer-divide-by-zero,shift-exponent,float-cast-overflow,"
+                 "implicit-integer-truncation";
+        f[n++] = "-fsanitize-recover=all";
+        f[n++] = "-fno-sanitize-link-runtime";
+        f[n++] = "-DSW_NUMERICS=1";
+    }
+    if (instrumented & 1) {
         /* Every memory access calls __tsan_*; the executor implements those hooks
          * (tsan_hooks.c).  Never link the TSan runtime itself: on Darwin the driver
          * would put its dylib into the kernel library and the hooks would bind to it.
          * On Linux a -shared link never includes it, so the flag changes nothing there
          * (same bytes with clang 19). */
         f[n++] = "-fsanitize=thread";
-        f[n++] = "-fno-sanitize-link-runtime";
+        if (!(instrumented & 2)) f[n++] = "-fno-sanitize-link-runtime";
         /* the read of a read-modify-write too (x += y): uninitialised reads and the
          * read side of races are seen there as well */
         f[n++] = "-mllvm";

@@ -22,7 +22,8 @@ typedef struct sw_cxx {
 const sw_cxx *sw_cxx_get(char **err);
 
 /* The flags of every kernel build, after the compiler and before -I, -o and the
- * source; instrumented adds ThreadSanitizer's hooks, darwin the Mach-O linking.
+ * source; instrumented, SW_INSTR_* bits (sw_compile.h): 1 adds ThreadSanitizer's
+ * hooks, 2 the numeric checks' (numerics.c); darwin the Mach-O linking.
  * Writes at most max entries (SW_CXX_MAX_FLAGS hold them all); returns how many. */
 #define SW_CXX_MAX_FLAGS 40
 int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int max);

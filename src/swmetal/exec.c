@@ -138,6 +138,9 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     if (job.lanes) atomic_fetch_add_explicit(&lanes_dispatches, 1, memory_order_relaxed);
     if (prepare_job(d, &job, res) != 0) return -1;
     if (job.ngroups == 0) return 0;
+    /* numeric traps in a libm function are reported at the kernel's call (numerics.c) */
+    if (d->numerics && sw_fault_code_range((const void *)d->entry, &job.kcode_lo, &job.kcode_hi) != 0)
+        job.kcode_lo = job.kcode_hi = 0;
     if (make_group_order(&job, (int)d->schedule.groups.kind, d->schedule.groups.seed, res) != 0) return -1;
     job.findings = sw_findings_new();
     if (!job.findings || sw_atomics_job_init(&job, sw_exec_workers()) != 0) {

@@ -257,6 +257,7 @@ typedef struct sw_worker {
     int bar_line[SW_BARRIER_RING];
     uint8_t bar_flags[SW_BARRIER_RING];
     uint32_t simd_epoch[SW_MAX_SIMDGROUPS];
+    int simd_line[SW_MAX_SIMDGROUPS]; /* .metal line of each simdgroup's last simd sync (race details) */
     sw_tg_shadow *shadow;        /* [SW_TG_MEM_LIMIT], allocated on the first full-check use */
 
     /* Findings (findings.c): code address -> site id. */
@@ -399,6 +400,14 @@ void sw_fault_report(sw_worker *w);
 /* The executable code of the loaded object containing fn: [*lo, *hi).  Returns 0, or
  * -1 when it cannot be found. */
 int sw_fault_code_range(const void *fn, uintptr_t *lo, uintptr_t *hi);
+/* The nearest address in the job's kernel code (job->kcode_lo/hi) for a thread
+ * stopped by a signal at pc with stack pointer sp: pc itself, or, when it is in
+ * other code (the full checks' hooks, a math function the kernel called), the
+ * first return address into the kernel found on the stack above sp (within the
+ * fiber's stack), minus 1.  NULL when there is none. */
+const void *sw_fault_kernel_pc(const sw_worker *w, const void *pc, uintptr_t sp);
+/* The stack pointer of a signal context (0 where it is not known). */
+uintptr_t sw_fault_context_sp(void *ucontext);
 /* After the watchdog stopped the job: its workers' samples as findings. */
 void sw_fault_report_timeout(sw_job *job, sw_worker *const *workers, int n);
 

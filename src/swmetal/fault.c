@@ -21,6 +21,7 @@
 #endif
 
 #include "swmetal/exec_internal.h"
+#include "swmetal/numerics.h"
 
 static const char *signal_what(int sig, int code) {
     switch (sig) {
@@ -143,6 +144,39 @@ static void fault_context(void *ucv, const void **pc, int *write) {
 #endif
 }
 
+uintptr_t sw_fault_context_sp(void *ucv) {
+#if defined(__APPLE__) && defined(__aarch64__)
+    return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext->__ss.__sp;
+#elif defined(__APPLE__) && defined(__x86_64__)
+    return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext->__ss.__rsp;
+#elif defined(__linux__) && defined(__x86_64__)
+    return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
+#elif defined(__linux__) && defined(__aarch64__)
+    return (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.sp;
+#else
+    (void)ucv;
+    return 0;
+#endif
+}
+
+const void *sw_fault_kernel_pc(const sw_worker *w, const void *pc, uintptr_t sp) {
+    const sw_job *job = w->job;
+    if (!job || !job->kcode_hi || ((uintptr_t)pc >= job->kcode_lo && (uintptr_t)pc < job->kcode_hi)) return pc;
+    if (!sp) return NULL;
+    /* 64 words: a hook's or a math function's frame; never past the fiber's stack */
+    uintptr_t top = sp + 64 * sizeof(uintptr_t);
+    for (int i = 0; i < w->nstacks; i++) {
+        uintptr_t lo = (uintptr_t)w->stacks[i].base, hi = lo + w->stacks[i].size;
+        if (sp >= lo && sp < hi && top > hi) top = hi;
+    }
+    for (uintptr_t a = (sp + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+         a + sizeof(uintptr_t) <= top; a += sizeof(uintptr_t)) {
+        uintptr_t v = *(const uintptr_t *)a;
+        if (v > job->kcode_lo && v < job->kcode_hi) return (const void *)(v - 1);
+    }
+    return NULL;
+}
+
 #ifdef __APPLE__
 /* The __TEXT segment of the image whose header dladdr finds: it starts at the header. */
 int sw_fault_code_range(const void *fn, uintptr_t *lo, uintptr_t *hi) {
@@ -235,13 +269,16 @@ static void watchdog_signal(sw_worker *w, void *uc) {
     const void *pc;
     int write;
     fault_context(uc, &pc, &write);
-    if (job->kcode_hi && ((uintptr_t)pc < job->kcode_lo || (uintptr_t)pc >= job->kcode_hi)) return;
+    /* In the full checks' hooks (or a function the kernel called): sampled at the
+     * kernel's call, but stopped only in the kernel's own code */
+    const void *at = sw_fault_kernel_pc(w, pc, sw_fault_context_sp(uc));
+    if (!at) return;
     sw_range_sync_thread(w);
     if (w->nsamples < SW_WATCH_SAMPLES) {
-        w->samples[w->nsamples] = sw_access_of(w->cur, w, pc, SW_ACC_NONE, 0, 0);
+        w->samples[w->nsamples] = sw_access_of(w->cur, w, at, SW_ACC_NONE, 0, 0);
         w->nsamples = w->nsamples + 1;
     }
-    if (stage != SW_WATCH_STOP) return;
+    if (stage != SW_WATCH_STOP || at != pc) return;
     w->fault_thread = w->cur;
     sw_set_current(w, NULL);
     if (!w->group.looping) sw_fiber_note_jump(&w->sched);
@@ -263,6 +300,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc) {
         else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) old->sa_handler(sig);
         return; /* its default action is to ignore it */
     }
+    if (sig == SIGFPE && sw_num_fp_trap(w, si->si_code, uc)) return; /* numeric checks: reported, resumed */
     if (w && w->cur) {
         sw_range_sync_thread(w);
         w->fault_sig = sig;

@@ -160,7 +160,7 @@ static void cb_add_diags(sw_mtl_cb *cb, sw_dispatch_result *res) {
 
 /* Runs one command; *t0 and *t1 = when it started and ended.  Returns 0, or -1 with
  * *msg (malloc'd). */
-static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, const swmtl_schedule *sched, double timeout_s, double *t0,
+static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int instr, const swmtl_schedule *sched, double timeout_s, double *t0,
                    double *t1, char **msg) {
     if (c->sample_buffer) {
         *t0 = *t1 = sw_exec_now();
@@ -171,13 +171,16 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int full, const swmtl_schedule *sch
     memset(&d, 0, sizeof d);
     d.kernel = sw_mtl_pipeline_name(c->pipeline);
     char *err = NULL;
-    if (sw_mtl_pipeline_entry(c->pipeline, full, &d.entry, &d.instrumented, &err) != 0) {
-        *msg = err ? err : strdup("cannot build the full-check variant of the kernel");
+    int got = 0;
+    if (sw_mtl_pipeline_entry(c->pipeline, instr, &d.entry, &got, &err) != 0) {
+        *msg = err ? err : strdup("cannot build the check variant of the kernel");
         return -1;
     }
+    d.instrumented = (got & SW_INSTR_TSAN) != 0;
+    d.numerics = (got & SW_INSTR_NUMERICS) != 0;
     d.sync_free = sw_mtl_pipeline_sync_free(c->pipeline);
     d.atomic_free = sw_mtl_pipeline_atomic_free(c->pipeline);
-    if (!d.instrumented) {
+    if (!got) {
         d.range = sw_mtl_pipeline_range(c->pipeline);
         d.lanes = sw_mtl_pipeline_lanes(c->pipeline);
     }
@@ -214,7 +217,8 @@ static void cb_execute(sw_mtl_cb *cb) {
     cb_set_status(cb, MTLCommandBufferStatusScheduled);
     cb->start = cb->end = sw_exec_now();
     id device = cb_device(cb);
-    int full = sw_mtl_device_checks(device) == SW_CHECKS_FULL;
+    int checks = sw_mtl_device_checks(device);
+    int instr = checks == SW_CHECKS_FULL ? SW_INSTR_FULL : checks == SW_CHECKS_NUMERICS ? SW_INSTR_NUMERICS : 0;
     swmtl_schedule sched = sw_mtl_device_schedule(device);
     char *msg = NULL;
     long code = MTLCommandBufferErrorInternal;
@@ -224,7 +228,7 @@ static void cb_execute(sw_mtl_cb *cb) {
     }
     for (sw_cmd *c = cb->cmds; c && !msg; c = c->next) {
         double t0, t1;
-        cmd_run(cb, c, full, &sched, sw_mtl_device_timeout(device), &t0, &t1, &msg);
+        cmd_run(cb, c, instr, &sched, sw_mtl_device_timeout(device), &t0, &t1, &msg);
         if (c == cb->cmds) cb->start = t0;
         cb->end = t1;
     }

@@ -321,23 +321,25 @@ const char *sw_mtl_pipeline_name(id pipeline) {
     return sw_string_utf8(f->name);
 }
 
-int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instrumented, char **err) {
+int sw_mtl_pipeline_entry(id pipeline, int instr, sw_entry_fn *entry, int *instrumented, char **err) {
     sw_mtl_pipeline *p = (sw_mtl_pipeline *)pipeline;
     sw_mtl_function *f = (sw_mtl_function *)p->function;
     sw_mtl_library *l = (sw_mtl_library *)f->library;
     *entry = f->kernel.info->entry;
     *instrumented = 0;
     /* C-entry libraries have no instrumented variant: they run plain. */
-    if (!full || !l->compiled) return 0;
+    if (instr == SW_INSTR_NONE || !l->compiled) return 0;
+    int *have = instr == SW_INSTR_FULL ? &p->have_full : &p->have_num;
+    sw_kernel *k = instr == SW_INSTR_FULL ? &p->full : &p->num;
     pthread_mutex_lock(&p->mu);
     int rc = 0;
-    if (!p->have_full) {
-        rc = library_get_kernel(l, sw_string_utf8(f->name), f->fcs, f->nfcs, SW_INSTR_FULL, &p->full, err);
-        p->have_full = rc == 0;
+    if (!*have) {
+        rc = library_get_kernel(l, sw_string_utf8(f->name), f->fcs, f->nfcs, instr, k, err);
+        *have = rc == 0;
     }
     if (rc == 0) {
-        *entry = p->full.info->entry;
-        *instrumented = 1;
+        *entry = k->info->entry;
+        *instrumented = instr;
     }
     pthread_mutex_unlock(&p->mu);
     return rc;

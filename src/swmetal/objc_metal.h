@@ -50,9 +50,11 @@ typedef struct sw_mtl_function {
 typedef struct sw_mtl_pipeline {
     sw_obj base;
     id function;                    /* retained */
-    pthread_mutex_t mu;             /* guards the lazily compiled full-check variant */
+    pthread_mutex_t mu;             /* guards the lazily compiled check variants */
     int have_full;
-    sw_kernel full;
+    sw_kernel full;                 /* SW_INSTR_FULL */
+    int have_num;
+    sw_kernel num;                  /* SW_INSTR_NUMERICS */
 } sw_mtl_pipeline;
 
 typedef struct sw_mtl_buffer {
@@ -70,9 +72,11 @@ double sw_mtl_device_timeout(id device);
 swmtl_schedule sw_mtl_device_schedule(id device);
 Class sw_mtl_pipeline_class(void);
 
-/* The entry to run for a pipeline: the full-check variant when `full` (compiled on
- * first use) and one exists.  Returns 0, or -1 with *err (malloc'd). */
-int sw_mtl_pipeline_entry(id pipeline, int full, sw_entry_fn *entry, int *instrumented, char **err);
+/* The entry to run for a pipeline: the variant instrumented as `instr` asks
+ * (SW_INSTR_*, compiled on first use) when one exists; *instrumented = the
+ * SW_INSTR_* bits of the entry given (0: the plain variant).  Returns 0, or -1 with
+ * *err (malloc'd). */
+int sw_mtl_pipeline_entry(id pipeline, int instr, sw_entry_fn *entry, int *instrumented, char **err);
 const char *sw_mtl_pipeline_name(id pipeline);
 /* maxTotalThreadsPerThreadgroup: the kernel's [[max_total_threads_per_threadgroup(N)]]
  * when it gives a smaller N, else the device's SW_MAX_THREADS_PER_GROUP. */

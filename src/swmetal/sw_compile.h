@@ -29,9 +29,11 @@ typedef struct sw_fc_value {
     } v;
 } sw_fc_value;
 
-/* Instrumentation of a compiled variant: plain, or with every memory access hooked
- * (full checks: uninitialised threadgroup reads, threadgroup races, exact OOB). */
-enum { SW_INSTR_NONE = 0, SW_INSTR_FULL = 1 };
+/* Instrumentation of a compiled variant, a set of bits: every memory access hooked
+ * (SW_INSTR_TSAN: uninitialised threadgroup reads, threadgroup races, exact OOB), the
+ * numeric checks' (SW_INSTR_NUMERICS: clang's integer/cast sanitizers reporting to
+ * numerics.c, the prelude's bfloat hook); full checks have both. */
+enum { SW_INSTR_NONE = 0, SW_INSTR_TSAN = 1, SW_INSTR_NUMERICS = 2, SW_INSTR_FULL = 3 };
 
 typedef struct sw_kernel {
     const sw_kernel_info *info;  /* inside the loaded library; valid while the library lives */

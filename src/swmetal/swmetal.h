@@ -48,8 +48,14 @@
 
 /* ---- settings ---- */
 
-/* Checks (--sw-checks): see the README's software-device section. */
-typedef enum swmtl_checks { SWMTL_CHECKS_NONE = 0, SWMTL_CHECKS_FAST = 1, SWMTL_CHECKS_FULL = 2 } swmtl_checks;
+/* Checks (--sw-checks): see the README's software-device section.  NUMERICS is fast's
+ * buffers with the kernels' numerics variant (numerics.c); FULL includes it. */
+typedef enum swmtl_checks {
+    SWMTL_CHECKS_NONE = 0,
+    SWMTL_CHECKS_FAST = 1,
+    SWMTL_CHECKS_FULL = 2,
+    SWMTL_CHECKS_NUMERICS = 3
+} swmtl_checks;
 
 /* An order of threadgroups, or of a threadgroup's fibers between synchronisation
  * points: "inorder", "reverse" or "random:SEED" (SEED a decimal integer). */

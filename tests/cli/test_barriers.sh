@@ -32,6 +32,8 @@ expect_match "barriers: ... named at its line" "$OUT" \
 expect_exit 2 "barriers: simdgroup_barrier does not order another simdgroup's threadgroup writes" full scan_simd_barrier
 expect_match "barriers: ... a race on the staged bytes of simdgroup 1 (threads 32..63)" "$OUT" \
     "threadgroup memory race on 'stage' \(line [0-9]+\) bytes 128\.\.255 of 256"
+expect_match "barriers: ... naming the simdgroup_barrier, what it orders and what is needed" "$OUT" \
+    "the simdgroup_barrier or simd function at line $(line bar-simd) between them orders only its own simdgroup \(simdgroups 1 and 0 here\): it needs threadgroup_barrier\(mem_flags::mem_threadgroup\)"
 
 expect_exit 2 "barriers: mem_threadgroup does not order device memory" full scan_device_tg_barrier
 expect_match "barriers: ... a write-write conflict naming the barrier and mem_device" "$OUT" \

@@ -59,8 +59,12 @@ TEST(sw_checks_mode_parsing) {
     CHECK_EQ_INT(m, SW_CHECKS_FULL);
     CHECK(swmtl_parse_checks("none", &m, "--sw-checks", err, sizeof err) == 0);
     CHECK_EQ_INT(m, SW_CHECKS_NONE);
+    CHECK(swmtl_parse_checks("numerics", &m, "--sw-checks", err, sizeof err) == 0);
+    CHECK_EQ_INT(m, SW_CHECKS_NUMERICS);
+    CHECK(strcmp(sw_checks_mode_name(SW_CHECKS_NUMERICS), "numerics") == 0);
+    CHECK(swmtl_parse_checks("none", &m, "--sw-checks", err, sizeof err) == 0);
     CHECK(swmtl_parse_checks("paranoid", &m, "--sw-checks", err, sizeof err) != 0);
-    CHECK_MSG(strcmp(err, "--sw-checks 'paranoid' is unknown: use none, fast or full") == 0, "%s", err);
+    CHECK_MSG(strcmp(err, "--sw-checks 'paranoid' is unknown: use none, fast, numerics or full") == 0, "%s", err);
     CHECK_EQ_INT(m, SW_CHECKS_NONE); /* left as it was */
 }
 

@@ -47,12 +47,45 @@
 // libgcc 12 has no __truncsfbf2/__truncdfbf2, which clang calls for every
 // float -> __bf16 conversion on x86-64.  Round to nearest even; NaN stays a quiet NaN
 // (same rule as src/core/dtype.h's bf16_from_f32).
-extern "C" __attribute__((visibility("hidden"), weak)) __bf16 __truncsfbf2(float f) {
+#if SW_NUMERICS
+// The numeric checks (--sw-checks numerics, full; src/swmetal/numerics.c): clang's
+// integer and cast checks call these hidden __ubsan_handle_* (no sanitizer runtime),
+// which hand the check's data, operands and the kernel's call site to the device.
+// Kinds as numerics.h's SW_NUM_*.
+extern "C" void sw_rt_num_check(int kind, const void *data, uintptr_t a, uintptr_t b, const void *ret);
+#define SW_UB_HANDLER __attribute__((visibility("hidden"), noinline, no_sanitize("thread", "undefined")))
+#define SW_UB_RET __builtin_return_address(0)
+extern "C" {
+SW_UB_HANDLER void __ubsan_handle_add_overflow(void *d, uintptr_t a, uintptr_t b) { sw_rt_num_check(1, d, a, b, SW_UB_RET); }
+SW_UB_HANDLER void __ubsan_handle_sub_overflow(void *d, uintptr_t a, uintptr_t b) { sw_rt_num_check(2, d, a, b, SW_UB_RET); }
+SW_UB_HANDLER void __ubsan_handle_mul_overflow(void *d, uintptr_t a, uintptr_t b) { sw_rt_num_check(3, d, a, b, SW_UB_RET); }
+SW_UB_HANDLER void __ubsan_handle_negate_overflow(void *d, uintptr_t a) { sw_rt_num_check(4, d, a, 0, SW_UB_RET); }
+SW_UB_HANDLER void __ubsan_handle_divrem_overflow(void *d, uintptr_t a, uintptr_t b) { sw_rt_num_check(5, d, a, b, SW_UB_RET); }
+SW_UB_HANDLER void __ubsan_handle_shift_out_of_bounds(void *d, uintptr_t a, uintptr_t b) {
+    sw_rt_num_check(6, d, a, b, SW_UB_RET);
+}
+SW_UB_HANDLER void __ubsan_handle_float_cast_overflow(void *d, uintptr_t a) { sw_rt_num_check(7, d, a, 0, SW_UB_RET); }
+SW_UB_HANDLER void __ubsan_handle_implicit_conversion(void *d, uintptr_t a, uintptr_t b) {
+    sw_rt_num_check(8, d, a, b, SW_UB_RET);
+}
+}
+#undef SW_UB_RET
+#define SW_TRUNCSFBF2_ATTR __attribute__((visibility("hidden"), weak, noinline))
+#else
+#define SW_TRUNCSFBF2_ATTR __attribute__((visibility("hidden"), weak))
+#endif
+
+extern "C" SW_TRUNCSFBF2_ATTR __bf16 __truncsfbf2(float f) {
     uint32_t u;
     __builtin_memcpy(&u, &f, 4);
     uint16_t h;
     if ((u & 0x7fffffffu) > 0x7f800000u) h = (uint16_t)((u >> 16) | 0x40u);
     else h = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#if SW_NUMERICS
+    // a finite float that rounds to Inf (noinline: the return address is the kernel's)
+    if ((u & 0x7fffffffu) < 0x7f800000u && (h & 0x7fffu) == 0x7f80u)
+        sw_rt_num_check(9, nullptr, u, 0, __builtin_return_address(0));
+#endif
     __bf16 r;
     __builtin_memcpy(&r, &h, 2);
     return r;
