@@ -66,6 +66,7 @@ struct run_opts {
     int has_sw_max_findings;   /* --sw-max-findings given */
     int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int quiet;
+    int verbose;               /* --verbose / -v: what compiling cost, on stderr */
 };
 
 #define RUN_DEFAULT_MAX_FINDINGS 5

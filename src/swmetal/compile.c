@@ -22,6 +22,7 @@
 
 #include "core/embedded.h"
 #include "core/sha256.h"
+#include "swmetal/compile_stats.h"
 #include "swmetal/cxx.h"
 #include "swmetal/msl_front.h"
 #include "msl/msl_include.h"
@@ -230,6 +231,16 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
  *                  file is cached. */
 enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK, BUILD_LANES };
 
+/* What a variant is for, as the compile statistics name it (compile_stats.h). */
+static int variant_kind(int instr, int mode) {
+    switch (mode) {
+    case BUILD_CHECK: return SW_KIND_LIBRARY;
+    case BUILD_LISTING: return SW_KIND_LISTING;
+    case BUILD_LANES: return SW_KIND_LANES;
+    default: return instr == SW_INSTR_FULL ? SW_KIND_FULL_CHECKS : SW_KIND_FIBERS;
+    }
+}
+
 /* Libraries with more kernels than this are checked whole when created and
  * compiled one kernel at a time when a pipeline asks for one (MLX's files
  * instantiate hundreds to thousands of kernels from a few templates: the
@@ -332,9 +343,10 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
     if (access(so_path, F_OK) == 0) {
         __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+        sw_stats_add_cached(variant_kind(instr, mode));
         return 0;
     }
-    char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300], failed[4300];
+    char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300], failed[4300], trace[4400], trace_arg[4500];
     /* A lanes variant that did not compile is remembered (the key hashes its C++ and
      * the compiler): the device runs the library's fibers instead, and every later
      * process would otherwise pay for the same failed compile. */
@@ -349,17 +361,22 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     pathf(tmp_so, sizeof tmp_so, "%s.tmp-%d-%lx", so_path, (int)getpid(), (unsigned long)pthread_self());
     pathf(errp, sizeof errp, "%s.err", tmp_so);
     pathf(incl, sizeof incl, "-I%s", pdir);
+    /* clang's own account of its phases (compile_stats.c); it changes nothing in the
+     * object, so it is not part of the key */
+    pathf(trace, sizeof trace, "%s.trace.json", tmp_so);
+    pathf(trace_arg, sizeof trace_arg, "-ftime-trace=%s", trace);
     if (sw_write_file_atomic(cpp_path, cpp, strlen(cpp)) != 0) {
         *err = fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
         return -1;
     }
-    char *argv[SW_CXX_MAX_FLAGS + 8];
+    char *argv[SW_CXX_MAX_FLAGS + 10];
     int a = 0;
     argv[a++] = (char *)cc->path;
     const char *flags[SW_CXX_MAX_FLAGS];
     int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
     argv[a++] = incl;
+    argv[a++] = trace_arg;
     if (mode != BUILD_CHECK) {
         argv[a++] = "-o";
         argv[a++] = tmp_so;
@@ -367,7 +384,12 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     argv[a++] = cpp_path;
     argv[a] = NULL;
     __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
+    double t0 = sw_stats_now();
     int rc = sw_run_process(argv, NULL, errp);
+    sw_clang_times times;
+    sw_clang_times_read(trace, &times);
+    sw_stats_add_compile(variant_kind(instr, mode), sw_stats_now() - t0, &times);
+    unlink(trace);
     if (rc != 0) {
         *err = rc < 0 ? fmt_err("cannot run %s: %s", cc->path, strerror(errno))
                       : compiler_message(errp, "compiling the kernel");
@@ -439,13 +461,16 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
             free(sig);
             memcpy(key, lib->variants[i].key, 65);
             __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+            sw_stats_add_cached(variant_kind(instr, mode));
             *loaded = lib->variants[i].dl;
             return 1;
         }
     }
     free(sig);
+    double t0 = sw_stats_now();
     char *cpp = mode == BUILD_LANES ? msl_front_emit_lanes(&lib->unit, lib->lanes_text, fcs, nfcs, err)
                                     : msl_front_emit(&lib->unit, fcs, nfcs, only, err);
+    sw_stats_add_prepass(variant_kind(instr, mode), sw_stats_now() - t0);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, mode, key);
     /* a lanes variant is kept once it compiled (below): one that does not runs
@@ -456,6 +481,7 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
             if (mode == BUILD_LANES) keep_cpp(cpp, key);
             free(cpp);
             __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+            sw_stats_add_cached(variant_kind(instr, mode));
             *loaded = lib->variants[i].dl;
             return 1;
         }
@@ -568,6 +594,7 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     if (!cc) return NULL;
     char cache[4096];
     if (sw_cache_dir(cache, sizeof cache, err)) return NULL;
+    double t0 = sw_stats_now();
     /* the headers are inlined first, so the preprocessing cache key covers them */
     char *prepared = msl_expand_source(source, filename, opts, MSL_EXPAND_SOFTWARE, err);
     if (!prepared) return NULL;
@@ -589,13 +616,16 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     free(pp);
     lib->unit.emit_range = lib->sync_free;
     lib->unit.atomic_free = lib->atomic_free;
+    sw_stats_add_prepass(SW_KIND_LIBRARY, sw_stats_now() - t0);
     if (rc != 0) {
         sw_library_free(lib);
         return NULL;
     }
     if (lanes_enabled() && !lib->sync_free && !per_kernel(lib)) {
+        t0 = sw_stats_now();
         lib->lanes_text = msl_lanes_rewrite(&lib->unit, &lib->lanes_why);
         if (!lib->lanes_text) lanes_debug(lib, "runs its simdgroups as fibers", lib->lanes_why);
+        sw_stats_add_prepass(SW_KIND_LANES, sw_stats_now() - t0);
     }
     /* compile the variant without constants now (a large library: check it), so
      * errors surface here as on Metal */
