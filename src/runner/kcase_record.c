@@ -9,6 +9,7 @@
 #include "core/sha256.h"
 #include "io/io_util.h"
 #include "runner/kcase_run.h"
+#include "runner/runner.h"
 #include "runner/record.h"
 
 static const op_desc kernel_case_op = {.name = "kernel", .group = "case", .summary = "a kernel case file"};
@@ -119,5 +120,6 @@ int kc_fill_record(const kc_case *c, const kc_result *r, const char *device_name
     rec->bitwise_identical = r->deterministic;
     rec->status = r->pass ? RUN_PASS : RUN_FAIL;
     snprintf(rec->error, sizeof rec->error, "%.500s", r->fault);
+    if (rec->device.emulated) runner_note_compile(rec);
     return 0;
 }

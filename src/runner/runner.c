@@ -394,7 +394,7 @@ static int check(sampler *sp) {
 static pthread_mutex_t compile_seen_mu = PTHREAD_MUTEX_INITIALIZER;
 static sw_compile_stats compile_seen;
 
-static void note_compile(run_record *rec) {
+void runner_note_compile(run_record *rec) {
     sw_compile_stats now, d;
     pthread_mutex_lock(&compile_seen_mu);
     sw_compile_stats_get(&now);
@@ -425,7 +425,7 @@ int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     /* the software device compiles while the case is prepared and, for a variant
      * only a check needs, during its first run */
     int rc = run_case(b, c, o, rec);
-    if (backend_has(b, BACKEND_EMULATED)) note_compile(rec);
+    if (backend_has(b, BACKEND_EMULATED)) runner_note_compile(rec);
     return rc;
 }
 

@@ -39,4 +39,12 @@ expect_exit 0 "compile phases: the cpu backend" "$GDNBENCH" cumsum --backend cpu
     --warmup 0 --json "$TMPD/cpu.json"
 json=$(tr -d ' \t\n' < "$TMPD/cpu.json" 2>/dev/null)
 expect_match "compile phases: ... has compile null" "$json" '"compile":null'
+# a kernel case (gdnbench kernel) on the software device: its record has the phases too
+printf 'kernel void twice(device float *x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n    x[i] *= 2.0f;\n}\n' \
+    > "$TMPD/twice.metal"
+expect_exit 0 "compile phases: a kernel case" "$GDNBENCH" kernel "$TMPD/twice.metal" --function twice --grid 64 \
+    --threadgroup 32 --buffer x=float32[64]:arange=0,1 --iters 1 --json "$TMPD/case.json" --quiet
+json=$(tr -d ' \t\n' < "$TMPD/case.json" 2>/dev/null)
+expect_match "compile phases: ... has compile.phases with its run variant" "$json" \
+    '"compile":\{"wall_s":[0-9.e-]+,"phases":\{.*"fibers":\{"compiles":1,'
 finish

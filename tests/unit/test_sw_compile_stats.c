@@ -102,4 +102,19 @@ TEST(sw_compile_stats_count_phases_by_variant) {
     sw_compile_stats_diff(&s2, &s1, &d);
     fb = kind_of(&d, "fibers");
     CHECK(fb && fb->compiles == 0 && fb->cached >= 1 && fb->wall_s < 0.05);
+
+    /* a library with a function constant is only checked when created: clang writes
+     * no trace for -fsyntax-only, and the check counts as front end, not unknown */
+    static const char *const fc_src = "constant bool twice [[function_constant(0)]];\n"
+                                      "kernel void add2(device float *x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+                                      "    x[i] += twice ? 2.0f : 1.0f;\n}\n";
+    lib = sw_library_create(fc_src, "add2.metal", &err);
+    CHECK(lib != NULL);
+    free(err);
+    sw_library_free(lib);
+    sw_compile_stats_get(&s1);
+    sw_compile_stats_diff(&s1, &s2, &d);
+    lb = kind_of(&d, "library");
+    CHECK(lb && lb->compiles == 1 && lb->frontend_s > 0 && lb->optimise_s == 0 && lb->codegen_s == 0);
+    CHECK(kind_of(&d, "fibers") == NULL);
 }
