@@ -95,7 +95,9 @@ static void print_op_help(const op_desc *op) {
            "  --dump DIR               save inputs, outputs and references as safetensors\n"
            "  --capture DIR            (--backend metal) record the first timed iteration of each shape\n"
            "                           as DIR/OP-SHAPE.gputrace for Xcode's GPU tools\n"
-           "  --quiet                  no table on stdout\n",
+           "  --quiet                  no table on stdout\n"
+           "  --verbose, -v            what compiling the kernels cost (software device), per variant\n"
+           "                           and phase, on stderr\n",
            backend_default_name(), SWMTL_DEFAULT_TIMEOUT_S);
     printf("\nhow many runs:\n");
     cli_print_sampling_help(stdout);
@@ -216,16 +218,20 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
             print_op_help(op);
             return 1;
         }
+        if (strcmp(a, "-v") == 0) {
+            o->verbose = 1;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0) {
             snprintf(err, errlen, "unexpected argument '%s': options start with -- (see gdnbench %s --help)", a, op->name);
             return -1;
         }
         char name[64];
         const char *val = NULL;
-        static const char *const bare[] = {"quiet", "fast-math", NULL};
+        static const char *const bare[] = {"quiet", "fast-math", "verbose", NULL};
         if (cli_split_option(argc, argv, &i, bare, name, sizeof name, &val, err, errlen)) return -1;
         if (!val) {
-            *(strcmp(name, "quiet") == 0 ? &o->quiet : &o->fast_math) = 1;
+            *(strcmp(name, "quiet") == 0 ? &o->quiet : strcmp(name, "verbose") == 0 ? &o->verbose : &o->fast_math) = 1;
             continue;
         }
         int kopt = cli_parse_kernel_option(name, val, o, err, errlen);
@@ -446,6 +452,7 @@ static void print_case(void *user, int k, driver_outcome out) {
         table_print_record(stdout, r);
         table_print_findings(stdout, r, run_max_findings(&rm->rc->opts));
     }
+    if (rm->rc->opts.verbose) table_print_compile(stderr, r);
     if (r->status == RUN_ERROR) fprintf(stderr, "gdnbench: %s: %s\n", rm->op->name, r->error);
     fflush(stdout);
 }

@@ -213,3 +213,34 @@ void table_print_checks_hint(FILE *f, const backend *b, const run_opts *o, const
             "(or gdnbench validate %s) to look for races, out-of-bounds accesses and uninitialised reads\n",
             so.checks == SWMTL_CHECKS_NONE ? "none of" : "fast", op_name ? op_name : "OP");
 }
+
+/* A phase's seconds, "-" when clang did not report it. */
+static void put_phase(FILE *f, double s) {
+    if (s < 0) fprintf(f, " %9s", "-");
+    else fprintf(f, " %9.2f", s);
+}
+
+void table_print_compile(FILE *f, const run_record *r) {
+    const rec_compile *c = &r->compile;
+    if (!c->present) return;
+    int runs = 0, cached = 0;
+    for (int i = 0; i < c->nkinds; i++) {
+        runs += c->kinds[i].compiles;
+        cached += c->kinds[i].cached;
+    }
+    fprintf(f, "compile: %.2f s, %d clang run%s, %d variant%s found built\n", c->wall_s, runs, runs == 1 ? "" : "s",
+            cached, cached == 1 ? "" : "s");
+    if (c->nkinds == 0) return;
+    fprintf(f, "  %-12s %5s %6s %9s %9s %9s %9s %9s %9s\n", "variant", "runs", "cached", "pre-pass", "front-end",
+            "optimise", "codegen", "link", "total s");
+    for (int i = 0; i < c->nkinds; i++) {
+        const rec_compile_kind *k = &c->kinds[i];
+        fprintf(f, "  %-12s %5d %6d", k->kind, k->compiles, k->cached);
+        put_phase(f, k->prepass_s);
+        put_phase(f, k->compiles ? k->frontend_s : -1);
+        put_phase(f, k->compiles ? k->optimise_s : -1);
+        put_phase(f, k->compiles ? k->codegen_s : -1);
+        put_phase(f, k->compiles ? k->link_s : -1);
+        fprintf(f, " %9.2f\n", k->wall_s);
+    }
+}

@@ -25,6 +25,9 @@ void table_print_findings(FILE *f, const run_record *r, int max);
  * (races, out-of-bounds accesses, uninitialised reads): --sw-checks full, or
  * `gdnbench validate OP`.  Nothing otherwise. */
 void table_print_checks_hint(FILE *f, const backend *b, const run_opts *o, const char *op_name, int nfail);
+/* --verbose: what compiling the case's kernels cost on the software device, one
+ * line per kind of variant with its phases (nothing when r has no compile facts). */
+void table_print_compile(FILE *f, const run_record *r);
 /* "B=1 T=4096 Hg=16 H=32 K=128" */
 void table_shape_str(const op_desc *op, const int64_t *dim, char *buf, size_t n);
 /* Human duration: "812 ns", "12.3 us", "4.56 ms", "1.23 s". */

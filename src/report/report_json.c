@@ -471,6 +471,33 @@ static void add_case(json_build *b, cJSON *root, const run_record *r) {
     }
 }
 
+/* "compile": what compiling the case's kernels cost on the software device, by
+ * kind of variant and phase (seconds; null where clang did not say). */
+static void add_compile(json_build *b, cJSON *root, const run_record *r) {
+    const rec_compile *c = &r->compile;
+    if (!c->present) {
+        jb_null(b, root, "compile");
+        return;
+    }
+    cJSON *o = jb_put_obj(b, root, "compile");
+    if (!o) return;
+    jb_num(b, o, "wall_s", c->wall_s);
+    cJSON *ph = jb_put_obj(b, o, "phases");
+    for (int i = 0; ph && b->ok && i < c->nkinds && i < REC_MAX_COMPILE_KINDS; i++) {
+        const rec_compile_kind *k = &c->kinds[i];
+        cJSON *x = jb_put_obj(b, ph, k->kind);
+        if (!x) break;
+        jb_num(b, x, "compiles", k->compiles);
+        jb_num(b, x, "cached", k->cached);
+        jb_num(b, x, "prepass_s", k->prepass_s);
+        jb_num_or_null(b, x, "frontend_s", k->frontend_s, k->frontend_s >= 0);
+        jb_num_or_null(b, x, "optimise_s", k->optimise_s, k->optimise_s >= 0);
+        jb_num_or_null(b, x, "codegen_s", k->codegen_s, k->codegen_s >= 0);
+        jb_num_or_null(b, x, "link_s", k->link_s, k->link_s >= 0);
+        jb_num(b, x, "wall_s", k->wall_s);
+    }
+}
+
 cJSON *report_record_json(const run_record *r) {
     json_build b = {1};
     cJSON *root = cJSON_CreateObject();
@@ -507,6 +534,7 @@ cJSON *report_record_json(const run_record *r) {
     add_warnings(&b, root, r);
     add_fixture(&b, root, r);
     add_case(&b, root, r);
+    add_compile(&b, root, r);
     jb_str(&b, root, "status", run_status_name(r->status));
     jb_str_or_null(&b, root, "error", r->error);
     jb_put(&b, root, "findings", r->device_checks ? report_findings_json(r->findings, r->nfindings) : cJSON_CreateNull());

@@ -107,6 +107,23 @@ typedef struct rec_fixture {
     char unfixed[256];         /* dimensions nothing in the file fixed: "BT=64, causal=1" */
 } rec_fixture;
 
+/* What compiling the case's kernels cost on the software device, by kind of
+ * variant (swmetal.h's sw_compile_stats: "library", "fibers", "lanes",
+ * "full_checks", ...), seconds per phase, < 0 when clang did not report it.
+ * present 0: null (backends that compile nothing this way). */
+#define REC_MAX_COMPILE_KINDS 8
+typedef struct rec_compile_kind {
+    char kind[16];
+    int compiles, cached;
+    double prepass_s, frontend_s, optimise_s, codegen_s, link_s, wall_s;
+} rec_compile_kind;
+typedef struct rec_compile {
+    int present;
+    int nkinds;
+    rec_compile_kind kinds[REC_MAX_COMPILE_KINDS];
+    double wall_s;             /* all kinds together */
+} rec_compile;
+
 typedef struct run_record {
     /* tool/host are filled by the report writer itself */
     struct {
@@ -203,6 +220,8 @@ typedef struct run_record {
     char error[512];
 
     rec_case kcase;            /* a kernel case's facts (present 0 for an op) */
+
+    rec_compile compile;       /* JSON `compile` (software device), present 0: null */
 
     /* What the device's own checks found (the software device; see core/finding.h):
      * every distinct finding of the run that failed, grouped, with source lines. */

@@ -66,6 +66,7 @@ struct run_opts {
     int has_sw_max_findings;   /* --sw-max-findings given */
     int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int quiet;
+    int verbose;               /* --verbose / -v: what compiling cost, on stderr */
 };
 
 #define RUN_DEFAULT_MAX_FINDINGS 5
@@ -79,5 +80,10 @@ static inline int run_max_findings(const run_opts *o) {
  * Returns 0 if everything ran (checks may still have failed: see rec->status), -1 if
  * the run could not happen. */
 int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec);
+/* Charges rec (compile.present, compile.kinds) with what the software device
+ * compiled since the previous case ended, the first case since the process
+ * started; runner_run_case does it for the software device's cases, and a command
+ * that fills its record itself (kernel cases) calls it. */
+void runner_note_compile(run_record *rec);
 
 #endif

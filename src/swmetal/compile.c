@@ -6,10 +6,12 @@
  *   prelude-<hash>/      the prelude headers and sw_abi.h of this build
  *   pp-<hash>.ii         clang -E output of a source (key: source, file name, compiler)
  *   <hash>.so, <hash>.cpp  one compiled variant (key: generated C++, prelude, ABI
- *                        version, instrumentation, compiler and flags)
+ *                        version, instrumentation, compiler and flags, host CPU)
+ *   <hash>.checked       a source that passed clang -fsyntax-only
  *   cxx-<hash>.ok|.bad   whether a compiler passed the probe (cxx.c)
- * Every file is written under a temporary name and renamed into place, so
- * concurrent processes share the cache safely. */
+ * Every file is written under a temporary name (process and thread) and renamed
+ * into place, so concurrent processes and threads share the cache safely.  Where
+ * the time goes is counted in compile_stats.c (clang's own -ftime-trace). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +24,7 @@
 
 #include "core/embedded.h"
 #include "core/sha256.h"
+#include "swmetal/compile_stats.h"
 #include "swmetal/cxx.h"
 #include "swmetal/msl_front.h"
 #include "msl/msl_include.h"
@@ -39,6 +42,20 @@ typedef struct sw_variant {
     char *so_path;           /* registered with the symbolizer (symbolize.h) */
 } sw_variant;
 
+/* A variant being built on a thread of its own (prebuild_lanes), so that a
+ * library's lanes and fibers builds run side by side.  Owned by the library;
+ * claimed by prepare_variant when it comes to that key. */
+typedef struct sw_pending {
+    int started, joined;
+    pthread_t th;
+    const sw_cxx *cc;
+    char key[65];
+    char *cpp;
+    int instr, mode, rc;
+    char so_path[4300];
+    char *err;
+} sw_pending;
+
 struct sw_library {
     char *filename;
     char *source;            /* the text as given: findings quote its lines */
@@ -50,6 +67,7 @@ struct sw_library {
     int atomic_free;             /* msl_text_atomic_free of it */
     char *lanes_text;            /* msl_lanes_rewrite of the unit, NULL when not eligible */
     char *lanes_why;             /* why not (GDNBENCH_SW_DEBUG), or why its compile failed */
+    sw_pending pending;          /* the lanes build running beside the fibers build */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -230,6 +248,16 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
  *                  file is cached. */
 enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK, BUILD_LANES };
 
+/* What a variant is for, as the compile statistics name it (compile_stats.h). */
+static int variant_kind(int instr, int mode) {
+    switch (mode) {
+    case BUILD_CHECK: return SW_KIND_LIBRARY;
+    case BUILD_LISTING: return SW_KIND_LISTING;
+    case BUILD_LANES: return SW_KIND_LANES;
+    default: return instr == SW_INSTR_FULL ? SW_KIND_FULL_CHECKS : SW_KIND_FIBERS;
+    }
+}
+
 /* Libraries with more kernels than this are checked whole when created and
  * compiled one kernel at a time when a pipeline asks for one (MLX's files
  * instantiate hundreds to thousands of kernels from a few templates: the
@@ -249,6 +277,15 @@ static int whole_library_max(void) {
 }
 
 static int per_kernel(const sw_library *lib) { return lib->unit.nkernels > whole_library_max(); }
+
+/* Whether creating the library builds the variant a run of it will load: one
+ * kernel and no function constants (the host's constants make another variant, and
+ * a library of several kernels runs one of them at a time).  Otherwise creation
+ * only checks the source (clang -fsyntax-only, errors surface there as on Metal)
+ * and each kernel is built for its constants when a function asks for it. */
+static int create_builds(const sw_library *lib) {
+    return !per_kernel(lib) && lib->unit.nkernels <= 1 && lib->unit.nconstants == 0;
+}
 
 /* This host's flags for one build mode. */
 static int kernel_flags(int instr, int mode, const char **flags, int max) {
@@ -332,9 +369,10 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
     if (access(so_path, F_OK) == 0) {
         __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+        sw_stats_add_cached(variant_kind(instr, mode));
         return 0;
     }
-    char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300], failed[4300];
+    char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300], failed[4300], trace[4400], trace_arg[4500];
     /* A lanes variant that did not compile is remembered (the key hashes its C++ and
      * the compiler): the device runs the library's fibers instead, and every later
      * process would otherwise pay for the same failed compile. */
@@ -349,17 +387,22 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     pathf(tmp_so, sizeof tmp_so, "%s.tmp-%d-%lx", so_path, (int)getpid(), (unsigned long)pthread_self());
     pathf(errp, sizeof errp, "%s.err", tmp_so);
     pathf(incl, sizeof incl, "-I%s", pdir);
+    /* clang's own account of its phases (compile_stats.c); it changes nothing in the
+     * object, so it is not part of the key */
+    pathf(trace, sizeof trace, "%s.trace.json", tmp_so);
+    pathf(trace_arg, sizeof trace_arg, "-ftime-trace=%s", trace);
     if (sw_write_file_atomic(cpp_path, cpp, strlen(cpp)) != 0) {
         *err = fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
         return -1;
     }
-    char *argv[SW_CXX_MAX_FLAGS + 8];
+    char *argv[SW_CXX_MAX_FLAGS + 10];
     int a = 0;
     argv[a++] = (char *)cc->path;
     const char *flags[SW_CXX_MAX_FLAGS];
     int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
     argv[a++] = incl;
+    argv[a++] = trace_arg;
     if (mode != BUILD_CHECK) {
         argv[a++] = "-o";
         argv[a++] = tmp_so;
@@ -367,7 +410,18 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     argv[a++] = cpp_path;
     argv[a] = NULL;
     __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
+    double t0 = sw_stats_now();
     int rc = sw_run_process(argv, NULL, errp);
+    double wall = sw_stats_now() - t0;
+    sw_clang_times times;
+    sw_clang_times_read(trace, &times);
+    /* clang writes no trace for -fsyntax-only: a syntax check is front end through and through */
+    if (mode == BUILD_CHECK && times.execute_s < 0) {
+        times.execute_s = times.frontend_s = wall;
+        times.optimise_s = times.backend_s = 0;
+    }
+    sw_stats_add_compile(variant_kind(instr, mode), wall, &times);
+    unlink(trace);
     if (rc != 0) {
         *err = rc < 0 ? fmt_err("cannot run %s: %s", cc->path, strerror(errno))
                       : compiler_message(errp, "compiling the kernel");
@@ -424,6 +478,79 @@ static char *variant_signature(const sw_library *lib, const sw_fc_value *fcs, in
     return msl_buf_take(&b);
 }
 
+static void *pending_main(void *arg) {
+    sw_pending *p = arg;
+    char cache[4096];
+    p->rc = sw_cache_dir(cache, sizeof cache, &p->err) ||
+            build_variant(p->cc, cache, p->cpp, p->instr, p->mode, p->key, p->so_path, sizeof p->so_path, &p->err);
+    return NULL;
+}
+
+static void pending_wait(sw_pending *p) {
+    if (p->started && !p->joined) {
+        pthread_join(p->th, NULL);
+        p->joined = 1;
+    }
+}
+
+/* Hands over the pending build's outcome (as build_variant's) and forgets it. */
+static int pending_claim(sw_pending *p, char *so_path, size_t n, char **err) {
+    pending_wait(p);
+    int rc = p->rc ? -1 : 0;
+    if (rc == 0) pathf(so_path, n, "%s", p->so_path);
+    else *err = p->err ? p->err : strdup("building the variant failed");
+    free(p->cpp);
+    memset(p, 0, sizeof *p);
+    return rc;
+}
+
+static void pending_free(sw_pending *p) {
+    pending_wait(p);
+    free(p->cpp);
+    free(p->err);
+    memset(p, 0, sizeof *p);
+}
+
+/* GDNBENCH_SW_PARALLEL_BUILDS=0 builds one variant at a time (for comparisons). */
+static int parallel_builds(void) {
+    const char *e = getenv("GDNBENCH_SW_PARALLEL_BUILDS");
+    return !(e && strcmp(e, "0") == 0);
+}
+
+/* Starts building the lanes variant for these constants on a thread of its own
+ * when a run will load it next to the fibers variant the caller is about to build
+ * and it is neither loaded nor on disk: two clang runs side by side instead of one
+ * after the other.  Caller holds lib->mu.  Anything amiss (no thread, out of
+ * memory) leaves the build to lanes_entry, as without it. */
+static void prebuild_lanes(sw_library *lib, const sw_fc_value *fcs, int nfcs) {
+    if (!lib->lanes_text || lib->pending.started || !parallel_builds()) return;
+    char *err = NULL;
+    const compiler *cc = get_compiler(&err);
+    char *sig = cc ? variant_signature(lib, fcs, nfcs, SW_INSTR_NONE, -1, BUILD_LANES) : NULL;
+    for (int i = 0; sig && i < lib->nvariants; i++)
+        if (lib->variants[i].sig && strcmp(lib->variants[i].sig, sig) == 0) {
+            free(sig);
+            sig = NULL;
+        }
+    char *cpp = sig ? msl_front_emit_lanes(&lib->unit, lib->lanes_text, fcs, nfcs, &err) : NULL;
+    free(sig);
+    char cache[4096], so[4300], key[65];
+    sw_pending *p = &lib->pending;
+    if (cpp && sw_cache_dir(cache, sizeof cache, &err) == 0) {
+        variant_key(cc, cpp, SW_INSTR_NONE, BUILD_LANES, key);
+        pathf(so, sizeof so, "%s/%s.so", cache, key);
+        if (access(so, F_OK) != 0) {
+            *p = (sw_pending){.cc = cc, .cpp = cpp, .instr = SW_INSTR_NONE, .mode = BUILD_LANES};
+            memcpy(p->key, key, sizeof key);
+            p->started = pthread_create(&p->th, NULL, pending_main, p) == 0;
+            if (p->started) cpp = NULL;
+            else memset(p, 0, sizeof *p);
+        }
+    }
+    free(cpp);
+    free(err);
+}
+
 /* The key of a variant and, when it is not loaded in this library yet, its file on
  * disk (built if needed).  Returns 1 with *loaded set when already loaded, 0 with
  * so_path filled, -1 on error.  loaded == NULL: only build it. */
@@ -439,13 +566,16 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
             free(sig);
             memcpy(key, lib->variants[i].key, 65);
             __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+            sw_stats_add_cached(variant_kind(instr, mode));
             *loaded = lib->variants[i].dl;
             return 1;
         }
     }
     free(sig);
+    double t0 = sw_stats_now();
     char *cpp = mode == BUILD_LANES ? msl_front_emit_lanes(&lib->unit, lib->lanes_text, fcs, nfcs, err)
                                     : msl_front_emit(&lib->unit, fcs, nfcs, only, err);
+    sw_stats_add_prepass(variant_kind(instr, mode), sw_stats_now() - t0);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, mode, key);
     /* a lanes variant is kept once it compiled (below): one that does not runs
@@ -456,12 +586,15 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
             if (mode == BUILD_LANES) keep_cpp(cpp, key);
             free(cpp);
             __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+            sw_stats_add_cached(variant_kind(instr, mode));
             *loaded = lib->variants[i].dl;
             return 1;
         }
     }
     char cache[4096];
-    int rc = sw_cache_dir(cache, sizeof cache, err) || build_variant(cc, cache, cpp, instr, mode, key, so_path, n, err);
+    int rc = lib->pending.started && strcmp(lib->pending.key, key) == 0
+                 ? pending_claim(&lib->pending, so_path, n, err)
+                 : sw_cache_dir(cache, sizeof cache, err) || build_variant(cc, cache, cpp, instr, mode, key, so_path, n, err);
     if (rc == 0 && mode == BUILD_LANES) keep_cpp(cpp, key);
     free(cpp);
     return rc ? -1 : 0;
@@ -568,6 +701,7 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     if (!cc) return NULL;
     char cache[4096];
     if (sw_cache_dir(cache, sizeof cache, err)) return NULL;
+    double t0 = sw_stats_now();
     /* the headers are inlined first, so the preprocessing cache key covers them */
     char *prepared = msl_expand_source(source, filename, opts, MSL_EXPAND_SOFTWARE, err);
     if (!prepared) return NULL;
@@ -589,17 +723,24 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     free(pp);
     lib->unit.emit_range = lib->sync_free;
     lib->unit.atomic_free = lib->atomic_free;
+    sw_stats_add_prepass(SW_KIND_LIBRARY, sw_stats_now() - t0);
     if (rc != 0) {
         sw_library_free(lib);
         return NULL;
     }
     if (lanes_enabled() && !lib->sync_free && !per_kernel(lib)) {
+        t0 = sw_stats_now();
         lib->lanes_text = msl_lanes_rewrite(&lib->unit, &lib->lanes_why);
         if (!lib->lanes_text) lanes_debug(lib, "runs its simdgroups as fibers", lib->lanes_why);
+        sw_stats_add_prepass(SW_KIND_LANES, sw_stats_now() - t0);
     }
-    /* compile the variant without constants now (a large library: check it), so
-     * errors surface here as on Metal */
-    if (per_kernel(lib) ? check_library(lib, err) != 0 : !load_variant(lib, NULL, 0, SW_INSTR_NONE, -1, BUILD_RUN, err)) {
+    /* build the variant a run will load, or check the source, so that errors
+     * surface here as on Metal */
+    if (create_builds(lib)) prebuild_lanes(lib, NULL, 0);
+    int bad = create_builds(lib) ? !load_variant(lib, NULL, 0, SW_INSTR_NONE, -1, BUILD_RUN, err)
+                                 : check_library(lib, err) != 0;
+    pending_wait(&lib->pending); /* nothing runs on when creation returns */
+    if (bad) {
         sw_library_free(lib);
         return NULL;
     }
@@ -608,6 +749,7 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
 
 void sw_library_free(sw_library *lib) {
     if (!lib) return;
+    pending_free(&lib->pending);
     for (int i = 0; i < lib->nvariants; i++) {
         sw_symbolize_unregister(lib->variants[i].so_path);
         free(lib->variants[i].so_path);
@@ -662,14 +804,15 @@ static int get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs,
         *err = msl_buf_take(&b);
         return -1;
     }
+    /* a run builds the asked kernel alone, never its siblings; the compile
+     * command's listing builds them all at once */
     int only = -1, mode = BUILD_RUN;
-    if (per_kernel(lib)) {
-        if (listing) mode = BUILD_LISTING;
-        else only = found;
-    }
+    if (per_kernel(lib) && listing) mode = BUILD_LISTING;
+    else if (!listing && lib->unit.nkernels > 1) only = found;
     pthread_mutex_lock(&lib->mu);
+    if (instr == SW_INSTR_NONE && mode == BUILD_RUN && !per_kernel(lib)) prebuild_lanes(lib, fcs, nfcs);
     void *dl = load_variant(lib, fcs, nfcs, instr, only, mode, err);
-    const sw_lanes_info *lanes = dl && instr == SW_INSTR_NONE && mode == BUILD_RUN && only < 0
+    const sw_lanes_info *lanes = dl && instr == SW_INSTR_NONE && mode == BUILD_RUN && !per_kernel(lib)
                             ? lanes_entry(lib, name, fcs, nfcs) : NULL;
     pthread_mutex_unlock(&lib->mu);
     if (!dl) return -1;

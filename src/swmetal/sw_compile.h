@@ -1,13 +1,13 @@
 /* sw_compile.h — MSL source -> loaded kernel library (front end + clang + cache).
  *
  * Used by the software device's Objective-C layer: newLibraryWithSource: calls
- * sw_library_create (front-end pass and a compile without function constants, so
- * syntax errors surface there as on Metal); newFunctionWithName:constantValues:
- * calls sw_library_get_kernel, which compiles the variant for those constant values
- * (cached on disk by hash) and dlopens it.  A library of more than 16 kernels is
- * only checked (clang -fsyntax-only) at creation, and each kernel is compiled on
- * its own when asked for: MLX's files instantiate thousands.  The part `gdnbench
- * compile` uses (create, kernels, constants, listing) is public, in swmetal.h. */
+ * sw_library_create (front-end pass, then the build of a library of one kernel
+ * without function constants, or else a clang -fsyntax-only check, so errors
+ * surface there as on Metal); newFunctionWithName:constantValues: calls
+ * sw_library_get_kernel, which compiles that kernel alone (never its siblings) for
+ * those constant values (cached on disk by hash) and dlopens it, with its lanes
+ * variant built beside it on another thread.  The part `gdnbench compile` uses
+ * (create, kernels, constants, listing) is public, in swmetal.h. */
 #ifndef GDN_SW_COMPILE_H
 #define GDN_SW_COMPILE_H
 

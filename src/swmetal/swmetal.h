@@ -151,6 +151,33 @@ const dev_finding *swmtl_command_buffer_findings(id command_buffer, int *n);
 uint64_t swmtl_dispatches_executed(void);
 uint64_t swmtl_command_buffers_executed(void);
 
+/* Where compiling kernels has spent its time in this process (compile_stats.c),
+ * by kind of variant: "library" (making a library: include expansion, clang -E,
+ * the front end's parse and rewrites, the syntax check of its kernels), "fibers"
+ * (a kernel as it runs), "lanes" (its simdgroups as 32-wide data), "full_checks"
+ * (every memory access hooked), "listing" (gdnbench compile of a large library).
+ * Seconds of wall time per phase: pre-pass (our front end and the C++ it emits),
+ * clang's front end (parse, semantic analysis, IR generation), optimisation, code
+ * generation, and link (the driver's link of the shared object and the process
+ * around clang, the wall time left over).  A phase clang did not report (no
+ * -ftime-trace file) is < 0.  Variants taken from the on-disk cache or already
+ * loaded count as cached, with no time. */
+#define SW_COMPILE_MAX_KINDS 8
+typedef struct sw_compile_phases {
+    const char *kind;          /* NULL past the last kind */
+    int compiles;              /* clang runs */
+    int cached;                /* variants found built (on disk or loaded) */
+    double prepass_s, frontend_s, optimise_s, codegen_s, link_s;
+    double wall_s;             /* the whole of it: every phase above and the rest */
+} sw_compile_phases;
+typedef struct sw_compile_stats {
+    sw_compile_phases kinds[SW_COMPILE_MAX_KINDS];
+} sw_compile_stats;
+/* A snapshot of the totals so far; sw_compile_stats_diff(&later, &earlier, &out):
+ * what happened in between (kinds with nothing in between left out). */
+void sw_compile_stats_get(sw_compile_stats *out);
+void sw_compile_stats_diff(const sw_compile_stats *later, const sw_compile_stats *earlier, sw_compile_stats *out);
+
 /* ---- offline compile and listing (`gdnbench compile`) ---- */
 
 typedef struct sw_library sw_library;

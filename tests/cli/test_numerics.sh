@@ -22,7 +22,7 @@ kern() {
 # bad NAME MARKER S K X PATTERN: the finding at the marked line; then NAME_ok is clean.
 bad() {
     local name=$1 marker=$2 s=$3 k=$4 x=$5 pattern=$6
-    expect_exit 1 "numerics: $name is a numeric finding" kern "$name" numerics "$s" "$k" "$x"
+    expect_exit 2 "numerics: $name is a numeric finding (a device finding: exit 2, as in an op run)" kern "$name" numerics "$s" "$k" "$x"
     expect_match "numerics: ... $pattern at its line" "$OUT" \
         "kernel '$name': (numeric error: )?$pattern.* at [^ ]*numerics\.metal:$(line "$marker") by thread_position_in_grid"
     expect_exit 0 "numerics: ${name}_ok (the fixed kernel) has none" kern "${name}_ok" numerics "$s" "$k" "$x"
@@ -36,7 +36,7 @@ bad shift shift 1 0 1 "shift out of range: 1 shifted by 3[2-9], and 'unsigned in
 bad short_wrap short-wrap 1 1000 1 "16-bit integer wraps: 33000 \('int'\) becomes -32536 in 'short'"
 # Integer division by zero: the check names it with its operands before the
 # hardware's trap stops the dispatch.
-expect_exit 1 "numerics: int_div is a finding" kern int_div numerics 1 1
+expect_exit 2 "numerics: int_div is a finding" kern int_div numerics 1 1
 expect_match "numerics: ... the division by zero with its operand, at its line" "$OUT" "2 distinct findings"
 expect_exit 0 "numerics: int_div_ok (the fixed kernel) has none" kern int_div_ok numerics 1 1
 
@@ -47,7 +47,7 @@ if [ "$(uname -m)" = x86_64 ]; then
     bad zero_div_zero nan 1 8 1 "invalid floating-point operation: 0 / 0 = -?nan \('float'\)"
     bad zero_times_inf zero-inf 1 0 1 "invalid floating-point operation: 0 \* inf = -?nan \('float'\)"
     # full checks include the numeric ones
-    expect_exit 1 "numerics: full checks report the half overflow too" kern half_acc full 10000 8
+    expect_exit 2 "numerics: full checks report the half overflow too" kern half_acc full 10000 8
     expect_match "numerics: ... at its line" "$OUT" "numerics\.metal:$(line half-acc) "
 else
     skip "numerics: float Inf/NaN findings need the x86-64 floating-point traps (this is $(uname -m))"

@@ -381,7 +381,9 @@ TEST(sw_compile_function_constants_and_cache) {
     CHECK(sw_library_constant(lib, 1, &index, &type, &name) == 0 && index == 301 && type == SW_FC_FLOAT &&
           strcmp(name, "bias") == 0);
     uint64_t inv1 = sw_compile_invocations();
-    CHECK_EQ_INT(inv1 - inv0, 2); /* preprocess + the constant-less variant */
+    /* preprocess + a syntax check: a library with function constants builds no
+     * variant until a function asks for its constants */
+    CHECK_EQ_INT(inv1 - inv0, 2);
 
     sw_kernel k;
     float o[1], b[1] = {0.25f};
@@ -390,7 +392,9 @@ TEST(sw_compile_function_constants_and_cache) {
         run_1d(&k, bufs, 1);
         CHECK_NEAR(o[0], -1, 0);
     }
-    CHECK_EQ_INT(sw_compile_invocations(), inv1); /* same variant: no compiler run */
+    CHECK_EQ_INT(sw_compile_invocations(), inv1 + 1); /* the variant without constants */
+    if (get_kernel(lib, "fc", NULL, 0, &k) == 0) CHECK_EQ_INT(sw_compile_invocations(), inv1 + 1);
+    inv1++;
 
     sw_fc_value v[3] = {{.index = 300, .type = SW_FC_BOOL, .v.u = 1},
                         {.index = 301, .type = SW_FC_FLOAT, .v.f = 2.0},
@@ -917,6 +921,87 @@ TEST(sw_compile_large_library_compiles_one_kernel_at_a_time) {
     sw_library_free(lib);
     unsetenv("GDNBENCH_SW_WHOLE_LIBRARY_MAX");
     unsetenv("GDNBENCH_SW_KEEP_CPP");
+}
+
+/* A small library (issue 35): creating one of several kernels only checks it, and a
+ * run builds the kernel it asks for alone, never its siblings; a library of one
+ * kernel without constants is built at creation, and its run loads that build. */
+TEST(sw_compile_small_library_builds_only_the_asked_kernel) {
+    use_temp_cache();
+    char keep[128];
+    snprintf(keep, sizeof keep, "%s/keep", cache_dir);
+    setenv("GDNBENCH_SW_KEEP_CPP", keep, 1);
+    uint64_t before = sw_compile_invocations();
+    sw_library *lib = compile_or_skip(many_src, "many.metal");
+    if (!lib) return;
+    CHECK_EQ_INT(sw_library_is_per_kernel(lib), 0);
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 2); /* preprocessing and the syntax check */
+    sw_kernel k;
+    if (get_kernel(lib, "fill_5", NULL, 0, &k) == 0) {
+        CHECK(k.info[1].name == NULL); /* the variant holds this kernel alone */
+        int x[3] = {0};
+        void *bufs[] = {x, NULL};
+        run_1d(&k, bufs, 3);
+        CHECK(x[0] == 5 && x[1] == 6 && x[2] == 7);
+    }
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 3);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "cat %s/*.cpp", keep);
+    FILE *p = popen(cmd, "r");
+    char line[4096];
+    int has_other = 0, has_own = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        has_other |= strstr(line, "fill<float, 3>") != NULL;
+        has_own |= strstr(line, "fill<int, 5>") != NULL;
+    }
+    if (p) pclose(p);
+    CHECK(has_own && !has_other);
+    if (get_kernel(lib, "where", NULL, 0, &k) == 0) {
+        int x[1] = {0};
+        void *bufs[] = {x, NULL};
+        run_1d(&k, bufs, 1);
+        CHECK_EQ_INT(x[0], 13); /* the blanked instantiations kept their lines */
+    }
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 4);
+    sw_library_free(lib);
+    unsetenv("GDNBENCH_SW_KEEP_CPP");
+
+    static const char *one_src = "kernel void one(device float *x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+                                 "    x[i] = 1.0f;\n}\n";
+    before = sw_compile_invocations();
+    lib = compile_or_skip(one_src, "one.metal");
+    if (!lib) return;
+    CHECK_EQ_INT(sw_library_kernel_count(lib), 1);
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 2); /* preprocessing and the build */
+    CHECK(get_kernel(lib, sw_library_kernel_name(lib, 0), NULL, 0, &k) == 0);
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 2);
+    sw_library_free(lib);
+}
+
+/* A library that also runs as lanes builds its lanes variant on a thread of its own
+ * while the fibers variant builds (issue 35): both are there when creation returns,
+ * and the run's function builds nothing more.  GDNBENCH_SW_PARALLEL_BUILDS=0: the
+ * lanes variant is built when the function is made, as before. */
+TEST(sw_compile_lanes_variant_builds_beside_the_fibers_variant) {
+    use_temp_cache();
+    const char *srcs[2] = {
+        "kernel void ssum(device float *x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+        "    x[i] = simd_sum(x[i]);\n}\n",
+        "kernel void ssum(device float *x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+        "    x[i] = simd_sum(x[i]) + 1.0f;\n}\n"};
+    for (int serial = 0; serial < 2; serial++) {
+        if (serial) setenv("GDNBENCH_SW_PARALLEL_BUILDS", "0", 1);
+        uint64_t before = sw_compile_invocations();
+        sw_library *lib = compile_or_skip(srcs[serial], "ssum.metal");
+        if (!lib) return;
+        /* preprocessing, fibers and (in parallel) lanes; serially the lanes come later */
+        CHECK_EQ_INT((int)(sw_compile_invocations() - before), serial ? 2 : 3);
+        sw_kernel k;
+        if (get_kernel(lib, "ssum", NULL, 0, &k) == 0) CHECK_MSG(k.lanes != NULL, "no lanes entry (serial=%d)", serial);
+        CHECK_EQ_INT((int)(sw_compile_invocations() - before), 3);
+        sw_library_free(lib);
+    }
+    unsetenv("GDNBENCH_SW_PARALLEL_BUILDS");
 }
 
 /* MLX's unary.metal, unchanged from ../shared/msl_corpus/mlx (877 kernels from a
