@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/kernel_opts.h"
 #include "cli/kernel_plan.h"
 #include "cli/sampling_opts.h"
 #include "io/io_util.h"
@@ -25,6 +26,7 @@
 #include "report/report_json.h"
 #include "runner/backend.h"
 #include "runner/runner.h"
+#include "swmetal/swmetal.h"
 
 #define KERNEL_MAX_LIST 64
 
@@ -46,8 +48,11 @@ static void usage(FILE *f) {
             "  --dump DIR           save every buffer (inputs as given, outputs after the run) and each expectation\n"
             "                       (NAME.expected, float64) as DIR/kernel_<case name>.safetensors\n"
             "  --sw-checks none|fast|numerics|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
+            "  --sw-timeout SECONDS the software device's watchdog: a dispatch still running after this long is\n"
+            "                       stopped and reported with its threads' lines (default %g; 0 = never)\n"
+            "  --sw-max-findings N  distinct bugs the software device's checks show (default 5; the JSON has all)\n"
             "every run starts from the same initial buffers and all must give the same bytes; how many runs:\n",
-            backend_default_name());
+            backend_default_name(), SWMTL_DEFAULT_TIMEOUT_S);
     cli_print_sampling_help(f);
     fprintf(f,
             "dtypes: float32 float16 bfloat16 int8 uint8 int16 uint16 int32 uint32 int64 uint64 bool.\n"
@@ -98,6 +103,11 @@ static int take_value(kernel_args *a, int k, const char *flag, const char *v) {
     case 12: a->dump = v; return 0;
     case 13: a->junit = v; return 0;
     default:
+        /* the software device's watchdog and findings limit, parsed as an op run parses them */
+        if (!strcmp(flag, "--sw-timeout") || !strcmp(flag, "--sw-max-findings"))
+            return cli_parse_kernel_option(flag + 2, v, &a->ro, err, sizeof err) > 0
+                       ? 0
+                       : (fprintf(stderr, "gdnbench kernel: %s\n", err), -1);
         if (cli_parse_sampling_option(flag + 2, v, &a->ro, &a->given, err, sizeof err) > 0) return 0;
         fprintf(stderr, "gdnbench kernel: %s\n", err);
         return -1;
@@ -109,7 +119,8 @@ static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
     static const char *const value_flags[] = {
         "--function", "--grid",      "--threadgroups", "--threadgroup", "--buffer",   "--expect",
         "--constant", "--backend",   "--seed",         "--sw-checks",   "--sw-schedule", "--json",
-        "--dump",     "--junit",     "--warmup",   "--iters",     "--max-time",     "--max-noise",   "--min-samples", NULL};
+        "--dump",     "--junit",     "--warmup",   "--iters",     "--max-time",     "--max-noise",   "--min-samples",
+        "--sw-timeout", "--sw-max-findings", NULL};
     memset(a, 0, sizeof *a);
     a->f.buffers = a->buffers;
     a->f.expects = a->expects;

@@ -57,4 +57,22 @@ expect_match "watchdog: ... (run)" "$OUT" "--sw-timeout SECONDS .*watchdog"
 expect_exit 0 "watchdog: validate's help too" "$GDNBENCH" validate cumsum --help
 expect_match "watchdog: ... (validate)" "$OUT" "--sw-timeout SECONDS .*watchdog"
 
+# ---- kernel cases take the same flags (gdnbench kernel --sw-timeout) ----
+cat > "$TMPD/loop.json" <<JSON
+{"case": 1, "name": "loop_forever", "source": "$K", "function": "loop_forever",
+ "dispatch": {"threadgroups": [1, 2, 2], "threadgroup": [64, 1, 1]},
+ "buffers": {"g": {"dtype": "float32", "shape": [130], "init": {"arange": [0, 1]}},
+             "gc": {"dtype": "float32", "shape": [130], "init": "zeros"},
+             "p": {"dtype": "uint32", "value": [1, 65, 2, 64, 2]}}}
+JSON
+expect_exit 2 "watchdog: a kernel case that loops forever is stopped (gdnbench kernel --sw-timeout)" \
+    timeout 300 "$GDNBENCH" kernel "$TMPD/loop.json" --iters 1 --warmup 0 --sw-timeout 1
+expect_match "watchdog: ... naming the loop's line" "$OUT$ERR" "watchdog\.metal:($loop_lines)"
+sed 's/loop_forever/loop_fixed/g' "$TMPD/loop.json" > "$TMPD/fixed.json"
+expect_exit 0 "watchdog: ... and its fixed twin runs clean" timeout 300 "$GDNBENCH" kernel "$TMPD/fixed.json" \
+    --iters 1 --warmup 0 --sw-timeout 1
+expect_exit 2 "watchdog: gdnbench kernel --sw-timeout -1 is bad input" "$GDNBENCH" kernel "$TMPD/fixed.json" \
+    --sw-timeout -1
+expect_match "watchdog: ... naming the flag and the range" "$ERR" "--sw-timeout -1 is out of range"
+
 finish
