@@ -237,7 +237,7 @@ static void fill_dispatches(kc_state *s, const kc_job *j) {
         memcpy(x->grid, d->size, sizeof x->grid);
         memcpy(x->tg, d->tg, sizeof x->tg);
         x->threads = d->mode == KC_DISPATCH_GRID;
-        snprintf(s->stage_name[l], sizeof s->stage_name[l], "%d", l);
+        snprintf(s->stage_name[l], sizeof s->stage_name[l], "%u", (unsigned)l % 1000000u); /* l < KC_MAX_LAUNCHES */
     }
 }
 
