@@ -136,9 +136,10 @@ static int parse_field(kc_pctx *p, const cJSON *f, const char *path, int depth, 
         snprintf(sub, sizeof sub, "%.200s[%d]", path, k);
         if (!cJSON_IsObject(e))
             return kc_perr(p, sub, "an array of structs holds only objects (one per element, its fields by name)");
-        fd->sub[fd->nsub].kind = KC_FIELD_STRUCT;
-        if (parse_fields(p, e, sub, depth + 1, &fd->sub[fd->nsub].sub, &fd->sub[fd->nsub].nsub) < 0) return -1;
-        fd->nsub++;
+        /* counted before it is filled, so a failure part-way is freed with the rest */
+        kc_field *el = &fd->sub[fd->nsub++];
+        el->kind = KC_FIELD_STRUCT;
+        if (parse_fields(p, e, sub, depth + 1, &el->sub, &el->nsub) < 0) return -1;
     }
     return 0;
 }
