@@ -26,6 +26,7 @@
 #include "core/sha256.h"
 #include "swmetal/compile_stats.h"
 #include "swmetal/cxx.h"
+#include "swmetal/ir_pass.h"
 #include "swmetal/msl_front.h"
 #include "msl/msl_include.h"
 #include "swmetal/sw_compile.h"
@@ -321,8 +322,11 @@ static void variant_key(const compiler *cc, const char *cpp, int instr, int mode
     sha256_ctx c;
     uint8_t d[32];
     sha256_init(&c);
-    char hdr[128];
-    snprintf(hdr, sizeof hdr, "variant3 abi=%d instr=%d mode=%d", SW_ABI_VERSION, instr, mode);
+    char hdr[512];
+    char ir[256] = "";
+    if (mode != BUILD_CHECK) sw_ir_pass_signature(instr, ir, sizeof ir);
+    snprintf(hdr, sizeof hdr, "variant3 abi=%d instr=%d mode=%d%s%s", SW_ABI_VERSION, instr, mode, *ir ? " ir=" : "",
+             ir);
     sha256_update(&c, hdr, strlen(hdr) + 1);
     sha256_update(&c, ph, 64);
     sha256_update(&c, cc->path, strlen(cc->path) + 1);
@@ -362,6 +366,98 @@ static void move_dsym(const char *tmp_so, const char *so_path) {
 #endif
 }
 
+/* One clang run of a build: the mode's flags, the prelude's include directory,
+ * `extra` (what this step adds), then "-o out" (none for a syntax check) and the
+ * input.  Adds its phases to *times (fields < 0 stay unknown until a run reports
+ * them) and its wall time to *wall; a failure's message in *err. */
+typedef struct build_step {
+    const compiler *cc;
+    int instr, mode;
+    const char *incl;        /* "-I<prelude dir>" */
+    const char *tmp_base;    /* the output's temporary name: trace and stderr go beside it */
+} build_step;
+
+static void times_add(sw_clang_times *sum, const sw_clang_times *t) {
+    double *s[] = {&sum->execute_s, &sum->frontend_s, &sum->optimise_s, &sum->backend_s};
+    const double v[] = {t->execute_s, t->frontend_s, t->optimise_s, t->backend_s};
+    for (int i = 0; i < 4; i++)
+        if (v[i] >= 0) *s[i] = (*s[i] < 0 ? 0 : *s[i]) + v[i];
+}
+
+static int run_step(const build_step *b, const char *const *extra, int nextra, const char *out, const char *in,
+                    sw_clang_times *times, double *wall, char **err) {
+    char errp[4400], trace[4400], trace_arg[4500];
+    pathf(errp, sizeof errp, "%s.err", b->tmp_base);
+    /* clang's own account of its phases (compile_stats.c); it changes nothing in the
+     * object, so it is not part of the key */
+    pathf(trace, sizeof trace, "%s.trace.json", b->tmp_base);
+    pathf(trace_arg, sizeof trace_arg, "-ftime-trace=%s", trace);
+    char *argv[SW_CXX_MAX_FLAGS + 16];
+    int a = 0;
+    argv[a++] = (char *)b->cc->path;
+    const char *flags[SW_CXX_MAX_FLAGS];
+    int nflags = kernel_flags(b->instr, b->mode, flags, SW_CXX_MAX_FLAGS);
+    for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
+    argv[a++] = (char *)b->incl;
+    argv[a++] = trace_arg;
+    for (int i = 0; i < nextra && i < 8; i++) argv[a++] = (char *)extra[i];
+    if (out) {
+        argv[a++] = "-o";
+        argv[a++] = (char *)out;
+    }
+    argv[a++] = (char *)in;
+    argv[a] = NULL;
+    __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
+    double t0 = sw_stats_now();
+    int rc = sw_run_process(argv, NULL, errp);
+    *wall += sw_stats_now() - t0;
+    sw_clang_times t;
+    sw_clang_times_read(trace, &t);
+    times_add(times, &t);
+    unlink(trace);
+    if (rc != 0) {
+        *err = rc < 0 ? fmt_err("cannot run %s: %s", b->cc->path, strerror(errno))
+                      : compiler_message(errp, "compiling the kernel");
+        /* only the compiler's verdict on the C++ (not a kill, a full disk) is final */
+        if (rc > 0 && rc < 128 && *err && strstr(*err, "error:")) rc = 1;
+        else rc = 2;
+    }
+    unlink(errp);
+    return rc;
+}
+
+/* The IR stage (ir_pass.h): C++ -> optimised IR -> the passes -> the object, with
+ * LLVM's pipeline off in the second run.  Returns as run_step. */
+static int build_through_ir(const build_step *b, const sw_ir_pass *const *passes, int npasses, const char *cpp_path,
+                            const char *tmp_so, sw_clang_times *times, double *wall, char **err) {
+    char ll[4400];
+    pathf(ll, sizeof ll, "%s.ll", b->tmp_base);
+    static const char *const to_ir[] = {"-S", "-emit-llvm"};
+    static const char *const from_ir[] = {"-x", "ir", "-Xclang", "-disable-llvm-passes"};
+    int rc = run_step(b, to_ir, 2, ll, cpp_path, times, wall, err);
+    if (rc != 0) {
+        unlink(ll);
+        return rc;
+    }
+    size_t len = 0;
+    char *text = sw_read_file(ll, &len);
+    msl_buf out = {0};
+    double t0 = sw_stats_now();
+    rc = text ? sw_ir_run_passes(text, len, passes, npasses, &out, err) : -1;
+    *wall += sw_stats_now() - t0;
+    if (!text) *err = fmt_err("cannot read %s: %s", ll, strerror(errno));
+    free(text);
+    if (rc == 0 && sw_write_file_atomic(ll, out.p ? out.p : "", out.len) != 0) {
+        *err = fmt_err("cannot write %s: %s", ll, strerror(errno));
+        rc = -1;
+    }
+    free(msl_buf_take(&out));
+    if (rc == 0) rc = run_step(b, from_ir, 4, tmp_so, ll, times, wall, err);
+    else rc = 2;
+    unlink(ll);
+    return rc;
+}
+
 /* Compiles cpp into <cache>/<key>.so (BUILD_CHECK: checks it and writes
  * <key>.checked) unless that is already there. */
 static int build_variant(const compiler *cc, const char *cache, const char *cpp, int instr, int mode,
@@ -372,7 +468,7 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         sw_stats_add_cached(variant_kind(instr, mode));
         return 0;
     }
-    char pdir[4200], cpp_path[4300], tmp_so[4300], errp[4300], incl[4300], failed[4300], trace[4400], trace_arg[4500];
+    char pdir[4200], cpp_path[4300], tmp_so[4300], incl[4300], failed[4300];
     /* A lanes variant that did not compile is remembered (the key hashes its C++ and
      * the compiler): the device runs the library's fibers instead, and every later
      * process would otherwise pay for the same failed compile. */
@@ -385,54 +481,30 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     if (prelude_dir(cache, pdir, sizeof pdir, err)) return -1;
     pathf(cpp_path, sizeof cpp_path, "%s/%s.cpp", cache, key);
     pathf(tmp_so, sizeof tmp_so, "%s.tmp-%d-%lx", so_path, (int)getpid(), (unsigned long)pthread_self());
-    pathf(errp, sizeof errp, "%s.err", tmp_so);
     pathf(incl, sizeof incl, "-I%s", pdir);
-    /* clang's own account of its phases (compile_stats.c); it changes nothing in the
-     * object, so it is not part of the key */
-    pathf(trace, sizeof trace, "%s.trace.json", tmp_so);
-    pathf(trace_arg, sizeof trace_arg, "-ftime-trace=%s", trace);
     if (sw_write_file_atomic(cpp_path, cpp, strlen(cpp)) != 0) {
         *err = fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
         return -1;
     }
-    char *argv[SW_CXX_MAX_FLAGS + 10];
-    int a = 0;
-    argv[a++] = (char *)cc->path;
-    const char *flags[SW_CXX_MAX_FLAGS];
-    int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
-    for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
-    argv[a++] = incl;
-    argv[a++] = trace_arg;
-    if (mode != BUILD_CHECK) {
-        argv[a++] = "-o";
-        argv[a++] = tmp_so;
-    }
-    argv[a++] = cpp_path;
-    argv[a] = NULL;
-    __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
-    double t0 = sw_stats_now();
-    int rc = sw_run_process(argv, NULL, errp);
-    double wall = sw_stats_now() - t0;
-    sw_clang_times times;
-    sw_clang_times_read(trace, &times);
+    const build_step b = {cc, instr, mode, incl, tmp_so};
+    const sw_ir_pass *passes[SW_IR_MAX_PASSES];
+    int npasses = mode == BUILD_CHECK ? 0 : sw_ir_passes(instr, passes, SW_IR_MAX_PASSES);
+    sw_clang_times times = {-1, -1, -1, -1};
+    double wall = 0;
+    int rc = npasses || (mode != BUILD_CHECK && sw_ir_roundtrip())
+                 ? build_through_ir(&b, passes, npasses, cpp_path, tmp_so, &times, &wall, err)
+                 : run_step(&b, NULL, 0, mode == BUILD_CHECK ? NULL : tmp_so, cpp_path, &times, &wall, err);
     /* clang writes no trace for -fsyntax-only: a syntax check is front end through and through */
     if (mode == BUILD_CHECK && times.execute_s < 0) {
         times.execute_s = times.frontend_s = wall;
         times.optimise_s = times.backend_s = 0;
     }
     sw_stats_add_compile(variant_kind(instr, mode), wall, &times);
-    unlink(trace);
     if (rc != 0) {
-        *err = rc < 0 ? fmt_err("cannot run %s: %s", cc->path, strerror(errno))
-                      : compiler_message(errp, "compiling the kernel");
-        unlink(errp);
         unlink(tmp_so);
-        /* only the compiler's verdict on the C++ (not a kill, a full disk) is final */
-        if (mode == BUILD_LANES && rc > 0 && rc < 128 && *err && strstr(*err, "error:"))
-            (void)sw_write_file_atomic(failed, *err, strlen(*err));
+        if (mode == BUILD_LANES && rc == 1) (void)sw_write_file_atomic(failed, *err, strlen(*err));
         return -1;
     }
-    unlink(errp);
     if (mode == BUILD_CHECK) {
         unlink(cpp_path); /* only the verdict is kept */
         if (sw_write_file_atomic(so_path, "", 0) != 0) {

@@ -1,0 +1,63 @@
+/* ir_pass.c — ir_pass.h: which IR passes a variant gets, and running them.
+ *
+ * The table below is the one place a pass is registered, with the instrumentation
+ * bits it is for: a pass runs for a variant whose SW_INSTR_* bits include all of
+ * its own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swmetal/ir_pass.h"
+
+typedef struct pass_entry {
+    const sw_ir_pass *pass;
+    int instr;            /* SW_INSTR_* bits it needs, all of them */
+} pass_entry;
+
+static const pass_entry passes[] = {
+    {NULL, 0}, /* the table's end; passes go above it */
+};
+
+int sw_ir_roundtrip(void) {
+    const char *e = getenv("GDNBENCH_SW_IR_ROUNDTRIP");
+    return e && strcmp(e, "1") == 0;
+}
+
+int sw_ir_passes(int instr, const sw_ir_pass **out, int max) {
+    int n = 0;
+    for (size_t i = 0; passes[i].pass && n < max; i++)
+        if (passes[i].instr && (instr & passes[i].instr) == passes[i].instr) out[n++] = passes[i].pass;
+    return n;
+}
+
+void sw_ir_pass_signature(int instr, char *out, size_t n) {
+    const sw_ir_pass *p[SW_IR_MAX_PASSES];
+    int np = sw_ir_passes(instr, p, SW_IR_MAX_PASSES);
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < np && used < n; i++)
+        used += (size_t)snprintf(out + used, n - used, "%s%s:%d", i ? "," : "", p[i]->name, p[i]->version);
+    if (np == 0 && sw_ir_roundtrip()) snprintf(out, n, "roundtrip");
+}
+
+int sw_ir_run_passes(const char *text, size_t len, const sw_ir_pass *const *ps, int n, msl_buf *out, char **err) {
+    ll_module *m = ll_module_read(text, len);
+    if (!m) {
+        *err = strdup("out of memory reading the kernel's LLVM IR");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char *why = NULL;
+        if (ps[i]->run(m, &why) != 0) {
+            msl_buf b = {0};
+            msl_buf_printf(&b, "the %s pass: %s", ps[i]->name, why ? why : "failed");
+            free(why);
+            *err = msl_buf_take(&b);
+            ll_module_free(m);
+            return -1;
+        }
+    }
+    ll_module_write(m, out);
+    ll_module_free(m);
+    return 0;
+}

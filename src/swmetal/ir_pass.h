@@ -1,0 +1,38 @@
+/* ir_pass.h — passes over a variant's optimised LLVM IR (llir.h), run between
+ * clang's optimisation pipeline and its code generation.
+ *
+ * A variant that needs one is built in two clang runs (compile.c): the C++ to
+ * optimised textual IR (clang's own instrumentation, such as ThreadSanitizer's,
+ * included), then — after the passes have edited the text — that IR to the shared
+ * object with LLVM's pipeline off, so that what a pass inserted reaches the machine
+ * code as inserted.  A pass edits, it never re-optimises. */
+#ifndef GDN_SW_IR_PASS_H
+#define GDN_SW_IR_PASS_H
+
+#include "swmetal/llir.h"
+
+typedef struct sw_ir_pass {
+    const char *name;     /* in errors: "the <name> pass: ..." */
+    int version;          /* in every variant's cache key: bump when the output changes */
+    /* Edits m; 0, or -1 with *err (malloc'd, one line). */
+    int (*run)(ll_module *m, char **err);
+} sw_ir_pass;
+
+#define SW_IR_MAX_PASSES 8
+
+/* The passes a variant with these SW_INSTR_* bits gets on this build, in the order
+ * they run; returns how many (0: the variant is built in one clang run).
+ * GDNBENCH_SW_IR_ROUNDTRIP=1 sends every variant through the IR stage (with its
+ * passes, if any): a test that the reader and writer keep every kernel intact. */
+int sw_ir_passes(int instr, const sw_ir_pass **out, int max);
+int sw_ir_roundtrip(void);
+
+/* "name:version,..." of those passes ("" for none; "roundtrip" when forced
+ * through with none): what the cache key holds. */
+void sw_ir_pass_signature(int instr, char *out, size_t n);
+
+/* Reads text as a module, runs the passes, writes the result: 0, or -1 with *err. */
+int sw_ir_run_passes(const char *text, size_t len, const sw_ir_pass *const *passes, int n, msl_buf *out,
+                     char **err);
+
+#endif
