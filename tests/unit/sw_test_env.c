@@ -26,6 +26,18 @@ id sw_test_named_source(const char *src, const char *name) {
     return s;
 }
 
+char *sw_test_read_repo_file(const char *rel, char *path, size_t n) {
+    const char *root = getenv("GDNBENCH_ROOT");
+    snprintf(path, n, "%s/%s", root ? root : ".", rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t len = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
+    fclose(f);
+    if (buf) buf[len] = 0;
+    return buf;
+}
+
 void sw_test_env_open(sw_test_env *e, const char *checks, const char *src, const char *source_name) {
     const char *path, *version;
     char *err = NULL;

@@ -17,6 +17,10 @@ id sw_test_str(const char *s);
  * its diagnostics report).  name NULL: src as it is. */
 id sw_test_named_source(const char *src, const char *name);
 
+/* The text of a file of the repository (`rel` under $GDNBENCH_ROOT, else the
+ * working directory), malloc'd; NULL when it cannot be read.  path gets its name. */
+char *sw_test_read_repo_file(const char *rel, char *path, size_t n);
+
 /* Sets the checks mode (`none`, `fast`, `full`), then makes the device, compiles
  * `src` (findings name it `source_name`) and makes a queue.  Skips the test when
  * there is no clang++ >= 17; a compile error fails it (e->lib is then nil).  Compiled

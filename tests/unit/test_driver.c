@@ -5,36 +5,7 @@
 
 #include "runner/driver.h"
 #include "test.h"
-
-static const op_dim dbl_dims[] = {{"N", NULL, 16, 1, 1024, "elements"}};
-static const op_buf dbl_bufs[] = {{"x", BUF_IN, DT_F32, NULL, {{0, 0, 0}, {0, 0, 0}}},
-                                  {"y", BUF_OUT, DT_F32, NULL, {{0, 0, 0}, {0, 0, 0}}}};
-
-static int dbl_validate(const int64_t *dim, char *err, size_t errlen) {
-    if (dim[0] % 2 == 0) return 0;
-    snprintf(err, errlen, "N=%lld is odd: test_double takes even N", (long long)dim[0]);
-    return -1;
-}
-
-static int dbl_setup(op_case *c, char *err, size_t errlen) {
-    int64_t n = c->dim[0];
-    c->t[0] = tensor_new("x", DT_F32, 1, &n);
-    c->t[1] = tensor_new("y", DT_F32, 1, &n);
-    if (!c->t[0] || !c->t[1]) return -1;
-    for (int64_t i = 0; i < n; i++) tensor_set(c->t[0], i, (double)i);
-    return 0;
-}
-
-/* "Kernel": y = 2 x. */
-static int dbl_reference(const op_case *c, ref_kind kind, double **out) {
-    for (int64_t i = 0; i < c->dim[0]; i++) out[1][i] = 2 * tensor_get(c->t[0], i);
-    return 0;
-}
-
-static const op_desc op_double = {
-    .name = "test_double", .group = "test", .summary = "y = 2 x", .dims = dbl_dims, .ndims = 1, .bufs = dbl_bufs,
-    .nbufs = 2, .validate = dbl_validate, .setup = dbl_setup, .reference = dbl_reference,
-};
+#include "test_op_double.h"
 
 /* What the hooks saw, in order: "m0 b0 a0 p0 ..." (make, before, after, print). */
 typedef struct trace {
@@ -91,7 +62,7 @@ static backend *open_cpu(void) {
 TEST(driver_takes_every_case_through_its_steps_in_order) {
     backend *b = open_cpu();
     if (!b) return;
-    driver_case cases[3] = {{&op_double, {4}}, {&op_double, {8}}, {&op_double, {6}}};
+    driver_case cases[3] = {{&test_op_double, {4}}, {&test_op_double, {8}}, {&test_op_double, {6}}};
     run_record recs[3], *ptrs[3] = {&recs[0], &recs[1], &recs[2]};
     run_opts o = {.backend = "cpu", .warmup = 1, .iters = 2, .check = CHECK_NONE};
     trace t = {.fail_make = 1, .stop_make = 0, .stop_after = -1};
@@ -117,7 +88,7 @@ TEST(driver_takes_every_case_through_its_steps_in_order) {
 TEST(driver_stops_where_a_hook_says_so) {
     backend *b = open_cpu();
     if (!b) return;
-    driver_case cases[3] = {{&op_double, {4}}, {&op_double, {8}}, {&op_double, {6}}};
+    driver_case cases[3] = {{&test_op_double, {4}}, {&test_op_double, {8}}, {&test_op_double, {6}}};
     run_record recs[3], *ptrs[3] = {&recs[0], &recs[1], &recs[2]};
     run_opts o = {.backend = "cpu", .warmup = 0, .iters = 1, .check = CHECK_NONE};
     driver_plan plan = {b, &o, cases, 3, ptrs, 0};
@@ -142,7 +113,7 @@ TEST(driver_stops_where_a_hook_says_so) {
 }
 
 TEST(driver_own_run_stops_on_error_and_counts_skipped) {
-    driver_case cases[5] = {{&op_double, {4}}};
+    driver_case cases[5] = {{&test_op_double, {4}}};
     run_opts o = {.backend = "cpu"};
     driver_plan plan = {NULL, &o, cases, 5, NULL, 1};
     /* the command's own run: make/before/after are not called */
@@ -175,12 +146,12 @@ TEST(driver_own_run_stops_on_error_and_counts_skipped) {
 
 TEST(driver_check_shapes_names_the_first_bad_one) {
     char err[256] = "";
-    driver_case ok[2] = {{&op_double, {2}}, {&op_double, {1024}}};
+    driver_case ok[2] = {{&test_op_double, {2}}, {&test_op_double, {1024}}};
     CHECK_EQ_INT(driver_check_shapes(ok, 2, err, sizeof err), 0);
-    driver_case range[3] = {{&op_double, {2}}, {&op_double, {2048}}, {&op_double, {3}}};
+    driver_case range[3] = {{&test_op_double, {2}}, {&test_op_double, {2048}}, {&test_op_double, {3}}};
     CHECK_EQ_INT(driver_check_shapes(range, 3, err, sizeof err), -1);
     CHECK_MSG(strcmp(err, "--N 2048 is out of range for test_double: accepted 1..1024") == 0, "err %s", err);
-    driver_case odd[2] = {{&op_double, {2}}, {&op_double, {3}}};
+    driver_case odd[2] = {{&test_op_double, {2}}, {&test_op_double, {3}}};
     CHECK_EQ_INT(driver_check_shapes(odd, 2, err, sizeof err), -1);
     CHECK_MSG(strcmp(err, "N=3 is odd: test_double takes even N") == 0, "err %s", err);
 }

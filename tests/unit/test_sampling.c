@@ -9,6 +9,7 @@
 #include "runner/sampling.h"
 #include "swmetal/swmetal.h"
 #include "test.h"
+#include "test_op_double.h"
 
 /* Feeds samples[i] at cost[i] until the rule stops; returns the count taken. */
 static int drive(const sampling_rule *r, const double *samples, const double *cost, int n, sampling_stop *why) {
@@ -101,32 +102,12 @@ TEST(sampling_stops_at_the_noise_target_and_not_before) {
 static double fake_now, fake_step;
 static double fake_clock(void) { return fake_now += fake_step; }
 
-static const op_dim tiny_dims[] = {{"N", NULL, 16, 1, 1024, "elements"}};
-static const op_buf tiny_bufs[] = {{"x", BUF_IN, DT_F32, NULL, {{0, 0, 0}, {0, 0, 0}}},
-                                   {"y", BUF_OUT, DT_F32, NULL, {{0, 0, 0}, {0, 0, 0}}}};
-static int tiny_setup(op_case *c, char *err, size_t errlen) {
-    int64_t n = c->dim[0];
-    c->t[0] = tensor_new("x", DT_F32, 1, &n);
-    c->t[1] = tensor_new("y", DT_F32, 1, &n);
-    if (!c->t[0] || !c->t[1]) return -1;
-    for (int64_t i = 0; i < n; i++) tensor_set(c->t[0], i, (double)i);
-    return 0;
-}
-static int tiny_reference(const op_case *c, ref_kind kind, double **out) {
-    for (int64_t i = 0; i < c->dim[0]; i++) out[1][i] = 2 * tensor_get(c->t[0], i);
-    return 0;
-}
-static const op_desc op_tiny = {
-    .name = "test_tiny", .group = "test", .summary = "y = 2 x", .dims = tiny_dims, .ndims = 1,
-    .bufs = tiny_bufs, .nbufs = 2, .setup = tiny_setup, .reference = tiny_reference,
-};
-
-/* Runs op_tiny on the cpu backend under o with the fake clock (each run costs
+/* Runs test_op_double on the cpu backend under o with the fake clock (each run costs
  * fake_step: the runner reads the clock before and after it). */
 static int run_tiny(run_opts *o, run_record *rec) {
     char err[256];
     int64_t dim[1] = {16};
-    op_case *c = op_case_new(&op_tiny, dim, 1, err, sizeof err);
+    op_case *c = op_case_new(&test_op_double, dim, 1, err, sizeof err);
     backend *b = backend_cpu_open(err, sizeof err);
     if (!c || !b) {
         op_case_free(c);

@@ -19,60 +19,19 @@
 
 #define OUT_FLOATS 256
 
-typedef struct feat_env {
-    id pool, dev, lib, queue;
-} feat_env;
-
-static id str(const char *s) { return MSG1(id, objc_class_named("NSString"), "stringWithUTF8String:", const char *, s); }
-
-static char *read_source(char *path, size_t n) {
-    const char *root = getenv("GDNBENCH_ROOT");
-    snprintf(path, n, "%s/tests/msl/features.metal", root ? root : ".");
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t len = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
-    fclose(f);
-    if (buf) buf[len] = 0;
-    return buf;
-}
-
 /* Compiles features.metal; returns 0, or -1 after a failed CHECK. */
-static int feat_open(feat_env *e, const char *checks) {
+static int feat_open(sw_test_env *e, const char *checks) {
     memset(e, 0, sizeof *e);
-    const char *cpath, *version;
-    char *cerr = NULL;
-    if (sw_compiler_info(&cpath, &version, &cerr) != 0) SKIP("%s", cerr ? cerr : "no clang++ >= 17");
-    char cache[96], path[1024];
-    snprintf(cache, sizeof cache, "/tmp/gdnbench-test-cache-%ld", (long)getuid());
-    setenv("GDNBENCH_CACHE_DIR", cache, 1);
-    swmtl_options o;
-    swmtl_options_init(&o);
-    CHECK(swmtl_parse_checks(checks, &o.checks, "checks", NULL, 0) == 0);
-    char *src = read_source(path, sizeof path);
+    char path[1024];
+    char *src = sw_test_read_repo_file("tests/msl/features.metal", path, sizeof path);
     CHECK_MSG(src != NULL, "cannot read %s", path);
     if (!src) return -1;
-    e->pool = MSG0(id, MSG0(id, objc_class_named("NSAutoreleasePool"), "alloc"), "init");
-    e->dev = swmtl_device_new(&o);
-    id error = nil;
-    e->lib = MSG3(id, e->dev, "newLibraryWithSource:options:error:", id, sw_test_named_source(src, path), id, nil,
-                  id *, &error);
+    sw_test_env_open(e, checks, src, path);
     free(src);
-    CHECK_MSG(e->lib != nil, "compile: %s",
-              error ? MSG0(const char *, MSG0(id, error, "localizedDescription"), "UTF8String") : "?");
-    if (!e->lib) return -1;
-    e->queue = MSG0(id, e->dev, "newCommandQueue");
-    return 0;
+    return e->lib ? 0 : -1;
 }
 
-static void feat_close(feat_env *e) {
-    if (e->queue) MSG0(void, e->queue, "release");
-    if (e->lib) MSG0(void, e->lib, "release");
-    if (e->dev) MSG0(void, e->dev, "release");
-    if (e->pool) MSG0(void, e->pool, "drain");
-}
-
-static id feat_buffer(feat_env *e, size_t len, const void *init) {
+static id feat_buffer(sw_test_env *e, size_t len, const void *init) {
     id b = MSG2(id, e->dev, "newBufferWithLength:options:", NSUInteger, len, NSUInteger, 0);
     if (b && init) memcpy(MSG0(void *, b, "contents"), init, len);
     return b;
@@ -83,10 +42,10 @@ static void *contents(id b) { return MSG0(void *, b, "contents"); }
 /* Runs kernel `name` as one threadgroup of `threads` with bufs[k] at index k (nil:
  * unbound); fcv: function constant values or nil.  Returns 0 when the command
  * buffer completed without a diagnostic. */
-static int feat_run(feat_env *e, const char *name, id *bufs, int nbufs, NSUInteger threads, id fcv) {
+static int feat_run(sw_test_env *e, const char *name, id *bufs, int nbufs, NSUInteger threads, id fcv) {
     id err = nil;
-    id fn = fcv ? MSG3(id, e->lib, "newFunctionWithName:constantValues:error:", id, str(name), id, fcv, id *, &err)
-                : MSG1(id, e->lib, "newFunctionWithName:", id, str(name));
+    id fn = fcv ? MSG3(id, e->lib, "newFunctionWithName:constantValues:error:", id, sw_test_str(name), id, fcv, id *, &err)
+                : MSG1(id, e->lib, "newFunctionWithName:", id, sw_test_str(name));
     CHECK_MSG(fn != nil, "no function %s: %s", name,
               err ? MSG0(const char *, MSG0(id, err, "localizedDescription"), "UTF8String") : "");
     if (!fn) return -1;
@@ -125,11 +84,11 @@ static const sw_binding *binding_of(const sw_kernel_info *k, const char *param) 
 }
 
 TEST(sw_msl_features_implicit_buffer_indices) {
-    feat_env e;
+    sw_test_env e;
     if (feat_open(&e, "fast") == 0) {
         /* what the front end assigned: the lowest free index, in declaration order */
         char path[1024];
-        char *src = read_source(path, sizeof path);
+        char *src = sw_test_read_repo_file("tests/msl/features.metal", path, sizeof path);
         char *err = NULL;
         sw_library *lib = src ? sw_library_create(src, path, &err) : NULL;
         sw_kernel k;
@@ -158,11 +117,11 @@ TEST(sw_msl_features_implicit_buffer_indices) {
         }
         release_all(bufs, 4);
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }
 
 TEST(sw_msl_features_address_spaces) {
-    feat_env e;
+    sw_test_env e;
     if (feat_open(&e, "fast") == 0) {
         float in[4] = {10, 11, 12, 13}, accs[2] = {3.0f, 8.5f};
         id bufs[3] = {feat_buffer(&e, OUT_FLOATS * 4, NULL), feat_buffer(&e, sizeof in, in),
@@ -182,11 +141,11 @@ TEST(sw_msl_features_address_spaces) {
         }
         release_all(bufs, 3);
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }
 
 TEST(sw_msl_features_metal_builtins) {
-    feat_env e;
+    sw_test_env e;
     if (feat_open(&e, "fast") == 0) {
         id out = feat_buffer(&e, OUT_FLOATS * 4, NULL);
         if (feat_run(&e, "builtins", &out, 1, 32, nil) == 0) {
@@ -204,11 +163,11 @@ TEST(sw_msl_features_metal_builtins) {
         }
         release_all(&out, 1);
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }
 
 TEST(sw_msl_features_limits_are_constant_expressions) {
-    feat_env e;
+    sw_test_env e;
     if (feat_open(&e, "fast") == 0) {
         id out = feat_buffer(&e, OUT_FLOATS * 4, NULL);
         if (feat_run(&e, "limits", &out, 1, 32, nil) == 0) {
@@ -223,11 +182,11 @@ TEST(sw_msl_features_limits_are_constant_expressions) {
         }
         release_all(&out, 1);
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }
 
 TEST(sw_msl_features_library_names) {
-    feat_env e;
+    sw_test_env e;
     if (feat_open(&e, "fast") == 0) {
         id out = feat_buffer(&e, OUT_FLOATS * 4, NULL);
         if (feat_run(&e, "library", &out, 1, 32, nil) == 0) {
@@ -262,11 +221,11 @@ TEST(sw_msl_features_library_names) {
         }
         release_all(&out, 1);
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }
 
 TEST(sw_msl_features_declaration_forms) {
-    feat_env e;
+    sw_test_env e;
     /* full checks: the threadgroup initializer must count as written, by no thread */
     if (feat_open(&e, "full") == 0) {
         const char *names[] = {"scaled_f2", "scaled_f3", "scaled_f4"};
@@ -306,11 +265,11 @@ TEST(sw_msl_features_declaration_forms) {
         release_all(bufs, 3);
         MSG0(void, fcv, "release");
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }
 
 TEST(sw_msl_features_matrices) {
-    feat_env e;
+    sw_test_env e;
     if (feat_open(&e, "fast") == 0) {
         id out = feat_buffer(&e, OUT_FLOATS * 4, NULL);
         if (feat_run(&e, "matrices", &out, 1, 32, nil) == 0) {
@@ -320,11 +279,11 @@ TEST(sw_msl_features_matrices) {
         }
         release_all(&out, 1);
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }
 
 TEST(sw_msl_features_conversions) {
-    feat_env e;
+    sw_test_env e;
     if (feat_open(&e, "fast") == 0) {
         uint16_t hin[5] = {f16_from_f32(1.5f), f16_from_f32(0.5f), f16_from_f32(1.0f), f16_from_f32(2.0f),
                            f16_from_f32(4.0f)};
@@ -353,5 +312,5 @@ TEST(sw_msl_features_conversions) {
         }
         release_all(bufs, 3);
     }
-    feat_close(&e);
+    sw_test_env_close(&e);
 }

@@ -16,23 +16,11 @@
 #include "sw_test_env.h"
 #include "test.h"
 
-static char *read_lang_source(char *path, size_t n) {
-    const char *root = getenv("GDNBENCH_ROOT");
-    snprintf(path, n, "%s/tests/msl/lang.metal", root ? root : ".");
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t len = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
-    fclose(f);
-    if (buf) buf[len] = 0;
-    return buf;
-}
-
 /* Compiles lang.metal into e; 0, or -1 (a failed CHECK). */
 static int lang_open(sw_test_env *e) {
     memset(e, 0, sizeof *e);
     char path[1024];
-    char *src = read_lang_source(path, sizeof path);
+    char *src = sw_test_read_repo_file("tests/msl/lang.metal", path, sizeof path);
     CHECK_MSG(src != NULL, "cannot read %s", path);
     if (!src) return -1;
     sw_test_env_open(e, "fast", src, path);
