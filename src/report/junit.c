@@ -12,7 +12,8 @@
  * read (testsuites/testsuite/testcase, failure/error/skipped with message and type);
  * counts are computed here from the cases, so they add up by construction.  Text and
  * attribute values are escaped (& < > " '); bytes XML 1.0 forbids (control characters
- * other than tab and line breaks) are written as '?'. */
+ * other than tab and line breaks) are written as '?', bytes that are not UTF-8 as
+ * U+FFFD. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 
 #include "core/finding.h"
+#include "core/utf8.h"
 #include "report/junit.h"
 
 typedef struct junit_tc {
@@ -309,9 +311,10 @@ int junit_add_validate(junit_doc *d, const validate_report *vr) {
 
 /* ---- writing -------------------------------------------------------------------- */
 
-/* s escaped for XML text (attr 0) or a double-quoted attribute value (attr 1). */
-static void put_escaped(FILE *f, const char *s, int attr) {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+/* n bytes of UTF-8 escaped for XML text (attr 0) or a double-quoted attribute
+ * value (attr 1). */
+static void put_escaped_utf8(FILE *f, const unsigned char *p, size_t n, int attr) {
+    for (const unsigned char *end = p + n; p < end; p++) {
         switch (*p) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
@@ -323,6 +326,22 @@ static void put_escaped(FILE *f, const char *s, int attr) {
         case '\t': fputs(attr ? "&#9;" : "\t", f); break;
         default: fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
         }
+    }
+}
+
+/* s escaped as above; a byte that is not UTF-8 (a file name or a message quoting
+ * what the user gave) becomes U+FFFD, since an XML document must be well-formed
+ * UTF-8 and CI servers reject the whole report otherwise. */
+static void put_escaped(FILE *f, const char *s, int attr) {
+    size_t n = strlen(s);
+    while (n) {
+        long bad = utf8_invalid_offset(s, n);
+        size_t ok = bad < 0 ? n : (size_t)bad;
+        put_escaped_utf8(f, (const unsigned char *)s, ok, attr);
+        if (bad < 0) break;
+        fputs("\xEF\xBF\xBD", f);
+        s += ok + 1;
+        n -= ok + 1;
     }
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/utf8.h"
 #include "report/junit.h"
 #include "report_testdata.h"
 #include "test.h"
@@ -51,6 +52,23 @@ TEST(junit_escapes_text_and_attributes) {
             CHECK_MSG(!strncmp(p, "&amp;", 5) || !strncmp(p, "&lt;", 4) || !strncmp(p, "&gt;", 4) ||
                           !strncmp(p, "&quot;", 6) || !strncmp(p, "&apos;", 6),
                       "raw '&' at %.20s", p);
+    }
+    free(t);
+    junit_free(d);
+}
+
+TEST(junit_replaces_bytes_that_are_not_utf8) {
+    junit_doc *d = junit_new("bytes");
+    CHECK(d != NULL);
+    if (!d) return;
+    /* a Latin-1 e-acute, a truncated sequence at the end, and a real U+00E9 kept */
+    CHECK(junit_case(d, "gdnbench.k", "caf\xe9 \xc3\xa9", 0, JUNIT_FAILURE, "cut \xe2\x82", "ok") == 0);
+    char *t = written(d);
+    CHECK(t != NULL);
+    if (t) {
+        CHECK_MSG(utf8_invalid_offset(t, strlen(t)) < 0, "not UTF-8: %s", t);
+        CHECK_MSG(strstr(t, "name=\"caf\xef\xbf\xbd \xc3\xa9\""), "name: %s", t);
+        CHECK_MSG(strstr(t, "message=\"cut \xef\xbf\xbd\xef\xbf\xbd\""), "message: %s", t);
     }
     free(t);
     junit_free(d);
