@@ -485,40 +485,8 @@ template <class T> constexpr bool is_unsigned_v = is_unsigned<T>::value;
 template <class T> struct is_vector : std::bool_constant<sw_is_vector<T>> {};
 template <class T> constexpr bool is_vector_v = is_vector<T>::value;
 template <class T> struct vec_elements : std::integral_constant<int, sw_vec_size<T>> {};
-// half and bfloat limits are constant expressions (MLX's Limits<T> uses them in
-// constexpr initialisers); the bit patterns are IEEE binary16 and bfloat16's.
-template <class T, uint16_t Min, uint16_t Max, uint16_t Eps, uint16_t Denorm, int Digits, int MinExp, int MaxExp>
-struct sw_fp16_limits {
-    static constexpr bool is_specialized = true;
-    static constexpr bool is_signed = true;
-    static constexpr bool is_integer = false;
-    static constexpr bool is_exact = false;
-    static constexpr bool has_infinity = true;
-    static constexpr bool has_quiet_NaN = true;
-    static constexpr bool has_signaling_NaN = true;
-    static constexpr bool is_iec559 = true;
-    static constexpr bool is_bounded = true;
-    static constexpr int radix = 2;
-    static constexpr int digits = Digits;
-    static constexpr int min_exponent = MinExp;
-    static constexpr int max_exponent = MaxExp;
-    static constexpr T min() { return __builtin_bit_cast(T, Min); }
-    static constexpr T max() { return __builtin_bit_cast(T, Max); }
-    static constexpr T lowest() { return __builtin_bit_cast(T, (uint16_t)(Max | 0x8000u)); }
-    static constexpr T epsilon() { return __builtin_bit_cast(T, Eps); }
-    static constexpr T denorm_min() { return __builtin_bit_cast(T, Denorm); }
-    static constexpr T round_error() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x3800u : 0x3f00u)); }
-    static constexpr T infinity() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7c00u : 0x7f80u)); }
-    static constexpr T quiet_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7e00u : 0x7fc0u)); }
-    static constexpr T signaling_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7d00u : 0x7fa0u)); }
-};
-// As in Apple's metal_limits, numeric_limits<T> is _numeric_limits_impl<T>, which
-// kernels specialise for their own types (MLX's bfloat16_t, an indexed<T> pair), and
-// _fp_numeric_limits_impl_base holds what every IEEE floating type shares.
-template <class T> struct _numeric_limits_impl : std::numeric_limits<T> {};
-template <> struct _numeric_limits_impl<half> : sw_fp16_limits<half, 0x0400, 0x7bff, 0x1400, 0x0001, 11, -13, 16> {};
-template <>
-struct _numeric_limits_impl<bfloat> : sw_fp16_limits<bfloat, 0x0080, 0x7f7f, 0x3c00, 0x0001, 8, -125, 128> {};
+// What every IEEE floating type's limits share (Apple's metal_limits has this base
+// too: kernels derive their own types' limits from it).
 struct _fp_numeric_limits_impl_base {
     static constexpr bool is_specialized = true;
     static constexpr bool is_signed = true;
@@ -536,6 +504,30 @@ struct _fp_numeric_limits_impl_base {
     static constexpr bool traps = false;
     static constexpr bool tinyness_before = false;
 };
+// half and bfloat limits are constant expressions (MLX's Limits<T> uses them in
+// constexpr initialisers); the bit patterns are IEEE binary16 and bfloat16's.
+template <class T, uint16_t Min, uint16_t Max, uint16_t Eps, uint16_t Denorm, int Digits, int MinExp, int MaxExp>
+struct sw_fp16_limits : _fp_numeric_limits_impl_base {
+    static constexpr int radix = 2;
+    static constexpr int digits = Digits;
+    static constexpr int min_exponent = MinExp;
+    static constexpr int max_exponent = MaxExp;
+    static constexpr T min() { return __builtin_bit_cast(T, Min); }
+    static constexpr T max() { return __builtin_bit_cast(T, Max); }
+    static constexpr T lowest() { return __builtin_bit_cast(T, (uint16_t)(Max | 0x8000u)); }
+    static constexpr T epsilon() { return __builtin_bit_cast(T, Eps); }
+    static constexpr T denorm_min() { return __builtin_bit_cast(T, Denorm); }
+    static constexpr T round_error() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x3800u : 0x3f00u)); }
+    static constexpr T infinity() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7c00u : 0x7f80u)); }
+    static constexpr T quiet_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7e00u : 0x7fc0u)); }
+    static constexpr T signaling_NaN() { return __builtin_bit_cast(T, (uint16_t)(Digits == 11 ? 0x7d00u : 0x7fa0u)); }
+};
+// As in Apple's metal_limits, numeric_limits<T> is _numeric_limits_impl<T>, which
+// kernels specialise for their own types (MLX's bfloat16_t, an indexed<T> pair).
+template <class T> struct _numeric_limits_impl : std::numeric_limits<T> {};
+template <> struct _numeric_limits_impl<half> : sw_fp16_limits<half, 0x0400, 0x7bff, 0x1400, 0x0001, 11, -13, 16> {};
+template <>
+struct _numeric_limits_impl<bfloat> : sw_fp16_limits<bfloat, 0x0080, 0x7f7f, 0x3c00, 0x0001, 8, -125, 128> {};
 using std::float_denorm_style;
 using std::float_round_style;
 using std::denorm_absent;
