@@ -25,9 +25,18 @@
  * --ignore-machine-state, which compares anyway and says so in the pair's note.
  * Fields recorded on one side only (older reports) are not a difference.
  *
- * Exit: 1 on any regression or any NEW record that is not pass (report.md:
- * "regression or correctness failure"), 0 otherwise, 2 on unreadable input, a
- * different schema, nothing to pair, or differing machine states. */
+ * Counters (issue 31): beside the timing verdict, each pair gets a verdict on the
+ * records' exact counters (report/counter_gate.h: requested device bytes, distinct
+ * lines, flops, barriers up, or lane utilisation, coalescing down, beyond
+ * --counter-tolerance), in a section of its own, shown when a record carries
+ * `counters` or a counters flag is given; "not judged" with the reason when a side has
+ * none.  --counters-only leaves timing unjudged (correctness still is): CI on machines
+ * whose timings mean nothing.
+ *
+ * Exit: 1 on any regression (timing, correctness or counters) or any NEW record that
+ * is not pass (report.md: "regression or correctness failure"), 0 otherwise, 2 on
+ * unreadable input, a different schema, nothing to pair, differing machine states, or
+ * --counters-only with no pair that has counters on both sides. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +47,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "core/stats.h"
+#include "report/counter_gate.h"
 #include "report/junit.h"
 #include "report/report_load.h"
 #include "runner/record.h"
@@ -57,6 +67,7 @@ typedef struct cmp_pair {
     char note[600];
     int machine_differs;
     char machine[300];     /* how the machine states differ, or what is marked */
+    counter_verdict counters;  /* the verdict on the exact counters */
 } cmp_pair;
 
 typedef struct cmp_unpaired {
@@ -70,12 +81,18 @@ typedef struct cmp_result {
     int npairs;
     cmp_unpaired *unpaired;
     int nunpaired;
-    int regressions, improvements, same, noisy, failing, new_failures;
+    int regressions, improvements, same, noisy, failing, new_failures, timing_not_judged;
+    /* the counters section: shown when show_counters */
+    int show_counters;
+    double counter_tolerance;
+    int counters_only;
+    int counter_regressions, counter_improvements, counter_same, counter_not_judged;
 } cmp_result;
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: gdnbench compare BASE NEW [--threshold PCT] [--alpha A] [--format table|markdown|json]\n"
+            "                        [--counter-tolerance F] [--counters-only] [--junit FILE]\n"
             "  BASE, NEW     JSON reports (one record or an array) or directories of *.json\n"
             "  --threshold   smallest change in median time that counts, in %% (default 5)\n"
             "  --alpha       significance level of the Mann-Whitney U test (default 0.01)\n"
@@ -84,9 +101,19 @@ static void usage(FILE *f) {
             "                unpaired records skipped (a failing one in NEW fails)\n"
             "  --ignore-machine-state  compare pairs whose machine states differ (thermal state,\n"
             "                Low Power Mode, power source) instead of refusing\n"
+            "  --counter-tolerance F  relative change of an exact counter that is not yet a\n"
+            "                regression (default 0: the counts are exact, any change is real)\n"
+            "  --counters-only  judge the exact counters alone, not timing (CI on machines whose\n"
+            "                timings mean nothing: the software device, a paravirtual GPU);\n"
+            "                correctness still counts\n"
             "Pairs records by op, kernel, shape and device (never across backends).\n"
-            "Exit 1 on a regression or a failing check in NEW, 0 otherwise, 2 on bad input or\n"
-            "when paired records' machine states differ.\n");
+            "Counters (records run with --counters on the software device): more requested\n"
+            "device bytes, distinct lines, flops or barriers, or less lane utilisation or\n"
+            "coalescing, beyond the tolerance, is a regression, in its own section; a pair\n"
+            "without counters on both sides is not judged, and the section says why.\n"
+            "Exit 1 on a regression (timing, correctness or counters) or a failing check in NEW,\n"
+            "0 otherwise, 2 on bad input, when paired records' machine states differ, or with\n"
+            "--counters-only when no pair has counters on both sides.\n");
 }
 
 /* ---- pairing keys -------------------------------------------------------- */
@@ -159,7 +186,7 @@ static double median_of(const cJSON *rec, const double *samples, int n) {
     return s.median;
 }
 
-static int judge(cmp_pair *p, double threshold, double alpha, cmp_result *res) {
+static int judge(cmp_pair *p, double threshold, double alpha, int counters_only, cmp_result *res) {
     const cJSON *b = p->base->rec, *nw = p->new->rec;
     double *sb = NULL, *sn = NULL;
     if (rj_samples(b, &sb, &p->n_old) || rj_samples(nw, &sn, &p->n_new)) {
@@ -191,6 +218,10 @@ static int judge(cmp_pair *p, double threshold, double alpha, cmp_result *res) {
         p->verdict = "improvement";
         snprintf(p->note, sizeof p->note, "correctness: %s -> pass%s", status_of(b), kc);
         res->improvements++;
+    } else if (counters_only) {
+        p->verdict = "not judged";
+        snprintf(p->note, sizeof p->note, "timing not judged (--counters-only)%s", kc);
+        res->timing_not_judged++;
     } else if (p->n_old < CMP_MIN_SAMPLES || p->n_new < CMP_MIN_SAMPLES || !isfinite(p->change_pct)) {
         p->verdict = "noisy";
         snprintf(p->note, sizeof p->note, "too few samples (%d vs %d; need %d)%s", p->n_old, p->n_new,
@@ -400,9 +431,29 @@ static void pair_row(const cmp_pair *p, row *r) {
 }
 
 static void summary_line(FILE *f, const cmp_result *res, double threshold, double alpha) {
-    fprintf(f, "%d pairs: %d regression%s, %d improvement%s, %d same, %d noisy, %d failing; %d unpaired (threshold %g%%, alpha %g)\n",
-            res->npairs, res->regressions, res->regressions == 1 ? "" : "s", res->improvements,
-            res->improvements == 1 ? "" : "s", res->same, res->noisy, res->failing, res->nunpaired, threshold, alpha);
+    fprintf(f, "%d pairs: %d regression%s, %d improvement%s, %d same, %d noisy, %d failing", res->npairs,
+            res->regressions, res->regressions == 1 ? "" : "s", res->improvements, res->improvements == 1 ? "" : "s",
+            res->same, res->noisy, res->failing);
+    if (res->timing_not_judged) fprintf(f, ", %d timing not judged", res->timing_not_judged);
+    fprintf(f, "; %d unpaired (threshold %g%%, alpha %g)\n", res->nunpaired, threshold, alpha);
+    if (res->show_counters)
+        fprintf(f, "counters: %d regression%s, %d improvement%s, %d same, %d not judged\n", res->counter_regressions,
+                res->counter_regressions == 1 ? "" : "s", res->counter_improvements,
+                res->counter_improvements == 1 ? "" : "s", res->counter_same, res->counter_not_judged);
+}
+
+/* The counters section of the table: one line per pair, its verdict and why. */
+static void print_counters_table(FILE *f, const cmp_result *res) {
+    if (!res->show_counters) return;
+    fprintf(f, "\ncounters (exact counts of the software device; tolerance %g%%):\n", 100 * res->counter_tolerance);
+    for (int i = 0; i < res->npairs; i++) {
+        const cmp_pair *p = &res->pairs[i];
+        char shape[256], dev[200];
+        shape_of(p->new->rec, shape, sizeof shape);
+        device_label(p->new->rec, dev, sizeof dev);
+        fprintf(f, "  %s %s [%s] on %s: %s: %s\n", rj_str(p->new->rec, "op", NULL, "?"), kernel_label(p->new->rec),
+                shape, dev, p->counters.verdict, p->counters.note);
+    }
 }
 
 static void print_table(FILE *f, const cmp_result *res, double threshold, double alpha) {
@@ -432,6 +483,7 @@ static void print_table(FILE *f, const cmp_result *res, double threshold, double
         fprintf(f, "unpaired in %s: %s %s [%s] on %s (%s): %s\n", u->side, rj_str(u->it->rec, "op", NULL, "?"),
                 kernel_label(u->it->rec), shape, dev, u->it->file, u->reason);
     }
+    print_counters_table(f, res);
     summary_line(f, res, threshold, alpha);
 }
 
@@ -476,11 +528,53 @@ static void print_markdown(FILE *f, const cmp_result *res, const char *base, con
                     kernel_label(u->it->rec), shape, dev, u->reason);
         }
     }
+    if (res->show_counters) {
+        fprintf(f, "\n#### Counters (exact counts of the software device; tolerance %g%%)\n\n", 100 * res->counter_tolerance);
+        fprintf(f, "| verdict | op | kernel | shape | device | note |\n|---|---|---|---|---|---|\n");
+        for (int i = 0; i < res->npairs; i++) {
+            const cmp_pair *p = &res->pairs[i];
+            char verdict[64], shape[256], dev[200];
+            snprintf(verdict, sizeof verdict, strcmp(p->counters.verdict, "regression") ? "%s" : "**%s**",
+                     p->counters.verdict);
+            shape_of(p->new->rec, shape, sizeof shape);
+            device_label(p->new->rec, dev, sizeof dev);
+            md_cell(f, verdict);
+            md_cell(f, rj_str(p->new->rec, "op", NULL, "?"));
+            md_cell(f, kernel_label(p->new->rec));
+            md_cell(f, shape);
+            md_cell(f, dev);
+            md_cell(f, p->counters.note);
+            fputs("|\n", f);
+        }
+    }
     fputc('\n', f);
     summary_line(f, res, threshold, alpha);
 }
 
 static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+/* The pair's "counters": verdict, note, and each gated counter on both sides. */
+static void add_counters_json(cJSON *o, const counter_verdict *cv) {
+    cJSON *c = cJSON_AddObjectToObject(o, "counters");
+    if (!c) return;
+    cJSON_AddBoolToObject(c, "judged", cv->judged);
+    cJSON_AddStringToObject(c, "verdict", cv->verdict);
+    cJSON_AddStringToObject(c, "note", cv->note);
+    cJSON *metrics = cJSON_AddArrayToObject(c, "metrics");
+    for (int k = 0; metrics && cv->judged && k < COUNTER_GATE_METRICS; k++) {
+        const counter_metric *m = &cv->m[k];
+        cJSON *one = cJSON_CreateObject();
+        if (!one) return;
+        cJSON_AddItemToArray(metrics, one);
+        cJSON_AddStringToObject(one, "name", m->key);
+        cJSON_AddStringToObject(one, "worse_when", m->fall_is_worse ? "lower" : "higher");
+        cJSON_AddItemToObject(one, "base", m->known ? cJSON_CreateNumber(m->base) : cJSON_CreateNull());
+        cJSON_AddItemToObject(one, "new", m->known ? cJSON_CreateNumber(m->new) : cJSON_CreateNull());
+        cJSON_AddItemToObject(one, "change_pct", num_or_null(m->known ? m->change_pct : NAN));
+        cJSON_AddBoolToObject(one, "regressed", m->regressed);
+        cJSON_AddBoolToObject(one, "improved", m->improved);
+    }
+}
 
 /* -1 when out of memory (the list ends there). */
 static int add_pair_json(cJSON *pairs, const cmp_pair *p) {
@@ -509,6 +603,7 @@ static int add_pair_json(cJSON *pairs, const cmp_pair *p) {
     cJSON_AddBoolToObject(o, "machine_state_differs", p->machine_differs);
     cJSON_AddStringToObject(o, "base_file", p->base->file);
     cJSON_AddStringToObject(o, "new_file", p->new->file);
+    add_counters_json(o, &p->counters);
     return 0;
 }
 
@@ -544,6 +639,8 @@ static int print_json(FILE *f, const cmp_result *res, const char *base, const ch
     cJSON_AddStringToObject(root, "new", nw);
     cJSON_AddNumberToObject(root, "threshold_pct", threshold);
     cJSON_AddNumberToObject(root, "alpha", alpha);
+    cJSON_AddNumberToObject(root, "counter_tolerance", res->counter_tolerance);
+    cJSON_AddBoolToObject(root, "counters_only", res->counters_only);
     for (int i = 0; i < res->npairs; i++)
         if (add_pair_json(pairs, &res->pairs[i])) break;
     for (int i = 0; i < res->nunpaired; i++)
@@ -555,6 +652,11 @@ static int print_json(FILE *f, const cmp_result *res, const char *base, const ch
     cJSON_AddNumberToObject(summary, "noisy", res->noisy);
     cJSON_AddNumberToObject(summary, "failing", res->failing);
     cJSON_AddNumberToObject(summary, "unpaired", res->nunpaired);
+    cJSON_AddNumberToObject(summary, "timing_not_judged", res->timing_not_judged);
+    cJSON_AddNumberToObject(summary, "counter_regressions", res->counter_regressions);
+    cJSON_AddNumberToObject(summary, "counter_improvements", res->counter_improvements);
+    cJSON_AddNumberToObject(summary, "counter_same", res->counter_same);
+    cJSON_AddNumberToObject(summary, "counters_not_judged", res->counter_not_judged);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return -1;
@@ -577,9 +679,25 @@ static int parse_number(const char *flag, const char *s, double lo, double hi, d
     return 0;
 }
 
+/* --counter-tolerance F: a relative change, 0 (the default: any change counts) or more. */
+static int parse_tolerance(const char *s, double *out) {
+    char *end;
+    double v = strtod(s ? s : "", &end);
+    if (!s || end == s || *end || !(v >= 0 && v < 1e6)) {
+        fprintf(stderr, "gdnbench compare: --counter-tolerance %s: expected a relative change >= 0, such as 0.01 "
+                "for 1%% (default 0: the counts are exact)\n", s ? s : "(missing)");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 /* The options of a comparison. */
 typedef struct compare_cli {
     double threshold, alpha;
+    double counter_tolerance;   /* --counter-tolerance F (relative) */
+    int counter_flags;          /* a counters flag was given: show the section */
+    int counters_only;          /* --counters-only */
     int format, ignore_machine;
     const char *paths[2];
     const char *junit;     /* --junit FILE */
@@ -598,6 +716,12 @@ static int parse_args(int argc, char **argv, compare_cli *cc, int *status) {
             return 1;
         } else if (strcmp(a, "--ignore-machine-state") == 0) {
             cc->ignore_machine = 1;
+        } else if (strcmp(a, "--counters-only") == 0) {
+            cc->counters_only = cc->counter_flags = 1;
+        } else if (strcmp(a, "--counter-tolerance") == 0) {
+            if (parse_tolerance(val, &cc->counter_tolerance)) return 1;
+            cc->counter_flags = 1;
+            i++;
         } else if (strcmp(a, "--threshold") == 0) {
             if (parse_number(a, val, 0, 1e6, &cc->threshold)) return 1;
             i++;
@@ -660,6 +784,27 @@ static int check_machine_state(const compare_cli *cc, cmp_result *res) {
     return -1;
 }
 
+/* The counters section's test cases: one per pair (classname
+ * gdnbench.compare.counters.OP), failing on a counter regression, skipped with the
+ * reason when not judged.  0, or -1 out of memory. */
+static int junit_counters(junit_doc *d, const cmp_result *res) {
+    for (int i = 0; res->show_counters && i < res->npairs; i++) {
+        const cmp_pair *p = &res->pairs[i];
+        const cJSON *rec = p->new->rec;
+        char classname[160], name[900], dev[200], shape[512], message[600];
+        snprintf(classname, sizeof classname, "gdnbench.compare.counters.%s", rj_str(rec, "op", NULL, "?"));
+        shape_of(rec, shape, sizeof shape);
+        device_label(rec, dev, sizeof dev);
+        snprintf(name, sizeof name, "%s %s on %s (counters)", kernel_label(rec), shape, dev);
+        snprintf(message, sizeof message, "counters %s: %s", p->counters.verdict, p->counters.note);
+        junit_outcome out = !p->counters.judged ? JUNIT_SKIPPED
+                            : strcmp(p->counters.verdict, "regression") == 0 ? JUNIT_FAILURE
+                                                                            : JUNIT_PASS;
+        if (junit_case(d, classname, name, 0, out, message, NULL)) return -1;
+    }
+    return 0;
+}
+
 /* --junit: a test case per pair, failing on a regression or a pair NEW still fails;
  * unpaired records are skipped with the reason, or fail when NEW's record is not
  * pass (as the exit status counts them).  0, or -1 said. */
@@ -689,11 +834,42 @@ static int write_junit(const compare_cli *cc, const cmp_result *res) {
         }
         rc = junit_case(d, classname, name, 0, out, message, NULL);
     }
+    if (rc == 0) rc = junit_counters(d, res);
     char err[512] = "out of memory";
     if (rc == 0) rc = junit_write(d, cc->junit, err, sizeof err);
     if (rc != 0) fprintf(stderr, "gdnbench compare: --junit %s: %s\n", cc->junit, err);
     junit_free(d);
     return rc;
+}
+
+/* 1 when some record of s has a `counters` key (null included). */
+static int any_counters(const report_set *s) {
+    for (int i = 0; i < s->n; i++)
+        if (cJSON_GetObjectItemCaseSensitive(s->items[i].rec, "counters")) return 1;
+    return 0;
+}
+
+/* Every pair's counters verdict, and whether the section shows.  -1 (said) when
+ * --counters-only finds no pair it can judge: a gate that judges nothing must not
+ * pass. */
+static int judge_counters(const compare_cli *cc, const report_set *base, const report_set *nw, cmp_result *res) {
+    res->counter_tolerance = cc->counter_tolerance;
+    res->counters_only = cc->counters_only;
+    res->show_counters = cc->counter_flags || any_counters(base) || any_counters(nw);
+    for (int i = 0; i < res->npairs; i++) {
+        cmp_pair *p = &res->pairs[i];
+        counter_gate_judge(p->base->rec, p->new->rec, cc->counter_tolerance, &p->counters);
+        if (!p->counters.judged) res->counter_not_judged++;
+        else if (strcmp(p->counters.verdict, "regression") == 0) res->counter_regressions++;
+        else if (strcmp(p->counters.verdict, "improvement") == 0) res->counter_improvements++;
+        else res->counter_same++;
+    }
+    if (cc->counters_only && res->counter_not_judged == res->npairs) {
+        fprintf(stderr, "gdnbench compare: --counters-only, but no pair has counters on both sides (first: %s): run "
+                "both sides with --counters on the software device\n", res->pairs[0].counters.note);
+        return -1;
+    }
+    return 0;
 }
 
 /* Pairs, judges and prints.  The exit status. */
@@ -711,8 +887,9 @@ static int compare(const compare_cli *cc, const report_set *base, const report_s
         return EXIT_BAD_INPUT;
     }
     if (check_machine_state(cc, res)) return EXIT_BAD_INPUT;
+    if (judge_counters(cc, base, nw, res)) return EXIT_BAD_INPUT;
     for (int i = 0; i < res->npairs; i++) {
-        if (judge(&res->pairs[i], cc->threshold, cc->alpha, res)) {
+        if (judge(&res->pairs[i], cc->threshold, cc->alpha, cc->counters_only, res)) {
             fprintf(stderr, "gdnbench compare: out of memory\n");
             return EXIT_BAD_INPUT;
         }
@@ -729,7 +906,9 @@ static int compare(const compare_cli *cc, const report_set *base, const report_s
     }
     fflush(stdout);
     if (cc->junit && write_junit(cc, res) != 0) return EXIT_BAD_INPUT;
-    return res->regressions > 0 || res->failing > 0 || res->new_failures > 0 ? EXIT_CHECK_FAILED : EXIT_OK;
+    return res->regressions > 0 || res->failing > 0 || res->new_failures > 0 || res->counter_regressions > 0
+               ? EXIT_CHECK_FAILED
+               : EXIT_OK;
 }
 
 int cmd_compare(int argc, char **argv) {

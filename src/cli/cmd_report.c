@@ -16,6 +16,9 @@
  * paravirtual device, a flag that had no effect: the JSON `warnings`) carries a
  * section sign, and its warnings are written under the table.
  *
+ * Counters (issue 31): an op whose records carry exact counters gets a counters table
+ * and the floor-model join of Mac timings (cli/report_counters.h).
+ *
  * Charts: one SVG bar chart (GB/s) per table, written next to the Markdown file as
  * STEM-OP-CLASS.svg and linked relatively — GitHub renders linked SVG files but
  * strips inline <svg> from Markdown.  The HTML page embeds the same charts inline.
@@ -30,6 +33,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/report_counters.h"
 #include "core/chips.h"
 #include "report/report_load.h"
 #include "report/svg.h"
@@ -245,28 +249,6 @@ oom:
 
 /* ---- writers ------------------------------------------------------------- */
 
-static void md_escape(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '|' || *s == '*' || *s == '_' || *s == '`' || *s == '<' || *s == '[' || *s == ']') fputc('\\', f);
-        fputc(*s, f);
-    }
-}
-
-static void html_escape(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*s, f);
-    }
-}
-
 /* 1 when some cell of t shows a % of a derived peak (then the table gets the note). */
 static int table_has_derived(const rtable *t) {
     for (int k = 0; k < t->rows.n * t->cols.n; k++)
@@ -278,10 +260,10 @@ static int table_has_derived(const rtable *t) {
 
 static void write_note_line(FILE *f, const char *line, int html) {
     if (html) {
-        html_escape(f, line);
+        report_html_escape(f, line);
         fputs("<br>\n", f);
     } else {
-        md_escape(f, line);
+        report_md_escape(f, line);
         fputs("  \n", f);
     }
 }
@@ -326,7 +308,7 @@ static void write_md_table(FILE *f, const rtable *t) {
     fputs("| shape |", f);
     for (int c = 0; c < t->cols.n; c++) {
         fputc(' ', f);
-        md_escape(f, t->col_headers[c]);
+        report_md_escape(f, t->col_headers[c]);
         fputs(" |", f);
     }
     fputs("\n|---|", f);
@@ -334,14 +316,14 @@ static void write_md_table(FILE *f, const rtable *t) {
     fputc('\n', f);
     for (int r = 0; r < t->rows.n; r++) {
         fputs("| ", f);
-        md_escape(f, t->rows.v[r]);
+        report_md_escape(f, t->rows.v[r]);
         fputs(" |", f);
         for (int c = 0; c < t->cols.n; c++) {
             char cell[256];
             int k = r * t->cols.n + c;
             cell_text(t->best[k], t->count[k], cell, sizeof cell);
             fputc(' ', f);
-            md_escape(f, cell);
+            report_md_escape(f, cell);
             fputs(" |", f);
         }
         fputc('\n', f);
@@ -352,20 +334,20 @@ static void write_html_table(FILE *f, const rtable *t) {
     fputs("<table>\n<tr><th>shape</th>", f);
     for (int c = 0; c < t->cols.n; c++) {
         fputs("<th>", f);
-        html_escape(f, t->col_headers[c]);
+        report_html_escape(f, t->col_headers[c]);
         fputs("</th>", f);
     }
     fputs("</tr>\n", f);
     for (int r = 0; r < t->rows.n; r++) {
         fputs("<tr><td>", f);
-        html_escape(f, t->rows.v[r]);
+        report_html_escape(f, t->rows.v[r]);
         fputs("</td>", f);
         for (int c = 0; c < t->cols.n; c++) {
             char cell[256];
             int k = r * t->cols.n + c;
             cell_text(t->best[k], t->count[k], cell, sizeof cell);
             fputs("<td class=\"num\">", f);
-            html_escape(f, cell);
+            report_html_escape(f, cell);
             fputs("</td>", f);
         }
         fputs("</tr>\n", f);
@@ -429,7 +411,11 @@ static void usage(FILE *f) {
             "                (FILE-OP-CLASS.svg, linked relatively); default: Markdown on stdout\n"
             "  --html        also write a standalone HTML page with the charts inline\n"
             "One table per op and device class (GPU hardware, CPU, emulated): rows are shapes,\n"
-            "columns devices, cells median time, GB/s and %% of the chip's peak bandwidth.\n");
+            "columns devices, cells median time, GB/s and %% of the chip's peak bandwidth.\n"
+            "Records with exact counters (--counters on the software device) add a counters table\n"
+            "per op, and each Mac timing of the same kernel, source and shape as a percentage of\n"
+            "its chip's floor, max(distinct bytes / bandwidth, flops / peak): a model, not a\n"
+            "measurement.\n");
 }
 
 /* Where one report goes: Markdown (stdout, or --out with the SVGs next to it) and,
@@ -594,14 +580,15 @@ static int write_sections(const report_out *ro, const report_set *set) {
     if (rc == 0) write_intro(ro, set->n);
     for (int o = 0; o < ops.n && rc == 0; o++) {
         fprintf(ro->md, "\n## ");
-        md_escape(ro->md, ops.v[o]);
+        report_md_escape(ro->md, ops.v[o]);
         fputc('\n', ro->md);
         if (ro->html) {
             fputs("<h2>", ro->html);
-            html_escape(ro->html, ops.v[o]);
+            report_html_escape(ro->html, ops.v[o]);
             fputs("</h2>\n", ro->html);
         }
         for (int cls = 0; cls < NCLASSES && rc == 0; cls++) rc = write_class(ro, set, ops.v[o], cls);
+        if (rc == 0) rc = report_counters_write(ro->md, ro->html, set, ops.v[o]);
     }
     if (rc == 0 && ro->html) fputs("</body></html>\n", ro->html);
     strlist_free(&ops);

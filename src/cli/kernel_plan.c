@@ -130,6 +130,7 @@ static void print_case(void *user, int k, driver_outcome out) {
     if (kp->ro.quiet) return;
     printf("kernel case %s (%s) on %s [%s]%s\n", rec->kcase.name, rec->kcase.file, rec->device.name,
            rec->device.backend, rec->device.emulated ? " (emulated: the software device's timings, not a GPU's)" : "");
+    for (int i = 0; i < rec->nwarnings && i < REC_MAX_WARNINGS; i++) printf("  WARNING %s\n", rec->warnings[i]);
     if (rec->timing.n > 0) table_print_timing(stdout, rec);
     for (int i = 0; rec->status != RUN_ERROR && i < r->nbufs; i++) print_buffer(&r->bufs[i]);
     table_print_findings(stdout, rec, run_max_findings(&kp->ro));

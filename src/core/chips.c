@@ -27,7 +27,11 @@
  *  [TP-CLK]  Third-party spec listings (e.g. hmc-tech.com GPU pages): M3 family 1398 MHz,
  *            M4 family 1470 MHz.  Listings disagree (some give 1.6 GHz boost clocks), so
  *            every M3/M4 FLOP figure is unverified.
- * Derived FP32 = cores * 128 ALUs * 2 flop/FMA * clock. */
+ * Derived FP32 = cores * 128 ALUs * 2 flop/FMA * clock.
+ * Coverage: M1-M4 with Pro and Max, and each Ultra Apple has made (M1, M2, M3; there
+ * is no M4 Ultra), every binned GPU core count; the M5 as far as Apple published it.
+ * The floor model (report/floor_model.h) reads these figures, so each row's standing
+ * (verified or derived) is shown wherever a floor is. */
 #include <stddef.h>
 #include <string.h>
 

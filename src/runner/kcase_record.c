@@ -10,6 +10,7 @@
 #include "core/sha256.h"
 #include "io/io_util.h"
 #include "runner/kcase_run.h"
+#include "runner/launch_limits.h"
 #include "runner/record.h"
 
 /* sha256 of a file's bytes into hex ("" when it cannot be read). */
@@ -111,6 +112,7 @@ int kc_record_case(const kc_case *source, const kc_case *plain, const kc_result 
     if (!rec->kernel.function[0] && plain->nlaunches && plain->launches[0].function)
         snprintf(rec->kernel.function, sizeof rec->kernel.function, "%s", plain->launches[0].function);
     fill_stages(plain, rec);
+    launch_limits_warn(rec);
     if (!r || !r->prepared || rec->status == RUN_ERROR) return 0;
     fill_checks(r, rec);
     if (rec->status == RUN_PASS && !r->pass) rec->status = RUN_FAIL;

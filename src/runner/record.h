@@ -16,7 +16,7 @@
 #define REC_MAX_CHECKS 32
 #define REC_MAX_STAGES OP_MAX_STAGES
 #define REC_MAX_CONSTANTS 16
-#define REC_MAX_WARNINGS 4
+#define REC_MAX_WARNINGS 8
 
 /* How a run ended; written as run_status_name's word ("pass", "fail", "error"). */
 typedef enum run_status {
@@ -212,7 +212,7 @@ typedef struct run_record {
     /* what a reader of the numbers must know (paravirtual device, a flag that had
      * no effect); printed with the table, written to the report */
     int nwarnings;
-    char warnings[REC_MAX_WARNINGS][200];
+    char warnings[REC_MAX_WARNINGS][480];
 
     rec_fixture fixture;       /* --fixture notes; fixture.path "" when none */
 

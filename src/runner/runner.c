@@ -12,6 +12,7 @@
 #include "runner/check.h"
 #include "runner/machine.h"
 #include "runner/kernel_choice.h"
+#include "runner/launch_limits.h"
 #include "runner/runner.h"
 #include "runner/sampling.h"
 #include "swmetal/swmetal.h"
@@ -442,6 +443,7 @@ static int run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
         return -1;
     }
     describe_stages(b, c, rec);
+    launch_limits_warn(rec);
     sampler *sp = calloc(1, sizeof *sp);
     if (!sp) {
         fail(rec, "out of memory for timing samples");

@@ -12,7 +12,10 @@
  *   out, the record has no peak_verified, as older reports); the machine state
  *   (`environment`, written only when one of these is given, as a report from before
  *   it existed has none): thermal (before and after the runs), thermal_after, power
- *   (ac/battery/null), lowpower (0/1/null).  An unknown key is an error.
+ *   (ac/battery/null), lowpower (0/1/null); counters (a file holding a `counters`
+ *   object, spliced in as the record's `counters`, or `null`: `counters: null` with
+ *   the `counters_unavailable` a backend that cannot count writes; left out, the
+ *   record has neither key, as a run without --counters).  An unknown key is an error.
  * Samples are deterministic: z are the n evenly spaced normal quantiles
  * Phi^-1((i + 0.5) / n), interleaved (even i, then odd i) so the measured order is not
  * sorted, each sample rounded to 6 decimals; the sample median is exactly `median`
@@ -35,7 +38,7 @@
 
 enum {
     K_OP, K_FN, K_SHA, K_T, K_DEV, K_BACKEND, K_EMULATED, K_BW, K_MEDIAN, K_SPREAD, K_N, K_STATUS, K_SCHEMA,
-    K_CORES, K_BWOK, K_THERMAL, K_THERMAL_AFTER, K_POWER, K_LOWPOWER, NKEYS
+    K_CORES, K_BWOK, K_THERMAL, K_THERMAL_AFTER, K_POWER, K_LOWPOWER, K_COUNTERS, NKEYS
 };
 
 /* Defaults; NULL: absent unless given. */
@@ -61,6 +64,7 @@ static const struct {
     [K_THERMAL_AFTER] = {"thermal_after", NULL},
     [K_POWER] = {"power", NULL},
     [K_LOWPOWER] = {"lowpower", NULL},
+    [K_COUNTERS] = {"counters", NULL},
 };
 
 #define ERRLEN 512
@@ -281,6 +285,33 @@ static long long floor_div(long long a, long long b) {
 }
 
 /* One record from SPEC text; NULL with err set on bad input. */
+/* The record's `counters` from spec value v (a file, or "null"): 0, or -1 with err. */
+static int add_counters(cJSON *rec, const char *v, char *err) {
+    if (strcmp(v, "null") == 0) {
+        cJSON_AddNullToObject(rec, "counters");
+        cJSON_AddStringToObject(rec, "counters_unavailable",
+                                "the metal backend cannot count: Metal exposes no per-access counters to a program");
+        return 0;
+    }
+    FILE *f = fopen(v, "rb");
+    char *text = NULL;
+    long len = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)len + 1)) && fread(text, 1, (size_t)len, f) == (size_t)len)
+        text[len] = 0;
+    else
+        len = -1;
+    if (f) fclose(f);
+    cJSON *c = len >= 0 ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!c) {
+        snprintf(err, ERRLEN, "counters=%s: cannot read a JSON object from it", v);
+        return -1;
+    }
+    cJSON_AddItemToObject(rec, "counters", c);
+    return 0;
+}
+
 static cJSON *record(const char *text, char *err) {
     report_spec s;
     long long n, T, schema, cores;
@@ -395,6 +426,10 @@ static cJSON *record(const char *text, char *err) {
     else cJSON_AddStringToObject(rec, "error", "A: 3 elements outside tolerance");
     if (s.v[K_THERMAL] || s.v[K_THERMAL_AFTER] || s.v[K_POWER] || s.v[K_LOWPOWER])
         cJSON_AddItemToObject(rec, "environment", environment_object(&s));
+    if (s.v[K_COUNTERS] && add_counters(rec, s.v[K_COUNTERS], err)) {
+        cJSON_Delete(rec);
+        rec = NULL;
+    }
 out:
     free(samples);
     free(s.buf);

@@ -71,3 +71,24 @@ TEST(report_chips_paravirtual_device_by_name) {
     const char *w = chip_paravirtual_warning();
     CHECK(w && strstr(w, "not those of an Apple GPU"));
 }
+
+/* Every Mac GPU the floor model is asked for (issue 31): M1 to M4 with their Pro and
+ * Max, and every Ultra Apple has made (M1, M2, M3: there is no M4 Ultra), each with a
+ * bandwidth and, for M1-M4, FP32 and FP16 peaks. */
+TEST(report_chips_cover_m1_to_m4) {
+    static const char *const names[] = {"Apple M1",     "Apple M1 Pro", "Apple M1 Max", "Apple M1 Ultra",
+                                        "Apple M2",     "Apple M2 Pro", "Apple M2 Max", "Apple M2 Ultra",
+                                        "Apple M3",     "Apple M3 Pro", "Apple M3 Max", "Apple M3 Ultra",
+                                        "Apple M4",     "Apple M4 Pro", "Apple M4 Max"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int n, variants = 0;
+        const chip_info *t = chip_table(&n);
+        for (int k = 0; k < n; k++) {
+            if (strcmp(t[k].name, names[i]) != 0) continue;
+            variants++;
+            CHECK_MSG(t[k].bandwidth_gbps > 0 && t[k].fp32_tflops > 0 && t[k].fp16_tflops > 0, "%s %d", names[i],
+                      t[k].gpu_cores);
+        }
+        CHECK_MSG(variants >= 1, "%s is not in the chip table", names[i]);
+    }
+}
