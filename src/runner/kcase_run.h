@@ -73,6 +73,8 @@ const kc_case *kc_op_case_plain(const op_case *oc);
  * metal; the software device with o's --sw-checks/--sw-schedule/--sw-timeout).  NULL
  * with err. */
 backend *kc_backend_open(const char *name, const run_opts *o, char *err, size_t errlen);
+/* The same on dev (taken over: freed on failure too) as a backend of `kind`. */
+backend *kc_backend_on_device(struct mtl_device *dev, backend_kind kind, char *err, size_t errlen);
 
 /* 1 when a buffer of c expects another backend's result ({"backend": "sw"}). */
 int kc_case_wants_backend(const kc_case *c);
