@@ -115,9 +115,10 @@ static void print_buffer(const kc_buf_result *b) {
            b->pass ? "PASS" : "FAIL", what);
 }
 
-/* driver hook: case k's block — the case, the runner's timing and sampling lines,
- * a row per buffer, the device's findings, determinism, the verdict.  A case that
- * could not run is one line on stderr. */
+/* driver hook: case k's block — the case (after the first, the machine's line as an
+ * op run prints it), its warnings, the runner's timing and sampling lines, a row per
+ * buffer, the device's findings, determinism, the verdict.  A case that could not
+ * run is one line on stderr. */
 static void print_case(void *user, int k, driver_outcome out) {
     kernel_plan *kp = user;
     const run_record *rec = kp->ptrs[k];
@@ -130,6 +131,10 @@ static void print_case(void *user, int k, driver_outcome out) {
     if (kp->ro.quiet) return;
     printf("kernel case %s (%s) on %s [%s]%s\n", rec->kcase.name, rec->kcase.file, rec->device.name,
            rec->device.backend, rec->device.emulated ? " (emulated: the software device's timings, not a GPU's)" : "");
+    /* the device as an op run's table shows it: the machine once, then the warnings
+     * (a paravirtual GPU) before any number */
+    if (k == 0 && rec->machine.collected) table_print_machine(stdout, &rec->machine);
+    table_print_warnings(stdout, rec);
     if (rec->timing.n > 0) table_print_timing(stdout, rec);
     for (int i = 0; rec->status != RUN_ERROR && i < r->nbufs; i++) print_buffer(&r->bufs[i]);
     table_print_findings(stdout, rec, run_max_findings(&kp->ro));

@@ -14,7 +14,9 @@ struct mtl_device;
 /* A backend of `kind` on dev (taken over: freed on failure too), its state a zeroed
  * block of state_size bytes (the caller's own type), with desc, device,
  * device_name, gpu_cores (IORegistry, real GPUs only) and the device's own hooks
- * set: take_findings and set_schedule where the kind has checks and schedules.  The
+ * set: device_facts (a GPU's name, cores, families, working set, paravirtual),
+ * capture_begin/end (MTLCaptureManager; a device without GPU traces refuses), and
+ * take_findings and set_schedule where the kind has checks and schedules.  The
  * caller sets the case hooks (prepare, run_once, describe, release_case, ...) and a
  * destroy that frees what its state holds and ends with backend_device_free.  NULL
  * with err. */

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/chips.h"
 #include "core/clock.h"
 #include "core/embedded.h"
 #include "core/sha256.h"
@@ -371,26 +370,6 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
     return 0;
 }
 
-static void metal_device_facts(backend *b, rec_machine *m) {
-    metal_state *s = b->state;
-    /* The software device is no GPU: nothing to say about one. */
-    if (!backend_has(b, BACKEND_GPU)) return;
-    const char *name = mtl_device_name(s->dev);
-    snprintf(m->gpu_name, sizeof m->gpu_name, "%s", name);
-    m->gpu_cores = b->gpu_cores;
-    const char *families[REC_MAX_FAMILIES];
-    m->nfamilies = mtl_device_gpu_families(s->dev, families, REC_MAX_FAMILIES);
-    for (int i = 0; i < m->nfamilies; i++) snprintf(m->families[i], sizeof m->families[i], "%s", families[i]);
-    m->working_set = mtl_device_recommended_working_set(s->dev);
-    m->paravirtual = chip_is_paravirtual(name); /* the device.paravirtual detector */
-}
-
-static int metal_capture_begin(backend *b, const char *path, char *err, size_t errlen) {
-    return mtl_capture_start(((metal_state *)b->state)->dev, path, err, errlen);
-}
-
-static void metal_capture_end(backend *b) { mtl_capture_stop(((metal_state *)b->state)->dev); }
-
 static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
     metal_state *s = b->state;
     *l = s->launch[st];
@@ -470,9 +449,6 @@ backend *backend_metal_open(mtl_device *dev, backend_kind kind, char *err, size_
     b->run_once = metal_run_once;
     b->describe = metal_describe;
     b->fill_kernel = metal_fill_kernel;
-    b->device_facts = metal_device_facts;
-    b->capture_begin = metal_capture_begin;
-    b->capture_end = metal_capture_end;
     b->check_kernels = metal_check_kernels;
     b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
