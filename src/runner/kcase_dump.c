@@ -54,16 +54,21 @@ static tensor *buffer_tensor(const kc_tensor *t, const char *name, const void *d
     return x;
 }
 
-/* DIR/kernel_<name>.safetensors, the name's characters outside [A-Za-z0-9_.-] as '_'. */
-static void dump_path(const char *dir, const char *name, char *out, size_t n) {
-    size_t off = (size_t)snprintf(out, n, "%s/kernel_", dir);
+void kc_file_stem(const char *prefix, const char *name, char *out, size_t n) {
+    size_t off = (size_t)snprintf(out, n, "%s", prefix);
     for (const char *p = name; *p && off + 1 < n; p++) {
         int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
                  *p == '.' || *p == '-';
         out[off++] = ok ? *p : '_';
     }
     out[off < n ? off : n - 1] = '\0';
-    if (off < n) snprintf(out + off, n - off, ".safetensors");
+}
+
+/* DIR/kernel_<name>.safetensors. */
+static void dump_path(const char *dir, const char *name, char *out, size_t n) {
+    char stem[512];
+    kc_file_stem("kernel_", name, stem, sizeof stem);
+    snprintf(out, n, "%s/%s.safetensors", dir, stem);
 }
 
 /* Each buffer and expectation of the case as tensors into list (owned: free them). */

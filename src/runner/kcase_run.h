@@ -116,4 +116,8 @@ int kc_record_case(const kc_case *source, const kc_case *plain, const kc_result 
  * one-line err. */
 int kc_dump_case(const char *dir, const op_case *oc, char *path_out, size_t pathlen, char *err, size_t errlen);
 
+/* "<prefix><case name>" with the name's characters outside [A-Za-z0-9_.-] as '_': a
+ * case's file name in a directory (--dump's kernel_<name>, --capture's kernel-<name>). */
+void kc_file_stem(const char *prefix, const char *name, char *out, size_t n);
+
 #endif

@@ -6,11 +6,15 @@
  * that answers name, supportsFamily:, recommendedMaxWorkingSetSize and
  * gdn_supportsGPUCapture as Metal.framework's device would), run as a backend of
  * kind metal, and MTLCaptureManager, MTLCaptureDescriptor and NSURL are fakes that
- * record what the host asked of them.  Where Metal.framework is loaded (a Mac) the
- * fakes' names are taken and the capture test skips. */
+ * record what the host asked of them; `gdnbench kernel --capture`'s plan runs on that
+ * GPU.  Where Metal.framework is loaded (a Mac) the fakes' names are taken and the
+ * capture tests skip. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli/kernel_plan.h"
 #include "core/chips.h"
 #include "kcase/kcase.h"
 #include "metal/mtl.h"
@@ -288,4 +292,54 @@ TEST(kcase_device_capture_records_the_first_timed_iteration) {
     op_case_free(oc);
     kc_free(c);
     run_record_free(&rec);
+}
+
+/* `gdnbench kernel --capture DIR` as the CLI plans it (cli/kernel_plan.c) on the
+ * dressed GPU: DIR made, the case's trace at DIR/kernel-<case name>.gputrace (its
+ * name's space as '_'), and a trace already there stops the plan before the case
+ * runs, naming the file. */
+TEST(kcase_device_capture_through_the_kernel_plan) {
+    char err[1024] = "";
+    if (!swmtl_can_compile(err, sizeof err)) SKIP("no clang++ for the software device: %s", err);
+    if (!fake_capture()) SKIP("Metal.framework's capture classes are loaded: the fakes cannot take their names");
+    char tmp[] = "/tmp/gdn-kcap-XXXXXX", dir[64], trace[128];
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(dir, sizeof dir, "%s/caps", tmp);
+    snprintf(trace, sizeof trace, "%s/kernel-scale_twice.gputrace", dir);
+    mtl_device *d = dressed_device("Apple M1", err, sizeof err);
+    backend *b = d ? kc_backend_on_device(d, BACKEND_METAL, err, sizeof err) : NULL;
+    CHECK_MSG(b != NULL, "%s", err);
+    for (int pass = 0; b && pass < 2; pass++) {
+        kernel_plan kp;
+        CHECK(kernel_plan_init(&kp, "kernel", 1) == 0);
+        kp.cases[0] = kc_parse(seq_case, strlen(seq_case), "seq.json", ".", err, sizeof err);
+        small_opts(&kp.ro);
+        kp.ro.quiet = 1;
+        kp.capture_dir = dir;
+        kp.on = b;
+        memset(&cap, 0, sizeof cap);
+        int rc = kernel_plan_run(&kp, err, sizeof err);
+        if (pass == 0) {
+            CHECK_MSG(rc == 0, "%s", err);
+            CHECK_EQ_INT(kp.tally.npass, 1);
+            CHECK_EQ_INT(cap.starts, 1);
+            CHECK_MSG(strcmp(cap.path, trace) == 0, "captured to %s", cap.path);
+            /* what Metal would have written: the next run must not overwrite it */
+            FILE *f = fopen(trace, "w");
+            CHECK(f != NULL);
+            if (f) fclose(f);
+        } else {
+            CHECK(rc != 0);
+            CHECK_EQ_INT(cap.starts, 0);
+            char want[300];
+            snprintf(want, sizeof want, "--capture: %s already exists: remove it or capture into another directory",
+                     trace);
+            CHECK_MSG(strcmp(err, want) == 0, "error: %s", err);
+        }
+        kernel_plan_free(&kp);
+    }
+    if (b) b->destroy(b);
+    remove(trace);
+    rmdir(dir);
+    rmdir(tmp);
 }
