@@ -40,7 +40,9 @@ static void gpu_methods(Class cls) {
     sw_method_add(cls, "gdn_supportsGPUCapture", SW_IMP(gpu_capture_yes), "C@:");
 }
 
-/* A software device that calls itself `name` and answers as a GPU does. */
+/* A software device that calls itself `name` and answers as a GPU does: the device's
+ * class swapped for a subclass that adds methods and no ivars (never instantiated
+ * itself, so it registers no instance size of its own). */
 static mtl_device *dressed_device(const char *name, char *err, size_t errlen) {
     static Class dressed;
     id dev = swmtl_create_system_default_device();
