@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/capture_opts.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/kernel_opts.h"
@@ -47,6 +48,8 @@ static void usage(FILE *f) {
             "  --junit FILE|-       JUnit XML: a test case per case (validate: per schedule)\n"
             "  --dump DIR           save every buffer (inputs as given, outputs after the run) and each expectation\n"
             "                       (NAME.expected, float64) as DIR/kernel_<case name>.safetensors\n"
+            "  --capture DIR        (--backend metal) record the first timed iteration of each case's dispatches\n"
+            "                       as DIR/kernel-<case name>.gputrace for Xcode's GPU tools\n"
             "  --sw-checks none|fast|numerics|full, --sw-schedule inorder|reverse|random:SEED, --fast-math, --quiet\n"
             "  --sw-timeout SECONDS the software device's watchdog: a dispatch still running after this long is\n"
             "                       stopped and reported with its threads' lines (default %g; 0 = never)\n"
@@ -63,7 +66,7 @@ static void usage(FILE *f) {
 typedef struct kernel_args {
     const char *input;
     int print_case;
-    const char *json, *junit, *dump;
+    const char *json, *junit, *dump, *capture;
     run_opts ro;
     sampling_flags given;
     kc_flags f;
@@ -103,6 +106,7 @@ static int take_value(kernel_args *a, int k, const char *flag, const char *v) {
     case 12: a->dump = v; return 0;
     case 13: a->junit = v; return 0;
     default:
+        if (!strcmp(flag, "--capture")) return a->capture = v, 0;
         /* the software device's watchdog and findings limit, parsed as an op run parses them */
         if (!strcmp(flag, "--sw-timeout") || !strcmp(flag, "--sw-max-findings"))
             return cli_parse_kernel_option(flag + 2, v, &a->ro, err, sizeof err) > 0
@@ -114,13 +118,18 @@ static int take_value(kernel_args *a, int k, const char *flag, const char *v) {
     }
 }
 
-/* Flags into a; -1 after printing the problem (or the usage for --help: *help set). */
-static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
+enum { MODE_RUN, MODE_VALIDATE };
+
+/* Flags into a for the command `mode` (MODE_VALIDATE runs on the software device).
+ * -1 after printing the problem, with *help 1 for --help (the usage goes to stdout),
+ * 0 when the usage should follow on stderr, -1 when the one line says all (a flag
+ * the backend cannot take, as an op run says it). */
+static int parse_args(int argc, char **argv, int mode, kernel_args *a, int *help) {
     static const char *const value_flags[] = {
         "--function", "--grid",      "--threadgroups", "--threadgroup", "--buffer",   "--expect",
         "--constant", "--backend",   "--seed",         "--sw-checks",   "--sw-schedule", "--json",
         "--dump",     "--junit",     "--warmup",   "--iters",     "--max-time",     "--max-noise",   "--min-samples",
-        "--sw-timeout", "--sw-max-findings", NULL};
+        "--sw-timeout", "--sw-max-findings", "--capture", NULL};
     memset(a, 0, sizeof *a);
     a->f.buffers = a->buffers;
     a->f.expects = a->expects;
@@ -158,6 +167,10 @@ static int parse_args(int argc, char **argv, kernel_args *a, int *help) {
         fprintf(stderr, "gdnbench kernel: give a case file (CASE.json) or a kernel source (FILE.metal --function NAME ...)\n");
         return -1;
     }
+    if (cli_capture_check_backend(a->capture, mode == MODE_VALIDATE ? "sw" : a->ro.backend, err, sizeof err) < 0) {
+        fprintf(stderr, "gdnbench kernel: %s\n", err);
+        return *help = -1, -1;
+    }
     return 0;
 }
 
@@ -190,6 +203,7 @@ static int run_plan(kernel_plan *kp, const kernel_args *a) {
     char err[1024];
     kp->ro = a->ro;
     kp->dump_dir = a->dump;
+    kp->capture_dir = a->capture;
     if (kernel_plan_run(kp, err, sizeof err) < 0) {
         fprintf(stderr, "gdnbench %s: %s\n", kp->cmd, err);
         return EXIT_BAD_INPUT;
@@ -281,15 +295,13 @@ static int validate_case(kc_case *c, const kernel_args *a, junit_doc *ju) {
     return status;
 }
 
-enum { MODE_RUN, MODE_VALIDATE };
-
 static int kernel_main(int argc, char **argv, int mode) {
     kernel_args a;
     int help = 0;
     char err[1024];
-    if (parse_args(argc, argv, &a, &help) < 0) {
-        usage(help ? stdout : stderr);
-        return help ? EXIT_OK : EXIT_BAD_INPUT;
+    if (parse_args(argc, argv, mode, &a, &help) < 0) {
+        if (help >= 0) usage(help ? stdout : stderr);
+        return help > 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
     kc_case *c = load_case(&a, err, sizeof err);
     if (!c || kc_check_files(c, err, sizeof err) < 0) {
@@ -340,9 +352,9 @@ int cmd_kernel_validate(int argc, char **argv) { return kernel_main(argc, argv, 
 int cmd_kernel_suite(int argc, char **argv) {
     kernel_args a;
     int help = 0;
-    if (parse_args(argc, argv, &a, &help) < 0) {
-        usage(help ? stdout : stderr);
-        return help ? EXIT_OK : EXIT_BAD_INPUT;
+    if (parse_args(argc, argv, MODE_RUN, &a, &help) < 0) {
+        if (help >= 0) usage(help ? stdout : stderr);
+        return help > 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
     char **names = NULL;
     int n = 0;

@@ -3,13 +3,12 @@
  * Parses the op's dimension flags (lists and ranges expand to every combination)
  * and the measurement flags, validates every shape before running anything, then
  * runs each case on the chosen backend, prints the table and writes the JSON. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/args.h"
+#include "cli/capture_opts.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/kernel_opts.h"
@@ -184,11 +183,7 @@ static int check_run_args(const run_cli *rc, char *err, size_t errlen) {
     const run_opts *o = &rc->opts;
     if (cli_check_kernel_options(o, err, errlen)) return -1;
     const backend_desc *kind = backend_desc_find(o->backend); /* NULL: backend_open says so */
-    if (rc->capture_dir && !(kind && (kind->caps & BACKEND_CAPTURE))) {
-        snprintf(err, errlen, "--capture needs --backend metal: a GPU capture records a real GPU's work, and this run "
-                              "uses --backend %s", o->backend);
-        return -1;
-    }
+    if (cli_capture_check_backend(rc->capture_dir, o->backend, err, errlen)) return -1;
     if (rc->nmaps && !rc->fixture_path) {
         snprintf(err, errlen, "--map %s=%s renames a fixture's tensor: give the file with --fixture PATH",
                  rc->maps[0].from, rc->maps[0].to);
@@ -248,10 +243,12 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
 
 /* DIR/OP-B1_T4096_....gputrace: where --capture records a case. */
 static void capture_path(const char *dir, const op_desc *op, const int64_t *dim, char *out, size_t n) {
-    size_t off = (size_t)snprintf(out, n, "%s/%s-", dir, op->name);
-    for (int i = 0; i < op->ndims && off < n; i++)
-        off += (size_t)snprintf(out + off, n - off, "%s%s%lld", i ? "_" : "", op->dims[i].name, (long long)dim[i]);
-    if (off < n) snprintf(out + off, n - off, ".gputrace");
+    char stem[512];
+    size_t off = (size_t)snprintf(stem, sizeof stem, "%s-", op->name);
+    for (int i = 0; i < op->ndims && off < sizeof stem; i++)
+        off += (size_t)snprintf(stem + off, sizeof stem - off, "%s%s%lld", i ? "_" : "", op->dims[i].name,
+                                (long long)dim[i]);
+    cli_capture_path(dir, stem, out, n);
 }
 
 /* What the run took from the fixture, once, before its table: where each dimension
@@ -363,19 +360,11 @@ static int plan_cases(run_cmd *rm, char *err, size_t errlen) {
  * to overwrite one: say so before anything runs). */
 static int check_capture_dir(const run_cmd *rm, char *err, size_t errlen) {
     const char *dir = rm->rc->capture_dir;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "--capture %s: cannot create the directory: %s", dir, strerror(errno));
-        return -1;
-    }
+    if (cli_capture_dir(dir, err, errlen)) return -1;
     for (int k = 0; k < rm->ncases; k++) {
         char path[4096];
-        struct stat st;
         capture_path(dir, rm->op, rm->cases[k].dim, path, sizeof path);
-        if (stat(path, &st) == 0) {
-            snprintf(err, errlen, "--capture: %.300s already exists: remove it or capture into another directory",
-                     path);
-            return -1;
-        }
+        if (cli_capture_unused(path, err, errlen)) return -1;
     }
     return 0;
 }
@@ -384,7 +373,7 @@ static int check_capture_dir(const run_cmd *rm, char *err, size_t errlen) {
 static int open_backend(run_cmd *rm, char *err, size_t errlen) {
     run_cli *rc = rm->rc;
     /* Metal reads this when the device is created. */
-    if (rc->capture_dir) setenv("MTL_CAPTURE_ENABLED", "1", 1);
+    if (rc->capture_dir) cli_capture_enable();
     rm->b = backend_open(rc->opts.backend, &rc->opts, err, errlen);
     if (!rm->b) return -1;
     if (rc->capture_dir && check_capture_dir(rm, err, errlen) != 0) return -1;
@@ -429,9 +418,7 @@ static void before_case(void *user, int k, const op_case *c, run_opts *o) {
 static int after_case(void *user, int k, op_case *c, run_record *r, char *err, size_t errlen) {
     run_cmd *rm = user;
     const run_opts *o = &rm->rc->opts;
-    if (rm->rc->capture_dir && r->status != RUN_ERROR && !o->quiet)
-        printf("GPU capture of the first timed iteration: %s (open it in Xcode; that iteration's time "
-               "includes the capture)\n", rm->trace);
+    if (rm->rc->capture_dir && r->status != RUN_ERROR && !o->quiet) cli_capture_note(rm->trace);
     if (rm->fx) r->fixture = *rm->notes;
     if (rm->fx && r->status != RUN_ERROR &&
         !fixture_check_outputs(rm->fx, rm->plan, c, o->has_atol, o->atol, o->has_rtol, o->rtol, r))

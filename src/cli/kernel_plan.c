@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/capture_opts.h"
 #include "cli/kernel_plan.h"
 #include "cli/table.h"
 #include "io/io_util.h"
@@ -35,15 +36,32 @@ void kernel_plan_free(kernel_plan *kp) {
     memset(kp, 0, sizeof *kp);
 }
 
-/* driver hook: case k (a suite's read from its file now) as an op_case. */
+/* driver hook: case k (a suite's read from its file now) as an op_case; with
+ * --capture, where its trace goes (a trace already there stops the plan: Metal
+ * would refuse to overwrite it). */
 static op_case *make_case(void *user, int k, const driver_case *dc, char *err, size_t errlen, int *stop) {
     kernel_plan *kp = user;
-    (void)dc, (void)stop;
+    (void)dc;
     if (!kp->cases[k]) {
         kp->cases[k] = kc_load_file(kp->paths[k], err, errlen);
         if (!kp->cases[k] || kc_check_files(kp->cases[k], err, errlen) < 0) return NULL;
     }
+    if (kp->capture_dir) {
+        char stem[512];
+        kc_file_stem("kernel-", kp->cases[k]->name, stem, sizeof stem);
+        cli_capture_path(kp->capture_dir, stem, kp->trace, sizeof kp->trace);
+        if (cli_capture_unused(kp->trace, err, errlen)) {
+            *stop = 1;
+            return NULL;
+        }
+    }
     return kc_op_case_new(kp->cases[k], kp->ro.seed, kp->poison, err, errlen);
+}
+
+/* driver hook: the case's capture path. */
+static void before_case(void *user, int k, const op_case *c, run_opts *o) {
+    kernel_plan *kp = user;
+    if (kp->capture_dir && c) o->capture_path = kp->trace;
 }
 
 /* The reference run of c's {"backend": "sw"} expectations when it ran elsewhere:
@@ -62,13 +80,15 @@ static op_case *reference_run(kernel_plan *kp, const op_case *c, const run_recor
     return kc_reference_run(kp->ref, c, &kp->ro, why, n);
 }
 
-/* driver hook: every buffer's checks, the record a kernel case's, --dump. */
+/* driver hook: the capture's note, every buffer's checks, the record a kernel
+ * case's, --dump. */
 static int after_case(void *user, int k, op_case *c, run_record *rec, char *err, size_t errlen) {
     kernel_plan *kp = user;
     char why[1024];
     op_case *ref = reference_run(kp, c, rec, why, sizeof why);
     int rc = why[0] ? -1 : kc_check_case(c, ref, &kp->res[k], why, sizeof why);
     op_case_free(ref);
+    if (kp->capture_dir && rec->status != RUN_ERROR && !kp->ro.quiet) cli_capture_note(kp->trace);
     if (rc < 0) {
         rec->status = RUN_ERROR;
         snprintf(rec->error, sizeof rec->error, "%.500s", why);
@@ -115,9 +135,10 @@ static void print_buffer(const kc_buf_result *b) {
            b->pass ? "PASS" : "FAIL", what);
 }
 
-/* driver hook: case k's block — the case, the runner's timing and sampling lines,
- * a row per buffer, the device's findings, determinism, the verdict.  A case that
- * could not run is one line on stderr. */
+/* driver hook: case k's block — the case (after the first, the machine's line as an
+ * op run prints it), its warnings, the runner's timing and sampling lines, a row per
+ * buffer, the device's findings, determinism, the verdict.  A case that could not
+ * run is one line on stderr. */
 static void print_case(void *user, int k, driver_outcome out) {
     kernel_plan *kp = user;
     const run_record *rec = kp->ptrs[k];
@@ -130,7 +151,10 @@ static void print_case(void *user, int k, driver_outcome out) {
     if (kp->ro.quiet) return;
     printf("kernel case %s (%s) on %s [%s]%s\n", rec->kcase.name, rec->kcase.file, rec->device.name,
            rec->device.backend, rec->device.emulated ? " (emulated: the software device's timings, not a GPU's)" : "");
-    for (int i = 0; i < rec->nwarnings && i < REC_MAX_WARNINGS; i++) printf("  WARNING %s\n", rec->warnings[i]);
+    /* the device as an op run's table shows it: the machine once, then the warnings
+     * (a paravirtual GPU) before any number */
+    if (k == 0 && rec->machine.collected) table_print_machine(stdout, &rec->machine);
+    table_print_warnings(stdout, rec);
     if (rec->timing.n > 0) table_print_timing(stdout, rec);
     for (int i = 0; rec->status != RUN_ERROR && i < r->nbufs; i++) print_buffer(&r->bufs[i]);
     table_print_findings(stdout, rec, run_max_findings(&kp->ro));
@@ -146,24 +170,32 @@ static void print_case(void *user, int k, driver_outcome out) {
     if (rec->status == RUN_ERROR) fprintf(stderr, "gdnbench %s: %s\n", kp->cmd, rec->error);
 }
 
-int kernel_plan_run(kernel_plan *kp, char *err, size_t errlen) {
-    backend *b = kc_backend_open(kp->ro.backend, &kp->ro, err, errlen);
-    if (!b) return -1;
+/* The plan's cases on b through the driver.  Returns the driver's count, or -1. */
+static int run_on(kernel_plan *kp, backend *b, char *err, size_t errlen) {
+    if (kp->capture_dir && cli_capture_dir(kp->capture_dir, err, errlen)) return -1;
     driver_case *dcs = calloc((size_t)kp->n, sizeof *dcs);
     if (!dcs) {
-        b->destroy(b);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (int k = 0; k < kp->n; k++) dcs[k].op = &kc_record_op;
     driver_plan plan = {b, &kp->ro, dcs, kp->n, kp->ptrs, 0};
-    driver_hooks hooks = {.user = kp, .make_case = make_case, .after = after_case, .print = print_case};
+    driver_hooks hooks = {.user = kp, .make_case = make_case, .before = before_case, .after = after_case,
+                          .print = print_case};
     int n = driver_run(&plan, &hooks, &kp->tally, err, errlen);
     const char *hint_case = kp->n == 1 && kp->cases[0] ? kp->cases[0]->path : "CASE.json";
     if (n >= 0 && !kp->ro.quiet) table_print_checks_hint(stderr, b, &kp->ro, hint_case, kp->tally.nfail);
-    b->destroy(b);
+    free(dcs);
+    return n;
+}
+
+int kernel_plan_run(kernel_plan *kp, char *err, size_t errlen) {
+    backend *b = kp->on;
+    if (!b && kp->capture_dir) cli_capture_enable(); /* Metal reads it when the device is created */
+    if (!b && !(b = kc_backend_open(kp->ro.backend, &kp->ro, err, errlen))) return -1;
+    int n = run_on(kp, b, err, errlen);
+    if (b != kp->on) b->destroy(b);
     if (kp->ref) kp->ref->destroy(kp->ref);
     kp->ref = NULL;
-    free(dcs);
     return n < 0 ? -1 : 0;
 }

@@ -183,12 +183,15 @@ static void print_notes(FILE *f, const run_record *r) {
     if (r->status == RUN_ERROR) fprintf(f, "  ERROR %s\n", r->error);
 }
 
+void table_print_warnings(FILE *f, const run_record *r) {
+    for (int i = 0; i < r->nwarnings && i < REC_MAX_WARNINGS; i++) fprintf(f, "  WARNING %s\n", r->warnings[i]);
+}
+
 void table_print_record(FILE *f, const run_record *r) {
     char shape[256];
     table_shape_str(r->op, r->dim, shape, sizeof shape);
     fprintf(f, "\n%s\n", shape);
-    /* before any number, so none is read without it */
-    for (int i = 0; i < r->nwarnings && i < REC_MAX_WARNINGS; i++) fprintf(f, "  WARNING %s\n", r->warnings[i]);
+    table_print_warnings(f, r);
     if (r->kernel.fast_math_known && r->kernel.fast_math)
         fprintf(f, "  kernel compiled with fast math (--fast-math): Metal may reassociate and use fast:: functions\n");
     if (r->status == RUN_ERROR && r->timing.n == 0) {

@@ -14,6 +14,9 @@ void table_print_header(FILE *f, const op_desc *op, const backend *b, const char
 void table_print_machine(FILE *f, const rec_machine *m);
 /* Prints one case: shape, timing, throughput, then one line per check. */
 void table_print_record(FILE *f, const run_record *r);
+/* The record's warnings (a paravirtual device, a flag without effect), one line each:
+ * what a reader must know before any of its numbers. */
+void table_print_warnings(FILE *f, const run_record *r);
 /* The timing lines of one case: median, min, p90, how many samples and why no more,
  * the warmup runs (what table_print_record prints first; kernel cases print it in
  * their own block). */

@@ -130,50 +130,52 @@ static int is_tensor_file(const char *spec) {
     return strstr(spec, ".npy") || strstr(spec, ".npz") || strstr(spec, ".safetensors");
 }
 
-static int add_buffer(kc_case *c, const char *arg, char *err, size_t errlen) {
+/* "NAME=REST": NAME (1..63 characters) into name[64]; REST, or NULL when arg is not
+ * of that form. */
+static const char *split_name(const char *arg, char *name) {
     const char *eq = strchr(arg, '=');
-    char name[64];
-    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof name)
-        return ferr(err, errlen, "--buffer", arg, "give NAME=SPEC, NAME being the kernel's parameter name");
+    if (!eq || eq == arg || eq - arg >= 64) return NULL;
     memcpy(name, arg, (size_t)(eq - arg));
     name[eq - arg] = '\0';
+    return eq + 1;
+}
+
+static int add_buffer(kc_case *c, const char *arg, char *err, size_t errlen) {
+    char name[64];
+    const char *spec = split_name(arg, name);
+    if (!spec) return ferr(err, errlen, "--buffer", arg, "give NAME=SPEC, NAME being the kernel's parameter name");
     if (!kc_is_identifier(name)) return ferr(err, errlen, "--buffer", arg, "NAME must be a parameter name");
     if (kc_find_buffer(c, name) >= 0) return ferr(err, errlen, "--buffer", arg, "this parameter is given twice");
     kc_buffer *b = kc_add_buffer(c, name);
     if (!b) return ferr(err, errlen, "--buffer", arg, "out of memory");
-    if (is_tensor_file(eq + 1)) {
+    if (is_tensor_file(spec)) {
         b->kind = KC_BUF_FILE;
-        if (split_file(eq + 1, &b->file, &b->tensor) < 0) return ferr(err, errlen, "--buffer", arg, "out of memory");
+        if (split_file(spec, &b->file, &b->tensor) < 0) return ferr(err, errlen, "--buffer", arg, "out of memory");
         return 0;
     }
-    return parse_typed(eq + 1, b, arg, err, errlen);
+    return parse_typed(spec, b, arg, err, errlen);
 }
 
 static int add_expect(kc_case *c, const char *arg, char *err, size_t errlen) {
-    const char *eq = strchr(arg, '=');
     char name[64];
-    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof name)
-        return ferr(err, errlen, "--expect", arg, "give NAME=FILE (.npy, .npz:TENSOR or .safetensors:TENSOR)");
-    memcpy(name, arg, (size_t)(eq - arg));
-    name[eq - arg] = '\0';
+    const char *file = split_name(arg, name);
+    if (!file) return ferr(err, errlen, "--expect", arg, "give NAME=FILE (.npy, .npz:TENSOR or .safetensors:TENSOR)");
     int i = kc_find_buffer(c, name);
     if (i < 0) return ferr(err, errlen, "--expect", arg, "NAME is not given by a --buffer: add --buffer NAME=SPEC first");
     kc_buffer *b = &c->bufs[i];
     if (b->kind == KC_BUF_VALUE) return ferr(err, errlen, "--expect", arg, "a scalar is bound with setBytes and is never written");
     if (b->expect.kind != KC_EXPECT_NONE) return ferr(err, errlen, "--expect", arg, "NAME has an --expect already");
     b->expect.kind = KC_EXPECT_FILE;
-    if (split_file(eq + 1, &b->expect.file, &b->expect.tensor) < 0) return ferr(err, errlen, "--expect", arg, "out of memory");
+    if (split_file(file, &b->expect.file, &b->expect.tensor) < 0) return ferr(err, errlen, "--expect", arg, "out of memory");
     return 0;
 }
 
 static int add_constant(kc_launch *l, const char *arg, char *err, size_t errlen) {
-    const char *eq = strchr(arg, '=');
     double v;
     char key[64], text[64];
-    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof key || parse_number(eq + 1, &v) < 0)
+    const char *value = split_name(arg, key);
+    if (!value || parse_number(value, &v) < 0)
         return ferr(err, errlen, "--constant", arg, "give NAME=VALUE or INDEX=VALUE (true, false or a number)");
-    memcpy(key, arg, (size_t)(eq - arg));
-    key[eq - arg] = '\0';
     kc_constant *nc = realloc(l->constants, (size_t)(l->nconstants + 1) * sizeof *nc);
     if (!nc) return ferr(err, errlen, "--constant", arg, "out of memory");
     l->constants = nc;
@@ -184,7 +186,7 @@ static int add_constant(kc_launch *l, const char *arg, char *err, size_t errlen)
     k->index = (*key >= '0' && *key <= '9' && !*end && idx <= 65535) ? (int)idx : -1;
     if (k->index < 0 && !kc_is_identifier(key))
         return ferr(err, errlen, "--constant", arg, "NAME must be a constant's name or an index");
-    if (!strcmp(eq + 1, "true") || !strcmp(eq + 1, "false")) snprintf(text, sizeof text, "%s", eq + 1);
+    if (!strcmp(value, "true") || !strcmp(value, "false")) snprintf(text, sizeof text, "%s", value);
     else snprintf(text, sizeof text, "%.17g", v);
     if ((k->index < 0 && !(k->name = kc_strdup(key))) || !(k->value = kc_strdup(text)))
         return ferr(err, errlen, "--constant", arg, "out of memory");

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/finding.h"
+#include "core/mtl_types.h"
 #include "core/objc_call.h"
 
 typedef struct mtl_device mtl_device;
@@ -28,19 +29,8 @@ typedef struct mtl_constant {
     char name[64];   /* read only when index is -1 */
 } mtl_constant;
 
-/* The MTLDataType values (Apple's) a function constant's value can be given for. */
-enum {
-    MTL_DATA_TYPE_FLOAT = 3,
-    MTL_DATA_TYPE_HALF = 16,
-    MTL_DATA_TYPE_INT = 29,
-    MTL_DATA_TYPE_UINT = 33,
-    MTL_DATA_TYPE_SHORT = 37,
-    MTL_DATA_TYPE_USHORT = 41,
-    MTL_DATA_TYPE_CHAR = 45,
-    MTL_DATA_TYPE_UCHAR = 49,
-    MTL_DATA_TYPE_BOOL = 53
-};
-/* A constant's text as the bytes of MTLDataType `type` into out (4 bytes suffice):
+/* A constant's text as the bytes of MTLDataType `type` (MTL_DATA_TYPE_*: bool, char,
+ * uchar, short, ushort, int, uint, half, float) into out (4 bytes suffice):
  * bool true/false/1/0, integers (decimal, 0x hex) in the type's range, half/float a
  * number within the type's range.  0, or -1 with why in err (a value that does not
  * fit, is not of the type's form, or a type none can be given for). */

@@ -11,11 +11,6 @@
 
 #include "metal/mtl.h"
 
-/* MTLArgumentType values (Apple's). */
-enum { MTL_ARGUMENT_TYPE_BUFFER = 0, MTL_ARGUMENT_TYPE_THREADGROUP_MEMORY = 1 };
-
-enum { MTL_DATA_TYPE_STRUCT = 1, MTL_DATA_TYPE_ARRAY = 2 };
-
 /* The members of MTLStructType st into m's list, as members of the struct member
  * `parent` (-1: the buffer's struct); their nested structs' members after each.
  * -1 when they do not fit (m->nfields is then -1). */

@@ -13,6 +13,7 @@
 #include "runner/record.h"
 
 typedef struct run_opts run_opts;
+struct mtl_device;
 struct stage_kernel;
 struct swmtl_schedule;
 
@@ -63,6 +64,7 @@ typedef struct backend {
     const backend_desc *desc; /* kind, name, capabilities */
     char device_name[96];
     int gpu_cores;           /* from the device when it says; -1 unknown */
+    struct mtl_device *device; /* the Metal device it runs on (sw, metal; owned); NULL for cpu */
     /* CHECK_* mask of the references this backend's output is itself (cpu: its output
      * is the bf16-parity reference): comparing with them checks nothing, so the runner
      * lists them as not checked instead of reporting a PASS. */
@@ -118,7 +120,6 @@ const char *backend_default_name(void);
 backend *backend_cpu_open(char *err, size_t errlen);
 /* The Metal backend on dev (taken over, freed on failure too): kind BACKEND_SW for the
  * software device, BACKEND_METAL for a GPU.  The same Metal code path for both. */
-struct mtl_device;
 backend *backend_metal_open(struct mtl_device *dev, backend_kind kind, char *err, size_t errlen);
 /* The device alone, as backend_open makes it for a sw or metal backend (the software
  * device with the options' --sw-checks/--sw-schedule): for a command that drives

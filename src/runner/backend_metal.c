@@ -19,20 +19,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/chips.h"
 #include "core/clock.h"
 #include "core/embedded.h"
 #include "core/sha256.h"
 #include "core/strutil.h"
 #include "metal/mtl.h"
 #include "runner/backend.h"
+#include "runner/backend_device.h"
 #include "runner/check.h"
-#include "runner/machine.h"
 #include "runner/kernel_choice.h"
 #include "runner/runner.h"
 #include "runner/shader_source.h"
 #include "msl/msl_include.h"
-#include "swmetal/swmetal.h"
 
 #define MAX_LIBS 8
 #define MAX_PIPES 32
@@ -52,7 +50,7 @@ typedef struct pipe_entry {
 } pipe_entry;
 
 typedef struct metal_state {
-    mtl_device *dev;
+    mtl_device *dev;                   /* the backend's device (b->device) */
     const run_opts *opts;
     lib_entry libs[MAX_LIBS];
     int nlibs;
@@ -70,7 +68,6 @@ typedef struct metal_state {
     tensor *inout_start[OP_MAX_BUFS]; /* a BUF_INOUT tensor's original input */
     int counters_failed;          /* this case's counter samples were unusable once */
     char counters_why[200];       /* why stage times are not from counters */
-    int gpu_cores;                /* IORegistry, real GPUs only; -1 unknown */
 } metal_state;
 
 static lib_entry *find_library(metal_state *s, const char *path) {
@@ -373,26 +370,6 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
     return 0;
 }
 
-static void metal_device_facts(backend *b, rec_machine *m) {
-    metal_state *s = b->state;
-    /* The software device is no GPU: nothing to say about one. */
-    if (!backend_has(b, BACKEND_GPU)) return;
-    const char *name = mtl_device_name(s->dev);
-    snprintf(m->gpu_name, sizeof m->gpu_name, "%s", name);
-    m->gpu_cores = s->gpu_cores;
-    const char *families[REC_MAX_FAMILIES];
-    m->nfamilies = mtl_device_gpu_families(s->dev, families, REC_MAX_FAMILIES);
-    for (int i = 0; i < m->nfamilies; i++) snprintf(m->families[i], sizeof m->families[i], "%s", families[i]);
-    m->working_set = mtl_device_recommended_working_set(s->dev);
-    m->paravirtual = chip_is_paravirtual(name); /* the device.paravirtual detector */
-}
-
-static int metal_capture_begin(backend *b, const char *path, char *err, size_t errlen) {
-    return mtl_capture_start(((metal_state *)b->state)->dev, path, err, errlen);
-}
-
-static void metal_capture_end(backend *b) { mtl_capture_stop(((metal_state *)b->state)->dev); }
-
 static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
     metal_state *s = b->state;
     *l = s->launch[st];
@@ -455,55 +432,26 @@ static void metal_fill_kernel(backend *b, run_record *rec) {
     }
 }
 
-static int metal_take_findings(backend *b, dev_finding **out) {
-    metal_state *s = b->state;
-    return mtl_device_take_findings(s->dev, out);
-}
-
-static int metal_set_schedule(backend *b, const swmtl_schedule *sched) {
-    metal_state *s = b->state;
-    return swmtl_device_set_schedule(mtl_device_object(s->dev), sched);
-}
-
 static void metal_destroy(backend *b) {
     metal_state *s = b->state;
     metal_release_case(b);
     for (int i = 0; i < s->npipes; i++) mtl_pipeline_free(s->pipes[i].pipe);
     for (int i = 0; i < s->nlibs; i++) mtl_library_free(s->libs[i].lib);
-    mtl_device_free(s->dev);
-    free(s);
-    free(b);
+    backend_device_free(b);
 }
 
 backend *backend_metal_open(mtl_device *dev, backend_kind kind, char *err, size_t errlen) {
-    if (!dev) return NULL;
-    backend *b = calloc(1, sizeof *b);
-    metal_state *s = calloc(1, sizeof *s);
-    if (!b || !s) {
-        free(b);
-        free(s);
-        mtl_device_free(dev);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    backend *b = backend_device_new(dev, kind, sizeof(metal_state), err, errlen);
+    if (!b) return NULL;
+    metal_state *s = b->state;
     s->dev = dev;
-    b->desc = backend_desc_of(kind);
-    snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
-    s->gpu_cores = backend_has(b, BACKEND_GPU) ? machine_gpu_core_count() : -1;
-    b->gpu_cores = s->gpu_cores;
     b->prepare = metal_prepare;
     b->run_once = metal_run_once;
     b->describe = metal_describe;
     b->fill_kernel = metal_fill_kernel;
-    b->device_facts = metal_device_facts;
-    b->capture_begin = metal_capture_begin;
-    b->capture_end = metal_capture_end;
     b->check_kernels = metal_check_kernels;
     b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
-    b->take_findings = backend_has(b, BACKEND_CHECKS) ? metal_take_findings : NULL;
-    b->set_schedule = backend_has(b, BACKEND_SCHEDULES) ? metal_set_schedule : NULL;
     b->destroy = metal_destroy;
-    b->state = s;
     return b;
 }

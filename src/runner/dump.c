@@ -8,12 +8,15 @@
 #include "io/fixture.h"
 #include "runner/dump.h"
 
+int dump_make_dir(const char *dir, char *err, size_t errlen) {
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;
+    snprintf(err, errlen, "--dump %s: cannot create the directory (%s)", dir, strerror(errno));
+    return -1;
+}
+
 int dump_case(const char *dir, const op_case *c, char *path_out, size_t pathlen, char *err, size_t errlen) {
     const op_desc *op = c->op;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "--dump %s: cannot create the directory (%s)", dir, strerror(errno));
-        return -1;
-    }
+    if (dump_make_dir(dir, err, errlen)) return -1;
     char path[4096];
     size_t off = (size_t)snprintf(path, sizeof path, "%s/%s", dir, op->name);
     for (int i = 0; i < op->ndims && off < sizeof path; i++)

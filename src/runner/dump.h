@@ -10,6 +10,10 @@
 
 #include "ops/op.h"
 
+/* --dump DIR made if it is not there: 0, or -1 with a one-line error (an op's dump
+ * and a kernel case's, kcase_dump.c). */
+int dump_make_dir(const char *dir, char *err, size_t errlen);
+
 /* Returns 0, or -1 with a one-line error naming the file. *path_out (may be NULL)
  * receives the file written. */
 int dump_case(const char *dir, const op_case *c, char *path_out, size_t pathlen, char *err, size_t errlen);

@@ -10,13 +10,12 @@
  * int8/int16 widened to int32, uint8/uint16/bool to uint32 (exact); int64/uint64 as
  * float64 (exact up to 2^53).  A "struct" buffer is not written: its bytes are the
  * case's own fields, laid out as the kernel lays them out. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "io/fixture.h"
+#include "runner/dump.h"
 #include "runner/kcase_job.h"
 
 /* The tensor dtype a case dtype is dumped as. */
@@ -54,16 +53,21 @@ static tensor *buffer_tensor(const kc_tensor *t, const char *name, const void *d
     return x;
 }
 
-/* DIR/kernel_<name>.safetensors, the name's characters outside [A-Za-z0-9_.-] as '_'. */
-static void dump_path(const char *dir, const char *name, char *out, size_t n) {
-    size_t off = (size_t)snprintf(out, n, "%s/kernel_", dir);
+void kc_file_stem(const char *prefix, const char *name, char *out, size_t n) {
+    size_t off = (size_t)snprintf(out, n, "%s", prefix);
     for (const char *p = name; *p && off + 1 < n; p++) {
         int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
                  *p == '.' || *p == '-';
         out[off++] = ok ? *p : '_';
     }
     out[off < n ? off : n - 1] = '\0';
-    if (off < n) snprintf(out + off, n - off, ".safetensors");
+}
+
+/* DIR/kernel_<name>.safetensors. */
+static void dump_path(const char *dir, const char *name, char *out, size_t n) {
+    char stem[512];
+    kc_file_stem("kernel_", name, stem, sizeof stem);
+    snprintf(out, n, "%s/%s.safetensors", dir, stem);
 }
 
 /* Each buffer and expectation of the case as tensors into list (owned: free them). */
@@ -99,10 +103,7 @@ static int collect(const op_case *oc, tensor **list, int *n, char (*meta_keys)[6
 
 int kc_dump_case(const char *dir, const op_case *oc, char *path_out, size_t pathlen, char *err, size_t errlen) {
     const kc_job *j = kc_job_of(oc);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "--dump %s: cannot create the directory (%s)", dir, strerror(errno));
-        return -1;
-    }
+    if (dump_make_dir(dir, err, errlen)) return -1;
     char path[4096];
     dump_path(dir, j->source->name, path, sizeof path);
     tensor *list[KC_MAX_BUFS * 2] = {0};

@@ -12,11 +12,10 @@
 #include "core/clock.h"
 #include "io/io_util.h"
 #include "msl/msl_include.h"
+#include "runner/backend_device.h"
 #include "runner/kcase_bind.h"
 #include "runner/kcase_job.h"
-#include "runner/machine.h"
 #include "runner/runner.h"
-#include "swmetal/swmetal.h"
 
 const op_desc kc_record_op = {.name = "kernel", .group = "case", .summary = "a kernel case file"};
 
@@ -70,8 +69,7 @@ const kc_case *kc_op_case_plain(const op_case *oc) { return kc_job_of(oc)->c; }
 /* ---- the backend ---- */
 
 typedef struct kc_state {
-    mtl_device *dev;
-    int gpu;                    /* a GPU (its core count, no findings) */
+    mtl_device *dev;            /* the backend's device (b->device) */
     /* the case prepared (released by kc_release) */
     mtl_library *lib;
     mtl_pipeline *pipe[KC_MAX_LAUNCHES];
@@ -89,10 +87,8 @@ static void kc_release(backend *b) {
     mtl_library_free(s->lib);
     for (int i = 0; i < s->nbufs; i++) mtl_buffer_free(s->buf[i]);
     mtl_device *dev = s->dev;
-    int gpu = s->gpu;
     memset(s, 0, sizeof *s);
     s->dev = dev;
-    s->gpu = gpu;
 }
 
 static int compile(kc_state *s, const kc_case *c, int fast_math, char *err, size_t errlen) {
@@ -322,47 +318,25 @@ static void kc_fill_kernel(backend *b, run_record *rec) {
     rec->kernel.fast_math = mtl_library_fast_math(s->lib);
 }
 
-static int kc_take_findings(backend *b, dev_finding **out) {
-    return mtl_device_take_findings(((kc_state *)b->state)->dev, out);
-}
-
-static int kc_set_schedule(backend *b, const swmtl_schedule *sched) {
-    return swmtl_device_set_schedule(mtl_device_object(((kc_state *)b->state)->dev), sched);
-}
-
 static void kc_destroy(backend *b) {
-    kc_state *s = b->state;
     kc_release(b);
-    mtl_device_free(s->dev);
-    free(s);
-    free(b);
+    backend_device_free(b);
 }
 
-backend *kc_backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
-    mtl_device *dev = backend_open_device(name, o, err, errlen);
-    if (!dev) return NULL;
-    backend *b = calloc(1, sizeof *b);
-    kc_state *s = calloc(1, sizeof *s);
-    if (!b || !s) {
-        free(b);
-        free(s);
-        mtl_device_free(dev);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    s->dev = dev;
-    b->desc = backend_desc_find(name);
-    s->gpu = backend_has(b, BACKEND_GPU);
-    snprintf(b->device_name, sizeof b->device_name, "%s", mtl_device_name(dev));
-    b->gpu_cores = s->gpu ? machine_gpu_core_count() : -1;
+backend *kc_backend_on_device(mtl_device *dev, backend_kind kind, char *err, size_t errlen) {
+    backend *b = backend_device_new(dev, kind, sizeof(kc_state), err, errlen);
+    if (!b) return NULL;
+    ((kc_state *)b->state)->dev = dev;
     b->prepare = kc_prepare;
     b->run_once = kc_run_once;
     b->describe = kc_describe;
     b->fill_kernel = kc_fill_kernel;
-    b->take_findings = backend_has(b, BACKEND_CHECKS) ? kc_take_findings : NULL;
-    b->set_schedule = backend_has(b, BACKEND_SCHEDULES) ? kc_set_schedule : NULL;
     b->release_case = kc_release;
     b->destroy = kc_destroy;
-    b->state = s;
     return b;
+}
+
+backend *kc_backend_open(const char *name, const run_opts *o, char *err, size_t errlen) {
+    mtl_device *dev = backend_open_device(name, o, err, errlen);
+    return dev ? kc_backend_on_device(dev, backend_desc_find(name)->kind, err, errlen) : NULL;
 }

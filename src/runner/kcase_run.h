@@ -73,6 +73,8 @@ const kc_case *kc_op_case_plain(const op_case *oc);
  * metal; the software device with o's --sw-checks/--sw-schedule/--sw-timeout).  NULL
  * with err. */
 backend *kc_backend_open(const char *name, const run_opts *o, char *err, size_t errlen);
+/* The same on dev (taken over: freed on failure too) as a backend of `kind`. */
+backend *kc_backend_on_device(struct mtl_device *dev, backend_kind kind, char *err, size_t errlen);
 
 /* 1 when a buffer of c expects another backend's result ({"backend": "sw"}). */
 int kc_case_wants_backend(const kc_case *c);
@@ -113,5 +115,9 @@ int kc_record_case(const kc_case *source, const kc_case *plain, const kc_result 
  * `<name>.expected` (float64) per expectation.  0 (*path_out: the file), or -1 with a
  * one-line err. */
 int kc_dump_case(const char *dir, const op_case *oc, char *path_out, size_t pathlen, char *err, size_t errlen);
+
+/* "<prefix><case name>" with the name's characters outside [A-Za-z0-9_.-] as '_': a
+ * case's file name in a directory (--dump's kernel_<name>, --capture's kernel-<name>). */
+void kc_file_stem(const char *prefix, const char *name, char *out, size_t n);
 
 #endif

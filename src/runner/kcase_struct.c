@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mtl_types.h"
 #include "runner/kcase_bind.h"
 
 /* The scalar of an MTLDataType and its vector width (1..4); -1 when not a scalar or
@@ -18,8 +19,10 @@ static int scalar_of(unsigned long t, kc_dtype *dt, int *width) {
     static const struct {
         unsigned long base;
         kc_dtype dt;
-    } s[] = {{3, KC_F32},  {16, KC_F16}, {29, KC_I32}, {33, KC_U32}, {37, KC_I16}, {41, KC_U16},
-             {45, KC_I8},  {49, KC_U8},  {53, KC_BOOL}, {81, KC_I64}, {85, KC_U64}, {121, KC_BF16}};
+    } s[] = {{MTL_DATA_TYPE_FLOAT, KC_F32}, {MTL_DATA_TYPE_HALF, KC_F16},    {MTL_DATA_TYPE_INT, KC_I32},
+             {MTL_DATA_TYPE_UINT, KC_U32},  {MTL_DATA_TYPE_SHORT, KC_I16},   {MTL_DATA_TYPE_USHORT, KC_U16},
+             {MTL_DATA_TYPE_CHAR, KC_I8},   {MTL_DATA_TYPE_UCHAR, KC_U8},    {MTL_DATA_TYPE_BOOL, KC_BOOL},
+             {MTL_DATA_TYPE_LONG, KC_I64},  {MTL_DATA_TYPE_ULONG, KC_U64},   {MTL_DATA_TYPE_BFLOAT, KC_BF16}};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         if (t >= s[i].base && t < s[i].base + 4) {
             *dt = s[i].dt;

@@ -113,25 +113,25 @@ static void constants_set(id self, SEL cmd, const void *value, NSUInteger type, 
     memset(&fc, 0, sizeof fc);
     fc.index = (int)index;
     switch (type) {
-    case MTLDataTypeBool:
+    case MTL_DATA_TYPE_BOOL:
         fc.type = SW_FC_BOOL, fc.v.i = *(const unsigned char *)value != 0;
         break;
-    case MTLDataTypeInt:
+    case MTL_DATA_TYPE_INT:
         fc.type = SW_FC_INT, fc.v.i = *(const int32_t *)value;
         break;
-    case MTLDataTypeUInt:
+    case MTL_DATA_TYPE_UINT:
         fc.type = SW_FC_UINT, fc.v.u = *(const uint32_t *)value;
         break;
-    case MTLDataTypeFloat:
+    case MTL_DATA_TYPE_FLOAT:
         fc.type = SW_FC_FLOAT, fc.v.f = *(const float *)value;
         break;
-    case MTLDataTypeHalf:
+    case MTL_DATA_TYPE_HALF:
         fc.type = SW_FC_HALF, fc.v.f = f16_to_f32(*(const uint16_t *)value);
         break;
-    case MTLDataTypeShort:
+    case MTL_DATA_TYPE_SHORT:
         fc.type = SW_FC_SHORT, fc.v.i = *(const int16_t *)value;
         break;
-    case MTLDataTypeUShort:
+    case MTL_DATA_TYPE_USHORT:
         fc.type = SW_FC_USHORT, fc.v.u = *(const uint16_t *)value;
         break;
     default:
@@ -154,7 +154,7 @@ static void constants_set(id self, SEL cmd, const void *value, NSUInteger type, 
 }
 
 static void constants_set_range(id self, SEL cmd, const void *values, NSUInteger type, NSRange range) {
-    size_t size = type == MTLDataTypeBool ? 1 : (type == MTLDataTypeHalf || type == MTLDataTypeShort || type == MTLDataTypeUShort) ? 2 : 4;
+    size_t size = type == MTL_DATA_TYPE_BOOL ? 1 : (type == MTL_DATA_TYPE_HALF || type == MTL_DATA_TYPE_SHORT || type == MTL_DATA_TYPE_USHORT) ? 2 : 4;
     for (NSUInteger i = 0; i < range.length; i++)
         constants_set(self, cmd, (const char *)values + i * size, type, range.location + i);
 }

@@ -80,13 +80,13 @@ static void dict_methods(Class cls) {
 /* SW_FC_* -> MTLDataType (0: none). */
 static NSUInteger metal_type(int fc_type) {
     switch (fc_type) {
-    case SW_FC_BOOL: return MTLDataTypeBool;
-    case SW_FC_INT: return MTLDataTypeInt;
-    case SW_FC_UINT: return MTLDataTypeUInt;
-    case SW_FC_FLOAT: return MTLDataTypeFloat;
-    case SW_FC_HALF: return MTLDataTypeHalf;
-    case SW_FC_SHORT: return MTLDataTypeShort;
-    case SW_FC_USHORT: return MTLDataTypeUShort;
+    case SW_FC_BOOL: return MTL_DATA_TYPE_BOOL;
+    case SW_FC_INT: return MTL_DATA_TYPE_INT;
+    case SW_FC_UINT: return MTL_DATA_TYPE_UINT;
+    case SW_FC_FLOAT: return MTL_DATA_TYPE_FLOAT;
+    case SW_FC_HALF: return MTL_DATA_TYPE_HALF;
+    case SW_FC_SHORT: return MTL_DATA_TYPE_SHORT;
+    case SW_FC_USHORT: return MTL_DATA_TYPE_USHORT;
     default: return 0;
     }
 }

@@ -6,11 +6,12 @@
 
 #include <pthread.h>
 
+#include "core/mtl_types.h"
 #include "swmetal/checks.h"
 #include "swmetal/objc_base.h"
 #include "swmetal/sw_compile.h"
 
-/* MTLResourceOptions / MTLCommandBufferStatus / MTLDataType numbers as Apple's. */
+/* MTLCommandBufferStatus numbers as Apple's (MTLDataType's: core/mtl_types.h). */
 enum {
     MTLCommandBufferStatusNotEnqueued = 0,
     MTLCommandBufferStatusEnqueued = 1,
@@ -18,15 +19,6 @@ enum {
     MTLCommandBufferStatusScheduled = 3,
     MTLCommandBufferStatusCompleted = 4,
     MTLCommandBufferStatusError = 5
-};
-enum {
-    MTLDataTypeFloat = 3,
-    MTLDataTypeHalf = 16,
-    MTLDataTypeInt = 29,
-    MTLDataTypeUInt = 33,
-    MTLDataTypeShort = 37,
-    MTLDataTypeUShort = 41,
-    MTLDataTypeBool = 53
 };
 
 #define SW_MAX_FC_VALUES 64

@@ -80,16 +80,18 @@ static NSUInteger data_type_of(const char *e) {
     static const struct {
         const char *name;
         NSUInteger type;
-    } scalars[] = {{"float", 3},   {"half", 16},   {"int", 29},    {"uint", 33},  {"short", 37}, {"ushort", 41},
-                   {"char", 45},   {"uchar", 49},  {"bool", 53},   {"long", 81},  {"ulong", 85}, {"bfloat", 121}};
-    if (!strcmp(e, "?")) return 0;
+    } scalars[] = {{"float", MTL_DATA_TYPE_FLOAT}, {"half", MTL_DATA_TYPE_HALF},     {"int", MTL_DATA_TYPE_INT},
+                   {"uint", MTL_DATA_TYPE_UINT},   {"short", MTL_DATA_TYPE_SHORT},   {"ushort", MTL_DATA_TYPE_USHORT},
+                   {"char", MTL_DATA_TYPE_CHAR},   {"uchar", MTL_DATA_TYPE_UCHAR},   {"bool", MTL_DATA_TYPE_BOOL},
+                   {"long", MTL_DATA_TYPE_LONG},   {"ulong", MTL_DATA_TYPE_ULONG},   {"bfloat", MTL_DATA_TYPE_BFLOAT}};
+    if (!strcmp(e, "?")) return MTL_DATA_TYPE_NONE;
     for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
         size_t n = strlen(scalars[i].name);
         if (strncmp(e, scalars[i].name, n) != 0) continue;
         if (!e[n]) return scalars[i].type;
         if (e[n] >= '2' && e[n] <= '4' && !e[n + 1]) return scalars[i].type + (NSUInteger)(e[n] - '1');
     }
-    return 1; /* MTLDataTypeStruct */
+    return MTL_DATA_TYPE_STRUCT;
 }
 
 static id argument_new(const sw_binding *b) {
@@ -98,12 +100,12 @@ static id argument_new(const sw_binding *b) {
     swmtl_binding_type t;
     swmtl_binding_describe(b, &t);
     a->name = sw_string_new(b->param ? b->param : "");
-    a->type = b->kind == SW_BIND_THREADGROUP ? 1 : 0;
+    a->type = b->kind == SW_BIND_THREADGROUP ? MTL_ARGUMENT_TYPE_THREADGROUP_MEMORY : MTL_ARGUMENT_TYPE_BUFFER;
     a->index = (NSUInteger)b->index;
     a->access = t.read_only ? 0 : 1;
     a->data_type = data_type_of(t.element);
     if (b->kind == SW_BIND_BUFFER && b->layout) {
-        a->data_type = 1; /* MTLDataTypeStruct */
+        a->data_type = MTL_DATA_TYPE_STRUCT;
         a->data_size = (NSUInteger)b->layout->size;
         a->struct_type = sw_struct_type_new(b->layout);
     }

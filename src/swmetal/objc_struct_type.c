@@ -32,8 +32,6 @@ typedef struct sw_array_type {
     id element_struct;      /* sw_struct_type of an array of structs with a table, else nil */
 } sw_array_type;
 
-enum { MTL_DATA_TYPE_STRUCT = 1, MTL_DATA_TYPE_ARRAY = 2 };
-
 static id st_members(id self, SEL cmd) { return ((sw_struct_type *)self)->members; }
 static id st_none(id self, SEL cmd) { return nil; }
 static void st_dealloc(id self, SEL cmd) {

@@ -17,6 +17,11 @@
 #   finish | skip_all "why"
 #   need_testdata      $TESTDATA (build/gdnbench-testdata, the fixture writer make builds
 #                      next to gdnbench) must exist: a FAIL and finish when it does not
+#   case_dir NAME FILE...  $D=$TMPD/NAME made for a test's case files, with the kernel
+#                      sources FILE... of tests/cli/kernels/cases copied in (a case names
+#                      its source relative to itself); case_kernel FILE... copies more
+#   need_sw WHAT       the software Metal device must be available: else skip_all "WHAT:
+#                      this build has no software Metal device (gdnbench info)"
 : "${GDNBENCH:?run through tests/run.sh}"
 TESTDATA=$(dirname "$GDNBENCH")/gdnbench-testdata
 TMPD=$(mktemp -d)
@@ -88,4 +93,22 @@ need_testdata() {
         fail "$SCRIPT_NAME: $TESTDATA is missing (make all builds it)"
         finish
     fi
+}
+
+# Kernel-case tests: a directory of case files beside the kernels they name.
+CASE_KERNELS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kernels/cases
+case_dir() {
+    D=$TMPD/$1
+    shift
+    mkdir -p "$D" || fail "$SCRIPT_NAME: cannot make $D"
+    case_kernel "$@"
+}
+case_kernel() {
+    local f
+    for f in "$@"; do cp "$CASE_KERNELS/$f" "$D/" || fail "$SCRIPT_NAME: cannot copy $f into $D"; done
+}
+
+need_sw() {
+    "$GDNBENCH" info 2>/dev/null | grep -Eq '^ *sw +available' ||
+        skip_all "$1: this build has no software Metal device (gdnbench info)"
 }

@@ -71,6 +71,19 @@ GDNBENCH_MEM_LIMIT_MB=1 expect_exit 2 "cli: a memory budget refuses a shape that
 bad "--capture on the software device" "--capture needs --backend metal.*--backend sw" cumsum --backend sw --capture "$TMPD/cap" --T 64 --H 1
 bad "--capture on the cpu backend" "--capture needs --backend metal.*--backend cpu" cumsum --backend cpu --capture "$TMPD/cap" --T 64 --H 1
 if [ -e "$TMPD/cap" ]; then fail "cli: a refused --capture created its directory"; else pass "cli: a refused --capture creates nothing"; fi
+# The same for kernel cases (`kernel`, `suite`; `validate` runs on the software device).
+kc=(kernel "$(dirname "$0")/kernels/cases/add_one.metal" --function add_one --grid 64 --threadgroup 32
+    --buffer "x=float32[64]" --buffer "out=float32[64]" --buffer n=uint32:64)
+bad "kernel --capture on the software device" "^gdnbench kernel: --capture needs --backend metal.*--backend sw\$" \
+    "${kc[@]}" --backend sw --capture "$TMPD/kcap"
+bad "validate --capture" "--capture needs --backend metal.*--backend sw" validate \
+    "$(dirname "$0")/../../fixtures/cases/ours_l2norm_bf16.json" --backend metal --capture "$TMPD/kcap"
+bad "suite --capture on the software device" "--capture needs --backend metal.*--backend sw" suite \
+    "$(dirname "$0")/kernels" --backend sw --capture "$TMPD/kcap"
+if [ -e "$TMPD/kcap" ]; then fail "cli: a refused kernel --capture created its directory"; else pass "cli: a refused kernel --capture creates nothing"; fi
+expect_exit 0 "cli: kernel --help" $G kernel --help
+expect_match "cli: kernel --help names --capture" "$OUT" "--capture DIR +\(--backend metal\)"
+expect_match "cli: ... and the trace's file" "$OUT" "DIR/kernel-<case name>\.gputrace"
 
 # How many runs: --iters is exact, --max-time/--max-noise adapt (runner/sampling.h).
 bad "--iters with --max-time" "--iters N takes exactly N samples.*--max-time" cumsum --backend cpu --iters 3 --max-time 1

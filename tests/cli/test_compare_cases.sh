@@ -6,10 +6,7 @@
 # pairing by function alone would compare different work.
 . "$(dirname "$0")/lib.sh"
 G=$GDNBENCH
-here=$(cd "$(dirname "$0")" && pwd)
-D=$TMPD/cmpcase
-mkdir -p "$D"
-cp "$here/kernels/cases/add_one.metal" "$D/"
+case_dir cmpcase add_one.metal
 for n in 64 32; do
     cat >"$D/add$n.json" <<JSON
 {"case": 1, "name": "add_one_$n", "source": "add_one.metal", "function": "add_one",

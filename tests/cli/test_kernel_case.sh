@@ -13,11 +13,8 @@
 # before writing it (a second, finite poison pattern); suite runs a directory.
 . "$(dirname "$0")/lib.sh"
 G=$GDNBENCH
-here=$(cd "$(dirname "$0")" && pwd)
 need_testdata
-D=$TMPD/case
-mkdir -p "$D"
-cp "$here/kernels/cases/add_one.metal" "$D/"
+case_dir case add_one.metal
 
 one_line() { # desc
     local n
@@ -94,12 +91,9 @@ expect_exit 2 "kernel: flags beside a case file exit 2" $G kernel "$D/good.json"
 expect_exit 0 "kernel: --help exits 0" $G kernel --help
 
 # ---- running cases (the software device) ----
-if ! "$G" info 2>/dev/null | grep -Eq '^ *sw +available'; then
-    skip "kernel: running cases: this build has no software Metal device (gdnbench info)"
-    finish
-fi
+need_sw "kernel: running cases"
 export GDNBENCH_CACHE_DIR="$TMPD/cache"
-cp "$here/kernels/cases/controls.metal" "$D/"
+case_kernel controls.metal
 expect_exit 0 "kernel: a good case runs and passes" $G kernel "$D/good.json"
 expect_match "kernel: the table names each binding" "$OUT" 'out +buffer\(1\) +float32 +64 +PASS +expect: max_abs 0'
 expect_match "kernel: the readonly input is checked" "$OUT" 'x +buffer\(0\) .*PASS +readonly: 0 elements changed'

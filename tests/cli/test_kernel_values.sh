@@ -10,15 +10,9 @@
 # the software device refuses as Metal's validation does (exit 2).
 . "$(dirname "$0")/lib.sh"
 G=$GDNBENCH
-here=$(cd "$(dirname "$0")" && pwd)
-D=$TMPD/kvalues
-mkdir -p "$D"
-if ! "$G" info 2>/dev/null | grep -Eq '^ *sw +available'; then
-    skip "kernel values: this build has no software Metal device (gdnbench info)"
-    finish
-fi
+need_sw "kernel values"
 export GDNBENCH_CACHE_DIR="$TMPD/cache"
-cp "$here/kernels/cases/values.metal" "$D/"
+case_dir kvalues values.metal
 
 # table_case NAME N: a table of N floats arange(0, 1), out[i] = 2i + N/2 for i < N/2.
 table_case() {
@@ -53,13 +47,7 @@ expect_match "kernel values: ... on the 4 bytes setBytes gave" "$OUT$ERR" \
     'out-of-bounds read on buffer\(0\) bytes 4\.\.7 \(past its end; it has 4 bytes\)'
 
 # A "struct" goes by setBytes as well (struct_fields.metal: test_kernel_struct.sh).
-cp "$here/kernels/cases/struct_fields.metal" "$D/"
-cat >"$D/s.json" <<'JSON'
-{"case": 1, "source": "struct_fields.metal", "function": "struct_fields",
- "dispatch": {"grid": [1], "threadgroup": [1]},
- "buffers": {"prm": {"struct": {"flag": 1, "big": 1234567, "v": [1, 2, 3], "p": [4, 5, 6], "tail": 7, "arr": [8, 9, 10]}},
-             "out": {"dtype": "float32", "shape": [12], "expect": {"value": [1, 1234567, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "atol": 0}}}}
-JSON
-expect_exit 0 "kernel values: a struct by setBytes reads its fields exactly" $G kernel "$D/s.json" --iters 1
+case_kernel struct_fields.metal struct_fields.json
+expect_exit 0 "kernel values: a struct by setBytes reads its fields exactly" $G kernel "$D/struct_fields.json" --iters 1
 expect_match "kernel values: ... and says so" "$OUT" 'prm +buffer\([0-9]+\) +uint8 +[0-9]+ +PASS +input \(setBytes\)'
 finish
