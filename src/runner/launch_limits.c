@@ -18,9 +18,9 @@ static const char *const limit_head[GPU_NLIMITS] = {
                                "of every threadgroup runs with idle lanes;",
     [GPU_LIMIT_TGMEM] = "threadgroup memory over the 32 KiB (32768 bytes) every Apple GPU family allows per "
                         "threadgroup (Metal feature set tables): the launch fails on a Mac;",
-    [GPU_LIMIT_TGMEM_OCCUPANCY] = "threadgroup memory holds a GPU core under the 768 threads it keeps even for "
-                                  "register-heavy kernels (64 KiB of it per core on M1/M2, "
-                                  "philipturner/metal-benchmarks):",
+    [GPU_LIMIT_TGMEM_OCCUPANCY] = "low occupancy: threadgroup memory lets fewer than 768 threads share a GPU core "
+                                  "(the count a core keeps even for register-heavy kernels; 64 KiB of threadgroup "
+                                  "memory per core on M1/M2, philipturner/metal-benchmarks):",
 };
 
 /* How a stage is named in a warning: the op's stage name, else its function (a

@@ -55,15 +55,15 @@ JSON
 }
 expect_exit 0 "limits: 16 KiB of threadgroup memory for 32 threads runs" occ 16384 "$D/occ16k.json"
 expect_match "limits: ... warns the core holds 4 threadgroups, 128 threads" "$OUT" \
-    'WARNING threadgroup memory holds a GPU core under the 768 threads.*64 KiB of it per core on M1/M2.*neighbour_fixed 16384 bytes x 32 threads: 4 threadgroups, 128 threads a core'
-check_json "limits: ... in the JSON too" "$D/occ16k.json" '"warnings":.*holds a GPU core under the 768' 1
+    'WARNING low occupancy: threadgroup memory lets fewer than 768 threads share a GPU core.*64 KiB of threadgroup memory per core on M1/M2.*neighbour_fixed 16384 bytes x 32 threads: 4 threadgroups, 128 threads a core'
+check_json "limits: ... in the JSON too" "$D/occ16k.json" '"warnings":.*lets fewer than 768 threads share a GPU core' 1
 expect_exit 0 "limits: 128 bytes (control) runs" occ 128 "$D/occ128.json"
 expect_no_match "limits: ... with no warning" "$OUT" 'WARNING'
 
 small=(--T 64 --H 1 --Hg 1 --iters 1 --warmup 0)
 expect_exit 0 "limits: kkt on the software device" "$G" kkt --backend sw "${small[@]}" --json "$D/kkt.json"
 expect_match "limits: ... warns its 24 KiB caps occupancy (an op's stage)" "$OUT" \
-    'WARNING threadgroup memory holds a GPU core under the 768 threads.*: kkt 24576 bytes x 256 threads: 2 threadgroups, 512 threads a core'
+    'WARNING low occupancy: threadgroup memory lets fewer than 768 threads.*: kkt 24576 bytes x 256 threads: 2 threadgroups, 512 threads a core'
 check_json "limits: ... in the JSON too" "$D/kkt.json" '"warnings":.*kkt 24576 bytes' 1
 expect_exit 0 "limits: kkt on the cpu backend" "$G" kkt --backend cpu "${small[@]}" --json "$D/kcpu.json"
 expect_no_match "limits: ... launches no kernel, so no limit warning" "$OUT" 'WARNING threadgroup'
