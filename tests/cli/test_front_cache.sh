@@ -93,6 +93,17 @@ n=$(ls "$GDNBENCH_CACHE_DIR"/fe-*.front 2>/dev/null | wc -l | tr -d ' ')
 expect_match "front cache: ... kept as a second entry beside the first" "$n" '^2$'
 expect_exit 2 "front cache: ... and the old name is gone" run twice "$TMPD/old.json"
 
+# processes sharing an empty cache at once: each writes its entries under a name of
+# its own and renames them into place, so all run and what is left verifies
+export GDNBENCH_CACHE_DIR="$TMPD/shared"
+for i in 1 2 3; do run thrice "$TMPD/par$i.json" >"$TMPD/par$i.out" 2>&1 & done
+ok=0
+for job in $(jobs -p); do wait "$job" && ok=$((ok + 1)); done
+expect_match "front cache: three processes on one empty cache all run" "$ok" '^3$'
+expect_exit 0 "front cache: ... and the next run" run thrice "$TMPD/par4.json"
+expect_no_match "front cache: ... finds every entry they left (no pass)" "$(flat "$TMPD/par4.json")" '"prepasses":[1-9]'
+export GDNBENCH_CACHE_DIR="$TMPD/cache"
+
 # an op's -v table: the passes column, 0 on a warm run
 op() { "$GDNBENCH" cumsum --backend sw --B 1 --T 64 --H 2 --iters 1 --warmup 0 -v "$@"; }
 expect_exit 0 "front cache: an op, cold" op
