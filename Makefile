@@ -156,6 +156,18 @@ $(VERSION_STAMP): FORCE
 
 FORCE:
 
+# The software device's front-end cache (src/swmetal/front_cache.c) is keyed by a hash
+# of the sources that make a front-end result, so a changed front end never reads an
+# entry an older one wrote; rewritten only when they change, like the version stamp.
+FRONT_SRC   := $(sort $(wildcard src/msl/*.[ch] src/swmetal/*.[ch]))
+FRONT_STAMP := $(BUILD)/gen/front-id-stamp
+$(BUILD)/obj/swmetal/front_cache.o: CPPFLAGS += -DSW_FRONT_ID='"$(shell cat $(FRONT_STAMP) 2>/dev/null)"'
+$(BUILD)/obj/swmetal/front_cache.o: $(FRONT_STAMP)
+$(FRONT_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@cat $(FRONT_SRC) | { command -v sha256sum >/dev/null && sha256sum || shasum -a 256; } | cut -c1-32 >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
 ifneq ($(OBJC_STAGE),)
 $(OBJC_STAGE):
 	@mkdir -p $(dir $@)

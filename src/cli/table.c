@@ -234,11 +234,11 @@ void table_print_compile(FILE *f, const run_record *r) {
     fprintf(f, "compile: %.2f s, %d clang run%s, %d variant%s found built\n", c->wall_s, runs, runs == 1 ? "" : "s",
             cached, cached == 1 ? "" : "s");
     if (c->nkinds == 0) return;
-    fprintf(f, "  %-12s %5s %6s %9s %9s %9s %9s %9s %9s\n", "variant", "runs", "cached", "pre-pass", "front-end",
-            "optimise", "codegen", "link", "total s");
+    fprintf(f, "  %-12s %5s %6s %6s %9s %9s %9s %9s %9s %9s\n", "variant", "runs", "cached", "passes", "pre-pass",
+            "front-end", "optimise", "codegen", "link", "total s");
     for (int i = 0; i < c->nkinds; i++) {
         const rec_compile_kind *k = &c->kinds[i];
-        fprintf(f, "  %-12s %5d %6d", k->kind, k->compiles, k->cached);
+        fprintf(f, "  %-12s %5d %6d %6d", k->kind, k->compiles, k->cached, k->prepasses);
         put_phase(f, k->prepass_s);
         put_phase(f, k->compiles ? k->frontend_s : -1);
         put_phase(f, k->compiles ? k->optimise_s : -1);

@@ -489,6 +489,7 @@ static void add_compile(json_build *b, cJSON *root, const run_record *r) {
         if (!x) break;
         jb_num(b, x, "compiles", k->compiles);
         jb_num(b, x, "cached", k->cached);
+        jb_num(b, x, "prepasses", k->prepasses);
         jb_num(b, x, "prepass_s", k->prepass_s);
         jb_num_or_null(b, x, "frontend_s", k->frontend_s, k->frontend_s >= 0);
         jb_num_or_null(b, x, "optimise_s", k->optimise_s, k->optimise_s >= 0);

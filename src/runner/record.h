@@ -114,7 +114,7 @@ typedef struct rec_fixture {
 #define REC_MAX_COMPILE_KINDS 8
 typedef struct rec_compile_kind {
     char kind[16];
-    int compiles, cached;
+    int compiles, cached, prepasses;
     double prepass_s, frontend_s, optimise_s, codegen_s, link_s, wall_s;
 } rec_compile_kind;
 typedef struct rec_compile {

@@ -410,6 +410,7 @@ void runner_note_compile(run_record *rec) {
         str_copy(o->kind, sizeof o->kind, p->kind);
         o->compiles = p->compiles;
         o->cached = p->cached;
+        o->prepasses = p->prepasses;
         o->prepass_s = p->prepass_s;
         o->frontend_s = p->frontend_s;
         o->optimise_s = p->optimise_s;

@@ -8,6 +8,9 @@
  *   <hash>.so, <hash>.cpp  one compiled variant (key: generated C++, prelude, ABI
  *                        version, instrumentation, compiler and flags, host CPU)
  *   <hash>.checked       a source that passed clang -fsyntax-only
+ *   fe-<hash>.front      the front end's result for a source, vk-<hash>.vkey the
+ *                        variant key a signature leads to (front_cache.h): a warm
+ *                        run finds its variants without the front end or its C++
  *   cxx-<hash>.ok|.bad   whether a compiler passed the probe (cxx.c)
  * Every file is written under a temporary name (process and thread) and renamed
  * into place, so concurrent processes and threads share the cache safely.  Where
@@ -26,6 +29,7 @@
 #include "core/sha256.h"
 #include "swmetal/compile_stats.h"
 #include "swmetal/cxx.h"
+#include "swmetal/front_cache.h"
 #include "swmetal/ir_pass.h"
 #include "swmetal/msl_front.h"
 #include "msl/msl_include.h"
@@ -69,6 +73,7 @@ struct sw_library {
     char *lanes_text;            /* msl_lanes_rewrite of the unit, NULL when not eligible */
     char *lanes_why;             /* why not (GDNBENCH_SW_DEBUG), or why its compile failed */
     sw_pending pending;          /* the lanes build running beside the fibers build */
+    char fe_key[65];             /* its front-end cache key (front_cache.h), "" when none */
 };
 
 static uint64_t compile_invocations, compile_cache_hits;
@@ -109,8 +114,12 @@ int sw_compiler_info(const char **path, const char **version, char **err) {
 
 /* ---------------------------------------------------------- cache dirs */
 
-/* Hash of every prelude file and sw_abi.h (names and contents). */
-static void prelude_hash(char hex[65]) {
+/* Hash of every prelude file and sw_abi.h (names and contents), once a process:
+ * the files are the binary's own. */
+static char prelude_hex[65];
+static pthread_once_t prelude_once = PTHREAD_ONCE_INIT;
+
+static void prelude_hash_once(void) {
     sha256_ctx c;
     uint8_t d[32];
     sha256_init(&c);
@@ -121,7 +130,12 @@ static void prelude_hash(char hex[65]) {
         sha256_update(&c, f->data, f->len);
     }
     sha256_final(&c, d);
-    sha256_to_hex(d, hex);
+    sha256_to_hex(d, prelude_hex);
+}
+
+static void prelude_hash(char hex[65]) {
+    pthread_once(&prelude_once, prelude_hash_once);
+    memcpy(hex, prelude_hex, 65);
 }
 
 /* Writes the prelude into <cache>/prelude-<hash>/ once; returns that directory. */
@@ -316,29 +330,39 @@ static int kernel_flags(int instr, int mode, const char **flags, int max) {
     return k;
 }
 
-static void variant_key(const compiler *cc, const char *cpp, int instr, int mode, char hex[65]) {
+/* What a variant's key hashes besides its C++: the ABI version, instrumentation
+ * and mode, the prelude, the compiler, the host CPU and the flags. */
+static void key_begin(sha256_ctx *c, const char *tag, const compiler *cc, int instr, int mode) {
     char ph[65];
     prelude_hash(ph);
-    sha256_ctx c;
-    uint8_t d[32];
-    sha256_init(&c);
+    sha256_init(c);
     char hdr[512];
     char ir[256] = "";
     if (mode != BUILD_CHECK) sw_ir_pass_signature(instr, ir, sizeof ir);
-    snprintf(hdr, sizeof hdr, "variant3 abi=%d instr=%d mode=%d%s%s", SW_ABI_VERSION, instr, mode, *ir ? " ir=" : "",
+    snprintf(hdr, sizeof hdr, "%s abi=%d instr=%d mode=%d%s%s", tag, SW_ABI_VERSION, instr, mode, *ir ? " ir=" : "",
              ir);
-    sha256_update(&c, hdr, strlen(hdr) + 1);
-    sha256_update(&c, ph, 64);
-    sha256_update(&c, cc->path, strlen(cc->path) + 1);
-    sha256_update(&c, cc->version, strlen(cc->version) + 1);
+    sha256_update(c, hdr, strlen(hdr) + 1);
+    sha256_update(c, ph, 64);
+    sha256_update(c, cc->path, strlen(cc->path) + 1);
+    sha256_update(c, cc->version, strlen(cc->version) + 1);
     const char *cpu = sw_cxx_host_cpu();
-    sha256_update(&c, cpu, strlen(cpu) + 1);
+    sha256_update(c, cpu, strlen(cpu) + 1);
     const char *flags[SW_CXX_MAX_FLAGS];
     int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
-    for (int i = 0; i < nflags; i++) sha256_update(&c, flags[i], strlen(flags[i]) + 1);
-    sha256_update(&c, cpp, strlen(cpp) + 1);
-    sha256_final(&c, d);
+    for (int i = 0; i < nflags; i++) sha256_update(c, flags[i], strlen(flags[i]) + 1);
+}
+
+static void key_end(sha256_ctx *c, char hex[65]) {
+    uint8_t d[32];
+    sha256_final(c, d);
     sha256_to_hex(d, hex);
+}
+
+static void variant_key(const compiler *cc, const char *cpp, int instr, int mode, char hex[65]) {
+    sha256_ctx c;
+    key_begin(&c, "variant3", cc, instr, mode);
+    sha256_update(&c, cpp, strlen(cpp) + 1);
+    key_end(&c, hex);
 }
 
 /* On macOS the driver runs dsymutil after linking with -g: the line tables land in
@@ -583,10 +607,85 @@ static void pending_free(sw_pending *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* The key under which the variant key of (this library's front-end result, a
+ * variant signature) is kept: what variant_key hashes, with the front-end key and
+ * the signature in place of the C++ they generate.  0 when the library has no
+ * front-end key, or GDNBENCH_SW_KEEP_CPP asks for every variant's C++. */
+static int alias_key(const sw_library *lib, const compiler *cc, const char *sig, int instr, int mode,
+                     char hex[65]) {
+    const char *keep = getenv("GDNBENCH_SW_KEEP_CPP");
+    if (!lib->fe_key[0] || !sig || (keep && *keep)) return 0;
+    sha256_ctx c;
+    key_begin(&c, "alias1", cc, instr, mode);
+    sha256_update(&c, lib->fe_key, sizeof lib->fe_key);
+    sha256_update(&c, sig, strlen(sig) + 1);
+    key_end(&c, hex);
+    return 1;
+}
+
+static void note_cached(int instr, int mode) {
+    __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
+    sw_stats_add_cached(variant_kind(instr, mode));
+}
+
+/* The variant an alias names, found without generating its C++: 1 loaded in this
+ * library (*loaded), 2 built on disk or by the build running beside (so_path), -1
+ * with *err (a lanes variant known not to compile, or that build failed), 0 not
+ * known or not built (generate its C++).  Caller holds lib->mu. */
+static int variant_by_alias(sw_library *lib, const char *alias, int instr, int mode, char key[65], void **loaded,
+                            char *so_path, size_t n, char **err) {
+    char cache[4096], failed[4300];
+    char *no_dir = NULL;
+    if (sw_cache_dir(cache, sizeof cache, &no_dir) != 0) {
+        free(no_dir); /* the build path says it again */
+        return 0;
+    }
+    if (!sw_alias_load(cache, alias, key)) return 0;
+    for (int i = 0; loaded && i < lib->nvariants; i++) {
+        if (strcmp(lib->variants[i].key, key) == 0) {
+            note_cached(instr, mode);
+            *loaded = lib->variants[i].dl;
+            return 1;
+        }
+    }
+    if (lib->pending.started && strcmp(lib->pending.key, key) == 0)
+        return pending_claim(&lib->pending, so_path, n, err) == 0 ? 2 : -1;
+    pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
+    if (access(so_path, F_OK) == 0) {
+        note_cached(instr, mode);
+        return 2;
+    }
+    pathf(failed, sizeof failed, "%s/%s.lanes-failed", cache, key);
+    char *msg = mode == BUILD_LANES ? sw_read_file(failed, NULL) : NULL;
+    if (msg) *err = msg;
+    return msg ? -1 : 0;
+}
+
+/* Remembers which variant key an alias leads to (best effort). */
+static void alias_store(const char *alias, const char *key) {
+    char cache[4096];
+    char *no_dir = NULL;
+    if (sw_cache_dir(cache, sizeof cache, &no_dir) == 0) sw_alias_store(cache, alias, key);
+    free(no_dir);
+}
+
 /* GDNBENCH_SW_PARALLEL_BUILDS=0 builds one variant at a time (for comparisons). */
 static int parallel_builds(void) {
     const char *e = getenv("GDNBENCH_SW_PARALLEL_BUILDS");
     return !(e && strcmp(e, "0") == 0);
+}
+
+/* Whether the lanes variant an alias names is on disk, built or known not to compile. */
+static int known_lanes(const char *alias) {
+    char cache[4096], key[65], path[4300];
+    char *no_dir = NULL;
+    int dir = sw_cache_dir(cache, sizeof cache, &no_dir) == 0;
+    free(no_dir);
+    if (!dir || !sw_alias_load(cache, alias, key)) return 0;
+    pathf(path, sizeof path, "%s/%s.so", cache, key);
+    if (access(path, F_OK) == 0) return 1;
+    pathf(path, sizeof path, "%s/%s.lanes-failed", cache, key);
+    return access(path, F_OK) == 0;
 }
 
 /* Starts building the lanes variant for these constants on a thread of its own
@@ -604,12 +703,20 @@ static void prebuild_lanes(sw_library *lib, const sw_fc_value *fcs, int nfcs) {
             free(sig);
             sig = NULL;
         }
+    char cache[4096], so[4300], key[65], alias[65];
+    /* built already, or known not to compile: nothing to start (a pending build
+     * claimed here would be the same as none) */
+    int aliased = alias_key(lib, cc, sig, SW_INSTR_NONE, BUILD_LANES, alias);
+    if (aliased && known_lanes(alias)) {
+        free(sig);
+        return;
+    }
     char *cpp = sig ? msl_front_emit_lanes(&lib->unit, lib->lanes_text, fcs, nfcs, &err) : NULL;
     free(sig);
-    char cache[4096], so[4300], key[65];
     sw_pending *p = &lib->pending;
     if (cpp && sw_cache_dir(cache, sizeof cache, &err) == 0) {
         variant_key(cc, cpp, SW_INSTR_NONE, BUILD_LANES, key);
+        if (aliased) sw_alias_store(cache, alias, key);
         pathf(so, sizeof so, "%s/%s.so", cache, key);
         if (access(so, F_OK) != 0) {
             *p = (sw_pending){.cc = cc, .cpp = cpp, .instr = SW_INSTR_NONE, .mode = BUILD_LANES};
@@ -632,24 +739,29 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
     if (!cc) return -1;
     /* a variant already loaded for the same signature: no C++ to generate (MLX's
      * libraries have thousands of kernels; the compile command asks for each) */
-    char *sig = loaded ? variant_signature(lib, fcs, nfcs, instr, only, mode) : NULL;
-    for (int i = 0; sig && i < lib->nvariants; i++) {
+    char *sig = variant_signature(lib, fcs, nfcs, instr, only, mode);
+    for (int i = 0; sig && loaded && i < lib->nvariants; i++) {
         if (lib->variants[i].sig && strcmp(lib->variants[i].sig, sig) == 0) {
             free(sig);
             memcpy(key, lib->variants[i].key, 65);
-            __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
-            sw_stats_add_cached(variant_kind(instr, mode));
+            note_cached(instr, mode);
             *loaded = lib->variants[i].dl;
             return 1;
         }
     }
+    /* one built before, by any process: no C++ to generate either */
+    char alias[65];
+    int aliased = alias_key(lib, cc, sig, instr, mode, alias);
     free(sig);
+    int found = aliased ? variant_by_alias(lib, alias, instr, mode, key, loaded, so_path, n, err) : 0;
+    if (found) return found < 0 ? -1 : found == 1 ? 1 : 0;
     double t0 = sw_stats_now();
     char *cpp = mode == BUILD_LANES ? msl_front_emit_lanes(&lib->unit, lib->lanes_text, fcs, nfcs, err)
                                     : msl_front_emit(&lib->unit, fcs, nfcs, only, err);
     sw_stats_add_prepass(variant_kind(instr, mode), sw_stats_now() - t0);
     if (!cpp) return -1;
     variant_key(cc, cpp, instr, mode, key);
+    if (aliased) alias_store(alias, key);
     /* a lanes variant is kept once it compiled (below): one that does not runs
      * nowhere, so there is nothing to check for another target */
     if (mode != BUILD_CHECK && mode != BUILD_LANES) keep_cpp(cpp, key);
@@ -657,8 +769,7 @@ static int prepare_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, in
         if (strcmp(lib->variants[i].key, key) == 0) {
             if (mode == BUILD_LANES) keep_cpp(cpp, key);
             free(cpp);
-            __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
-            sw_stats_add_cached(variant_kind(instr, mode));
+            note_cached(instr, mode);
             *loaded = lib->variants[i].dl;
             return 1;
         }
@@ -765,6 +876,55 @@ sw_library *sw_library_create(const char *source, const char *filename, char **e
     return sw_library_create_opts(source, filename, NULL, err);
 }
 
+/* The front end's result, from the cache when it holds a verified entry for this
+ * expanded source (front_cache.h): 1 with lib filled; else 0, lib->fe_key set when
+ * the result is to be stored.  t0: when the library's creation began. */
+static int front_cached(sw_library *lib, const compiler *cc, const char *cache, const char *prepared, double t0) {
+    if (!sw_front_cache_enabled()) return 0;
+    char settings[64];
+    snprintf(settings, sizeof settings, "lanes=%d whole_library_max=%d", lanes_enabled(), whole_library_max());
+    sw_front_key(prepared, lib->filename, settings, cc->path, cc->version, lib->fe_key);
+    sw_front_result r;
+    if (!sw_front_load(cache, lib->fe_key, &r)) return 0;
+    lib->unit = r.unit;
+    lib->sync_free = r.sync_free;
+    lib->atomic_free = r.atomic_free;
+    lib->lanes_text = r.lanes_text;
+    lib->lanes_why = r.lanes_why;
+    sw_stats_add_lookup(SW_KIND_LIBRARY, sw_stats_now() - t0);
+    if (lanes_enabled() && !lib->sync_free && !per_kernel(lib) && !lib->lanes_text)
+        lanes_debug(lib, "runs its simdgroups as fibers", lib->lanes_why);
+    return 1;
+}
+
+/* The front end over the expanded source: clang -E, the parse and rewrites, the
+ * lanes rewrite; the result stored when lib has a front-end key.  0, or -1 with
+ * *err set. */
+static int front_run(sw_library *lib, const compiler *cc, const char *cache, const char *prepared, double t0,
+                     char **err) {
+    char *pp = preprocess(cc, cache, prepared, lib->filename, err);
+    if (!pp) return -1;
+    lib->sync_free = msl_text_sync_free(pp, lib->filename);
+    lib->atomic_free = msl_text_atomic_free(pp, lib->filename);
+    int rc = msl_front_parse(pp, lib->filename, &lib->unit, err);
+    free(pp);
+    lib->unit.emit_range = lib->sync_free;
+    lib->unit.atomic_free = lib->atomic_free;
+    sw_stats_add_prepass(SW_KIND_LIBRARY, sw_stats_now() - t0);
+    if (rc != 0) return -1;
+    if (lanes_enabled() && !lib->sync_free && !per_kernel(lib)) {
+        t0 = sw_stats_now();
+        lib->lanes_text = msl_lanes_rewrite(&lib->unit, &lib->lanes_why);
+        if (!lib->lanes_text) lanes_debug(lib, "runs its simdgroups as fibers", lib->lanes_why);
+        sw_stats_add_prepass(SW_KIND_LANES, sw_stats_now() - t0);
+    }
+    if (lib->fe_key[0]) {
+        sw_front_result r = {lib->unit, lib->sync_free, lib->atomic_free, lib->lanes_text, lib->lanes_why};
+        sw_front_store(cache, lib->fe_key, &r);
+    }
+    return 0;
+}
+
 sw_library *sw_library_create_opts(const char *source, const char *filename, const msl_source_opts *opts,
                                    char **err) {
     *err = NULL;
@@ -774,37 +934,23 @@ sw_library *sw_library_create_opts(const char *source, const char *filename, con
     char cache[4096];
     if (sw_cache_dir(cache, sizeof cache, err)) return NULL;
     double t0 = sw_stats_now();
-    /* the headers are inlined first, so the preprocessing cache key covers them */
+    /* the headers are inlined first, so the cache keys of what follows cover them */
     char *prepared = msl_expand_source(source, filename, opts, MSL_EXPAND_SOFTWARE, err);
     if (!prepared) return NULL;
-    char *pp = preprocess(cc, cache, prepared, filename, err);
-    free(prepared);
-    if (!pp) return NULL;
     sw_library *lib = calloc(1, sizeof *lib);
     if (!lib || !(lib->filename = strdup(filename)) || !(lib->source = strdup(source))) {
         if (lib) free(lib->filename);
         free(lib);
-        free(pp);
+        free(prepared);
         *err = strdup("out of memory");
         return NULL;
     }
     pthread_mutex_init(&lib->mu, NULL);
-    lib->sync_free = msl_text_sync_free(pp, filename);
-    lib->atomic_free = msl_text_atomic_free(pp, filename);
-    int rc = msl_front_parse(pp, filename, &lib->unit, err);
-    free(pp);
-    lib->unit.emit_range = lib->sync_free;
-    lib->unit.atomic_free = lib->atomic_free;
-    sw_stats_add_prepass(SW_KIND_LIBRARY, sw_stats_now() - t0);
+    int rc = front_cached(lib, cc, cache, prepared, t0) ? 0 : front_run(lib, cc, cache, prepared, t0, err);
+    free(prepared);
     if (rc != 0) {
         sw_library_free(lib);
         return NULL;
-    }
-    if (lanes_enabled() && !lib->sync_free && !per_kernel(lib)) {
-        t0 = sw_stats_now();
-        lib->lanes_text = msl_lanes_rewrite(&lib->unit, &lib->lanes_why);
-        if (!lib->lanes_text) lanes_debug(lib, "runs its simdgroups as fibers", lib->lanes_why);
-        sw_stats_add_prepass(SW_KIND_LANES, sw_stats_now() - t0);
     }
     /* build the variant a run will load, or check the source, so that errors
      * surface here as on Metal */

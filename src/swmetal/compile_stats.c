@@ -63,14 +63,19 @@ static void ensure_names(void) {
     for (int k = 0; k < SW_KIND_COUNT; k++) totals[k].kind = kind_names[k];
 }
 
-void sw_stats_add_prepass(int kind, double seconds) {
+static void add_prepass(int kind, double seconds, int runs) {
     if (kind < 0 || kind >= SW_KIND_COUNT || !(seconds >= 0)) return;
     pthread_mutex_lock(&mu);
     ensure_names();
+    totals[kind].prepasses += runs;
     totals[kind].prepass_s += seconds;
     totals[kind].wall_s += seconds;
     pthread_mutex_unlock(&mu);
 }
+
+void sw_stats_add_prepass(int kind, double seconds) { add_prepass(kind, seconds, 1); }
+
+void sw_stats_add_lookup(int kind, double seconds) { add_prepass(kind, seconds, 0); }
 
 void sw_stats_add_cached(int kind) {
     if (kind < 0 || kind >= SW_KIND_COUNT) return;
@@ -129,11 +134,14 @@ void sw_compile_stats_diff(const sw_compile_stats *later, const sw_compile_stats
     int n = 0;
     for (int k = 0; k < SW_COMPILE_MAX_KINDS && later->kinds[k].kind; k++) {
         const sw_compile_phases *a = &later->kinds[k], *b = &earlier->kinds[k];
-        if (a->compiles == b->compiles && a->cached == b->cached && a->wall_s == b->wall_s) continue;
+        if (a->compiles == b->compiles && a->cached == b->cached && a->prepasses == b->prepasses &&
+            a->wall_s == b->wall_s)
+            continue;
         sw_compile_phases *o = &out->kinds[n++];
         o->kind = a->kind;
         o->compiles = a->compiles - b->compiles;
         o->cached = a->cached - b->cached;
+        o->prepasses = a->prepasses - b->prepasses;
         o->prepass_s = a->prepass_s - b->prepass_s;
         o->frontend_s = phase_diff(a->frontend_s, b->frontend_s);
         o->optimise_s = phase_diff(a->optimise_s, b->optimise_s);

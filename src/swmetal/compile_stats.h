@@ -31,7 +31,10 @@ int sw_clang_times_read(const char *trace_path, sw_clang_times *t);
 /* A monotonic clock, seconds. */
 double sw_stats_now(void);
 
+/* One run of our front end (a library's parse and rewrites, a variant's C++). */
 void sw_stats_add_prepass(int kind, double seconds);
+/* Time spent finding the front end's result in the cache: pre-pass time, no run. */
+void sw_stats_add_lookup(int kind, double seconds);
 void sw_stats_add_cached(int kind);
 /* One clang run of `wall_s` seconds for a variant of this kind, with what its
  * trace said (NULL or fields < 0: unknown). */

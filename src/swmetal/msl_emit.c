@@ -136,20 +136,25 @@ char *msl_front_emit_lanes(const msl_unit *u, const char *text, const sw_fc_valu
 
 /* The layout table of binding i of kernel k when it is a buffer of a struct defined
  * in the source: 1 when emitted (as sw_struct_K_I). */
-static int put_struct_layout(msl_buf *b, const msl_unit *u, int k, int i) {
+static int put_struct_layout(msl_buf *b, const msl_unit *u, msl_struct_defs **defs, int k, int i) {
     const msl_kernel *kr = &u->kernels[k];
     const msl_binding *bd = &kr->bindings[i];
     if (bd->kind != SW_BIND_BUFFER || !bd->type_word) return 0;
+    if (!*defs && !(*defs = msl_struct_defs_find(u->text))) {
+        b->oom = 1; /* not a table left out: the C++ is not generated */
+        return 0;
+    }
     char type[48], sym[48];
     snprintf(type, sizeof type, "sw_struct_type_%d_%d", k, i);
     snprintf(sym, sizeof sym, "sw_struct_%d_%d", k, i);
     char alias[1024];
     int n = snprintf(alias, sizeof alias, "using %s = ::sw::param_struct_t<%d, decltype(&%s)>;\n", type, i, kr->callee);
-    return n > 0 && (size_t)n < sizeof alias ? msl_emit_struct_layout(b, u->text, bd->type_word, alias, type, sym) : 0;
+    return n > 0 && (size_t)n < sizeof alias ? msl_emit_struct_layout(b, *defs, bd->type_word, alias, type, sym) : 0;
 }
 
 char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int only, char **err) {
     msl_buf b = {0};
+    msl_struct_defs *defs = NULL; /* found when a kernel first takes a struct */
     put_header(&b, u, fcs, nfcs, 0);
     if (only >= 0) put_text_for_one(&b, u, only);
     else msl_buf_puts(&b, u->text);
@@ -181,7 +186,7 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
         if (kr->nbindings > 0) {
             int layout[SW_MAX_BUFFERS + SW_MAX_TG_PARAMS + 16] = {0};
             for (int i = 0; i < kr->nbindings && i < (int)(sizeof layout / sizeof layout[0]); i++)
-                layout[i] = put_struct_layout(&b, u, k, i);
+                layout[i] = put_struct_layout(&b, u, &defs, k, i);
             msl_buf_printf(&b, "static const sw_binding sw_bindings_%d[] = {", k);
             for (int i = 0; i < kr->nbindings; i++) {
                 msl_buf_printf(&b, "%s{%d, %d, ", i ? ", " : "", kr->bindings[i].kind, kr->bindings[i].index);
@@ -213,6 +218,7 @@ char *msl_front_emit(const msl_unit *u, const sw_fc_value *fcs, int nfcs, int on
     }
     msl_buf_puts(&b, "    {nullptr, nullptr, 0, nullptr, 0, nullptr, nullptr, 0u}};\n");
     msl_buf_puts(&b, "extern \"C\" const int sw_abi_version = SW_ABI_VERSION;\n");
+    msl_struct_defs_free(defs);
     char *out = msl_buf_take(&b);
     if (!out) *err = strdup("out of memory while generating the kernel C++");
     return out;

@@ -16,9 +16,9 @@
 #define MAX_MEMBERS 64
 
 /* The next `word` in [p, end), or NULL.  Not strstr: the text is a whole
- * preprocessed library (megabytes for ggml's), searched once per struct a kernel
- * names, and a sanitizer's strstr measures the rest of the text on every call —
- * minutes under `make check` for one ggml compile. */
+ * preprocessed library (megabytes for ggml's), and a sanitizer's strstr measures
+ * the rest of the text on every call — minutes under `make check` for one ggml
+ * compile. */
 static const char *find_word(const char *p, const char *end, const char *word) {
     size_t n = strlen(word);
     while (p + n <= end) {
@@ -48,37 +48,75 @@ static const char *skip_space(const char *p, const char *end) {
 
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
-/* The '{' of `struct NAME {` in text (a definition, not a use), or NULL, also when
- * there are several (two namespaces' structs of one name: which one the kernel
+/* Where the library's structs are defined, found in one pass over its text (a
+ * large library has hundreds of kernels taking structs: a search of the whole text
+ * per binding made generating its C++ take most of a second).  A name defined more
+ * than once is ambiguous (two namespaces' structs of one name: which one the kernel
  * takes is the compiler's to know, and a table of the wrong one would not compile). */
-static const char *find_definition(const char *text, const char *end, const char *name) {
-    size_t n = strlen(name);
-    const char *found = NULL;
-    for (const char *p = text; (p = find_word(p, end, "struct")) != NULL; p += 6) {
-        if ((p > text && ident_char(p[-1])) || ident_char(p[6])) continue;
-        const char *q = skip_space(p + 6, end);
-        if (strncmp(q, name, n) != 0 || ident_char(q[n])) continue;
-        q = skip_space(q + n, end);
-        if (*q != '{') continue;
-        if (found) return NULL;
-        found = q;
+typedef struct struct_def {
+    const char *name;
+    size_t len;
+    const char *body;  /* its '{' */
+    int count;
+} struct_def;
+
+typedef struct def_list {
+    struct_def *v;
+    int n, cap;
+} def_list;
+
+struct msl_struct_defs {
+    const char *text, *end;
+    def_list structs;   /* `struct NAME {` (a definition, not a use) */
+    def_list typedefs;  /* C-style `typedef struct [TAG] { ... } NAME;`, as ggml's ggml-metal-impl.h
+                           declares its kernel arguments: the kernel names the typedef */
+    int oom;
+};
+
+static void add_def(msl_struct_defs *d, def_list *l, const char *name, size_t len, const char *body) {
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i].len == len && memcmp(l->v[i].name, name, len) == 0) {
+            l->v[i].count++;
+            return;
+        }
     }
-    return found;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 32;
+        struct_def *v = realloc(l->v, sizeof *v * (size_t)cap);
+        if (!v) {
+            d->oom = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (struct_def){name, len, body, 1};
 }
 
-/* The '{' of a C-style `typedef struct [TAG] { ... } name;` in text, or NULL (also
- * when there are several), as ggml's ggml-metal-impl.h declares its kernel
- * arguments: the kernel names the typedef, so `struct name {` never appears. */
-static const char *find_typedef_definition(const char *text, const char *end, const char *name) {
-    size_t n = strlen(name);
-    const char *found = NULL;
+/* The identifier at q: its end (q itself when there is none). */
+static const char *ident_end(const char *q) {
+    while (ident_char(*q)) q++;
+    return q;
+}
+
+static void find_structs(msl_struct_defs *d) {
+    const char *text = d->text, *end = d->end;
+    for (const char *p = text; (p = find_word(p, end, "struct")) != NULL; p += 6) {
+        if ((p > text && ident_char(p[-1])) || ident_char(p[6])) continue;
+        const char *q = skip_space(p + 6, end), *e = ident_end(q);
+        if (e == q) continue;
+        const char *brace = skip_space(e, end);
+        if (*brace == '{') add_def(d, &d->structs, q, (size_t)(e - q), brace);
+    }
+}
+
+static void find_typedefs(msl_struct_defs *d) {
+    const char *text = d->text, *end = d->end;
     for (const char *p = text; (p = find_word(p, end, "typedef")) != NULL; p += 7) {
         if ((p > text && ident_char(p[-1])) || ident_char(p[7])) continue;
         const char *q = skip_space(p + 7, end);
         if (strncmp(q, "struct", 6) != 0 || ident_char(q[6])) continue;
-        q = skip_space(q + 6, end);
-        while (ident_char(*q)) q++;   /* the optional tag */
-        q = skip_space(q, end);
+        q = skip_space(ident_end(skip_space(q + 6, end)), end);   /* past the optional tag */
         if (*q != '{') continue;
         const char *body = q;
         int depth = 0;
@@ -86,13 +124,45 @@ static const char *find_typedef_definition(const char *text, const char *end, co
             if (*q == '{') depth++;
             if (*q == '}' && --depth == 0) break;
         }
-        if (q >= end) return found;
+        if (q >= end) return;   /* an unclosed body: nothing after it is read */
         q = skip_space(q + 1, end);
-        if (strncmp(q, name, n) != 0 || ident_char(q[n]) || *skip_space(q + n, end) != ';') continue;
-        if (found) return NULL;
-        found = body;
+        const char *e = ident_end(q);
+        if (e > q && *skip_space(e, end) == ';') add_def(d, &d->typedefs, q, (size_t)(e - q), body);
     }
-    return found;
+}
+
+msl_struct_defs *msl_struct_defs_find(const char *text) {
+    msl_struct_defs *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->text = text;
+    d->end = text + strlen(text);
+    find_structs(d);
+    find_typedefs(d);
+    if (d->oom) {
+        msl_struct_defs_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void msl_struct_defs_free(msl_struct_defs *d) {
+    if (!d) return;
+    free(d->structs.v);
+    free(d->typedefs.v);
+    free(d);
+}
+
+static const char *lookup(const def_list *l, const char *name) {
+    size_t n = strlen(name);
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i].len == n && memcmp(l->v[i].name, name, n) == 0) return l->v[i].count == 1 ? l->v[i].body : NULL;
+    return NULL;
+}
+
+/* The '{' of struct `name`'s one definition, or NULL (none, or several). */
+static const char *find_definition(const msl_struct_defs *d, const char *name) {
+    const char *body = lookup(&d->structs, name);
+    return body ? body : lookup(&d->typedefs, name);
 }
 
 /* The identifier that ends just before w in [a, w) (the type word of a declaration
@@ -145,10 +215,9 @@ static int statement_members(const char *a, const char *e, char **names, char **
 /* The members of struct `name`'s definition in text: how many (names[] and types[]
  * owned by the caller), or -(how many were read) - 1 when the definition is missing
  * or not followed. */
-static int struct_members(const char *text, const char *name, char **names, char **types) {
-    const char *end = text + strlen(text);   /* once: the text is the whole preprocessed library */
-    const char *body = find_definition(text, end, name);
-    if (!body) body = find_typedef_definition(text, end, name);
+static int struct_members(const msl_struct_defs *d, const char *name, char **names, char **types) {
+    const char *end = d->end;
+    const char *body = find_definition(d, name);
     if (!body) return -1;
     int n = 0, depth = 0;
     const char *a = body + 1;
@@ -172,10 +241,10 @@ static int struct_members(const char *text, const char *name, char **names, char
  * without layout in the reflection). */
 #define MAX_NESTING 8
 
-static int emit_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
+static int emit_layout(msl_buf *b, const msl_struct_defs *d, const char *name, const char *alias, const char *type,
                        const char *sym, int depth) {
     char *names[MAX_MEMBERS] = {0}, *types[MAX_MEMBERS] = {0};
-    int n = struct_members(text, name, names, types), ok = n > 0;
+    int n = struct_members(d, name, names, types), ok = n > 0;
     int owned = n >= 0 ? n : -n - 1;
     int nested[MAX_MEMBERS] = {0};
     if (ok) {
@@ -183,16 +252,14 @@ static int emit_layout(msl_buf *b, const char *text, const char *name, const cha
         /* a member of a struct type defined in the source (or an array of them) first
          * gets its own table, measured as that member's type: SYM_mI */
         for (int i = 0; i < n && depth < MAX_NESTING; i++) {
-            if (!types[i]) continue;
-            const char *end = text + strlen(text);
-            if (!find_definition(text, end, types[i]) && !find_typedef_definition(text, end, types[i])) continue;
+            if (!types[i] || !find_definition(d, types[i])) continue;
             char sub_alias[1024], sub_type[160], sub_sym[160];
             snprintf(sub_type, sizeof sub_type, "%s_m%d", type, i);
             snprintf(sub_sym, sizeof sub_sym, "%s_m%d", sym, i);
             int k = snprintf(sub_alias, sizeof sub_alias, "using %s = std::remove_all_extents_t<decltype(%s::%s)>;\n",
                              sub_type, type, names[i]);
             if (k > 0 && (size_t)k < sizeof sub_alias)
-                nested[i] = emit_layout(b, text, types[i], sub_alias, sub_type, sub_sym, depth + 1);
+                nested[i] = emit_layout(b, d, types[i], sub_alias, sub_type, sub_sym, depth + 1);
         }
         msl_buf_printf(b, "static const sw_struct_member %s_members[] = {", sym);
         for (int i = 0; i < n; i++) {
@@ -215,7 +282,7 @@ static int emit_layout(msl_buf *b, const char *text, const char *name, const cha
     return ok;
 }
 
-int msl_emit_struct_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
-                           const char *sym) {
-    return emit_layout(b, text, name, alias, type, sym, 0);
+int msl_emit_struct_layout(msl_buf *b, const msl_struct_defs *defs, const char *name, const char *alias,
+                           const char *type, const char *sym) {
+    return emit_layout(b, defs, name, alias, type, sym, 0);
 }

@@ -92,12 +92,18 @@ int msl_text_atomic_free(const char *text, const char *filename);
 int msl_fc_type_from_name(const char *name, size_t len);
 const char *msl_fc_type_name(int type);
 
+/* The struct definitions of a library's text, found in one pass (msl_emit_struct.c):
+ * NULL when out of memory.  The text must outlive it. */
+typedef struct msl_struct_defs msl_struct_defs;
+msl_struct_defs *msl_struct_defs_find(const char *text);
+void msl_struct_defs_free(msl_struct_defs *d);
+
 /* Emits `alias` (the declaration of `type`, the C++ type the compiler measures) and
  * `static const sw_struct_layout SYM` for struct `name` (its definition read from
- * text for the member names):
+ * the text of defs for the member names):
  * 1, or 0 when the definition is missing, ambiguous or not one this reader follows
  * (msl_emit_struct.c). */
-int msl_emit_struct_layout(msl_buf *b, const char *text, const char *name, const char *alias, const char *type,
-                           const char *sym);
+int msl_emit_struct_layout(msl_buf *b, const msl_struct_defs *defs, const char *name, const char *alias,
+                           const char *type, const char *sym);
 
 #endif

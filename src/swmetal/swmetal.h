@@ -161,12 +161,15 @@ uint64_t swmtl_command_buffers_executed(void);
  * generation, and link (the driver's link of the shared object and the process
  * around clang, the wall time left over).  A phase clang did not report (no
  * -ftime-trace file) is < 0.  Variants taken from the on-disk cache or already
- * loaded count as cached, with no time. */
+ * loaded count as cached, with no time.  prepasses counts the runs of our front
+ * end (a library's parse and rewrites, a variant's C++): none when a warm run finds
+ * its result in the cache (front_cache.h), whose lookup is pre-pass time. */
 #define SW_COMPILE_MAX_KINDS 8
 typedef struct sw_compile_phases {
     const char *kind;          /* NULL past the last kind */
     int compiles;              /* clang runs */
     int cached;                /* variants found built (on disk or loaded) */
+    int prepasses;             /* front-end runs (not found in the cache) */
     double prepass_s, frontend_s, optimise_s, codegen_s, link_s;
     double wall_s;             /* the whole of it: every phase above and the rest */
 } sw_compile_phases;

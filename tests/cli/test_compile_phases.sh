@@ -17,14 +17,14 @@ expect_exit 0 "compile phases: -v on an empty cache" run -v --json "$TMPD/cold.j
 expect_match "compile phases: -v prints the total and the clang runs on stderr" "$ERR" \
     '^compile: [0-9]+\.[0-9]+ s, [1-9][0-9]* clang runs?, [0-9]+ variants? found built$'
 expect_match "compile phases: ... a header naming the phases" "$ERR" \
-    '^  variant +runs cached +pre-pass +front-end +optimise +codegen +link +total s$'
+    '^  variant +runs cached +passes +pre-pass +front-end +optimise +codegen +link +total s$'
 expect_match "compile phases: ... and a row of the run variant with every phase (seconds)" "$ERR" \
-    '^  fibers +[1-9][0-9]* +[0-9]+( +[0-9]+\.[0-9]+){6}$'
+    '^  fibers +[1-9][0-9]* +[0-9]+ +[0-9]+( +[0-9]+\.[0-9]+){6}$'
 json=$(tr -d ' \t\n' < "$TMPD/cold.json" 2>/dev/null)
 expect_match "compile phases: --json has compile.phases with the library's pre-pass" "$json" \
-    '"compile":\{"wall_s":[0-9.e-]+,"phases":\{"library":\{"compiles":[0-9]+,"cached":[0-9]+,"prepass_s":[0-9.e-]+,'
+    '"compile":\{"wall_s":[0-9.e-]+,"phases":\{"library":\{"compiles":[0-9]+,"cached":[0-9]+,"prepasses":[1-9][0-9]*,"prepass_s":[0-9.e-]+,'
 expect_match "compile phases: ... and clang's phases of the run variant, none null" "$json" \
-    '"fibers":\{"compiles":[1-9][0-9]*,"cached":[0-9]+,"prepass_s":[0-9.e-]+,"frontend_s":[0-9.e-]+,"optimise_s":[0-9.e-]+,"codegen_s":[0-9.e-]+,"link_s":[0-9.e-]+,"wall_s":[0-9.e-]+\}'
+    '"fibers":\{"compiles":[1-9][0-9]*,"cached":[0-9]+,"prepasses":[1-9][0-9]*,"prepass_s":[0-9.e-]+,"frontend_s":[0-9.e-]+,"optimise_s":[0-9.e-]+,"codegen_s":[0-9.e-]+,"link_s":[0-9.e-]+,"wall_s":[0-9.e-]+\}'
 
 expect_exit 0 "compile phases: the same run again (the cache is warm)" run -v --json "$TMPD/warm.json"
 expect_match "compile phases: ... runs clang no more" "$ERR" '^compile: [0-9.]+ s, 0 clang runs, [1-9][0-9]* variants? found built$'

@@ -429,14 +429,15 @@ TEST(report_json_compile_phases_validate) {
     CHECK(j && cJSON_IsNull(at(j, "compile", NULL)));
     cJSON_Delete(j);
     r.compile = (rec_compile){.present = 1, .nkinds = 2, .wall_s = 6.5};
-    r.compile.kinds[0] = (rec_compile_kind){"library", 0, 0, 0.25, 0, 0, 0, 0, 0.25};
-    r.compile.kinds[1] = (rec_compile_kind){"fibers", 1, 2, 0.001, 0.11, 1.9, 3.5, -1, 6.25};
+    r.compile.kinds[0] = (rec_compile_kind){"library", 0, 0, 1, 0.25, 0, 0, 0, 0, 0.25};
+    r.compile.kinds[1] = (rec_compile_kind){"fibers", 1, 2, 1, 0.001, 0.11, 1.9, 3.5, -1, 6.25};
     j = report_record_json(&r);
     CHECK(j != NULL);
     int n = json_schema_validate(schema, j, err, sizeof err);
     CHECK_MSG(n == 0, "record does not validate: %s", err);
     const cJSON *fb = at(at(j, "compile", "phases"), "fibers", NULL);
     CHECK(fb && cJSON_GetObjectItem(fb, "compiles")->valuedouble == 1);
+    CHECK(fb && cJSON_GetObjectItem(fb, "prepasses")->valuedouble == 1);
     CHECK(fb && cJSON_GetObjectItem(fb, "optimise_s")->valuedouble == 1.9);
     CHECK(fb && cJSON_IsNull(cJSON_GetObjectItem(fb, "link_s")));
     CHECK_NEAR(at(j, "compile", "wall_s")->valuedouble, 6.5, 0);

@@ -359,3 +359,31 @@ TEST(sw_front_expand_includes) {
     unlink(hpath);
     rmdir(dir);
 }
+
+/* Struct layout tables in the generated C++ (msl_emit_struct.c): a struct defined
+ * once gets one, by `struct NAME {` or by C's `typedef struct {...} NAME;`; a name
+ * defined twice (two namespaces) gets none, since the compiler alone knows which
+ * one the kernel takes. */
+TEST(sw_front_struct_tables_from_one_definition) {
+    const char *src = "struct P { uint n; float s; };\n"
+                      "typedef struct { int a; int b; } T;\n"
+                      "namespace x { struct Q { int q; }; }\n"
+                      "namespace y { struct Q { float q; }; }\n"
+                      "kernel void k(constant P &p [[buffer(0)]], constant T &t [[buffer(1)]],\n"
+                      "              constant x::Q &q [[buffer(2)]], device float *o [[buffer(3)]]) {}\n";
+    msl_unit u;
+    if (parse_ok(src, "tables.metal", &u)) return;
+    char *err = NULL;
+    char *cpp = msl_front_emit(&u, NULL, 0, -1, &err);
+    CHECK(cpp != NULL);
+    if (cpp) {
+        CHECK(strstr(cpp, "static const sw_struct_layout sw_struct_0_0 = {\"P\"") != NULL);
+        CHECK(strstr(cpp, "{\"s\", offsetof(sw_struct_type_0_0, s)") != NULL);
+        CHECK(strstr(cpp, "static const sw_struct_layout sw_struct_0_1 = {\"T\"") != NULL);
+        CHECK(strstr(cpp, "sw_struct_0_2") == NULL);
+        CHECK(strstr(cpp, "sw_struct_0_3") == NULL);
+    }
+    free(cpp);
+    free(err);
+    msl_unit_free(&u);
+}
