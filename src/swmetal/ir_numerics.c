@@ -420,18 +420,26 @@ static void emit_filter(ll_module *m, int at, const ll_inst *in, const site *st,
     (void)in;
 }
 
+/* The branch weights of the checks' branches: the slow block is cold, so code
+ * generation lays it out of the kernel's hot path.  Numbered metadata need not be
+ * dense: these numbers are far above any clang gives a kernel. */
+#define LIKELY "3999999990"
+#define UNLIKELY "3999999991"
+
 /* The test, the slow block's filter and its calls after instruction at; the
  * block goes on in "swn.<id>.c". */
 static void emit_check(ll_module *m, int at, const ll_inst *in, const site *st, int id, const guard *g) {
     char dbg[32], line[SW_NUM_LINE], skip[128] = "";
     dbg_suffix(dbg, sizeof dbg, in->dbg);
     const char *ok = emit_test(m, at, in, st, id, g, skip);
-    snprintf(line, sizeof line, "  br i1 %%swn.%d.%s, label %%swn.%d.c, label %%swn.%d.s%s", id, ok, id, id, dbg);
+    snprintf(line, sizeof line, "  br i1 %%swn.%d.%s, label %%swn.%d.c, label %%swn.%d.s%s, !prof !%s", id, ok, id, id,
+             dbg, LIKELY);
     ll_insert_after(m, at, line);
     snprintf(line, sizeof line, "swn.%d.s:", id);
     ll_insert_after(m, at, line);
     emit_filter(m, at, in, st, id, g, skip);
-    snprintf(line, sizeof line, "  br i1 %%swn.%d.any, label %%swn.%d.r, label %%swn.%d.c%s", id, id, id, dbg);
+    snprintf(line, sizeof line, "  br i1 %%swn.%d.any, label %%swn.%d.r, label %%swn.%d.c%s, !prof !%s", id, id, id,
+             dbg, UNLIKELY);
     ll_insert_after(m, at, line);
     snprintf(line, sizeof line, "swn.%d.r:", id);
     ll_insert_after(m, at, line);
@@ -624,8 +632,11 @@ static int run(ll_module *m, char **err) {
         free(phi[i]);
     }
     free(phi);
-    if (id) ll_append(m, "\ndeclare void @sw_rt_num_fp(i32, i32, double, double, double, double)\n");
+    if (id)
+        ll_append(m, "\ndeclare void @sw_rt_num_fp(i32, i32, double, double, double, double)\n"
+                     "!" LIKELY " = !{!\"branch_weights\", i32 1048575, i32 1}\n"
+                     "!" UNLIKELY " = !{!\"branch_weights\", i32 1, i32 1048575}\n");
     return 0;
 }
 
-const sw_ir_pass sw_ir_numerics_pass = {"numerics", 2, run};
+const sw_ir_pass sw_ir_numerics_pass = {"numerics", 3, run};
