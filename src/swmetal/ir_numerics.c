@@ -342,12 +342,10 @@ static void magnitude(ll_module *m, int at, int id, const char *tag, int lanes, 
 static void emit_filter(ll_module *m, int at, const ll_inst *in, const site *st, int id, const guard *g,
                         const char *skip) {
     static const char *const tags[3] = {"a", "b", "c"};
-    char line[SW_NUM_LINE], ity[48], bty[32], t[SW_NUM_LINE];
+    char line[SW_NUM_LINE], ity[48], bty[32];
     const char *limit;
     int L = st->lanes;
     snprintf(bty, sizeof bty, L > 1 ? "<%d x i1>" : "i1", L);
-    t[0] = 0;
-    splat(t, sizeof t, L, 1, "true");
     char fin[32] = "", nan[32] = "";
     for (int o = 0; o < st->nops; o++) {
         int w;
@@ -384,7 +382,8 @@ static void emit_filter(ll_module *m, int at, const ll_inst *in, const site *st,
         splat(line, sizeof line, L, width, limit);
         ll_insert_after(m, at, line);
     }
-    snprintf(line, sizeof line, "  %%swn.%d.nn = xor %s %s, %s", id, bty, nan, t);
+    snprintf(line, sizeof line, "  %%swn.%d.nn = xor %s %s, ", id, bty, nan);
+    splat(line, sizeof line, L, 1, "true");
     ll_insert_after(m, at, line);
     snprintf(line, sizeof line, "  %%swn.%d.p2 = and %s %%swn.%d.rn, %%swn.%d.nn", id, bty, id, id);
     ll_insert_after(m, at, line);
@@ -394,7 +393,8 @@ static void emit_filter(ll_module *m, int at, const ll_inst *in, const site *st,
     snprintf(line, sizeof line, "  %%swn.%d.p3 = and %s %%swn.%d.p1, %%swn.%d.rf", id, bty, id, id);
     ll_insert_after(m, at, line);
     if (g && g->cond_lanes > 1) {
-        snprintf(line, sizeof line, "  %%swn.%d.ns = xor %s %s, %s", id, bty, skip, t);
+        snprintf(line, sizeof line, "  %%swn.%d.ns = xor %s %s, ", id, bty, skip);
+        splat(line, sizeof line, L, 1, "true");
         ll_insert_after(m, at, line);
         snprintf(line, sizeof line, "  %%swn.%d.p = and %s %%swn.%d.p3, %%swn.%d.ns", id, bty, id, id);
         ll_insert_after(m, at, line);
@@ -414,7 +414,8 @@ static void emit_filter(ll_module *m, int at, const ll_inst *in, const site *st,
     }
     ll_insert_after(m, at, line);
     if (strcmp(last, "p")) {
-        snprintf(line, sizeof line, "  %%swn.%d.p = and %s %%swn.%d.%s, %s", id, bty, id, last, t);
+        snprintf(line, sizeof line, "  %%swn.%d.p = and %s %%swn.%d.%s, ", id, bty, id, last);
+        splat(line, sizeof line, L, 1, "true");
         ll_insert_after(m, at, line);
     }
     (void)in;

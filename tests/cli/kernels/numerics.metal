@@ -172,12 +172,15 @@ kernel void sqrt_domain_ok(PARAMS) {
     y[i] = sqrt(max(x[i] - s, 0.0f));
 }
 
-// A half4 whose third element overflows (every element is checked): s = 100000.
+// A half4 conversion whose third element overflows (every element of a vector
+// instruction is checked): s = 100000.
 kernel void to_half4(PARAMS) {
-    half4 h = half4(float4(x[i], 2.0f * x[i], x[i] * s, 1.0f)); // @to-half4
+    float4 v = ((device const float4 *)x)[i % 16] * float4(1.0f, 2.0f, s, 1.0f);
+    half4 h = half4(v); // @to-half4
     y[i] = (float)h.x + (float)h.z;
 }
 kernel void to_half4_ok(PARAMS) {
-    half4 h = half4(float4(x[i], 2.0f * x[i], min(x[i] * s, 65504.0f), 1.0f));
+    float4 v = ((device const float4 *)x)[i % 16] * float4(1.0f, 2.0f, min(s, 65504.0f), 1.0f);
+    half4 h = half4(v);
     y[i] = (float)h.x + (float)h.z;
 }
