@@ -138,7 +138,7 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     if (job.lanes) atomic_fetch_add_explicit(&lanes_dispatches, 1, memory_order_relaxed);
     if (prepare_job(d, &job, res) != 0) return -1;
     if (job.ngroups == 0) return 0;
-    /* numeric traps in a libm function are reported at the kernel's call (numerics.c) */
+    /* a fault in a libm function is reported at the kernel's call (fault.c) */
     if (d->numerics && sw_fault_code_range((const void *)d->entry, &job.kcode_lo, &job.kcode_hi) != 0)
         job.kcode_lo = job.kcode_hi = 0;
     if (make_group_order(&job, (int)d->schedule.groups.kind, d->schedule.groups.seed, res) != 0) return -1;

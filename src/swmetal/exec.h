@@ -44,7 +44,7 @@ typedef struct sw_dispatch {
     const sw_lanes_info *lanes;  /* the same kernel with a simdgroup's lanes as 32-wide data, or
                                     NULL (used for uninstrumented, in-order threadgroups) */
     int instrumented;            /* entry is the full-check (-fsanitize=thread hooked) variant */
-    int numerics;                /* entry has the numeric checks (numerics.c): arm the FP traps */
+    int numerics;                /* entry is the numerics variant (numerics.c, ir_numerics.c) */
     int sync_free;               /* the kernel and all it can call use no barrier and no simd or
                                     quad function (msl_sync.c): its threads may run as a plain
                                     loop instead of fibers */

@@ -21,7 +21,6 @@
 #endif
 
 #include "swmetal/exec_internal.h"
-#include "swmetal/numerics.h"
 
 static const char *signal_what(int sig, int code) {
     switch (sig) {
@@ -300,7 +299,6 @@ static void fault_handler(int sig, siginfo_t *si, void *uc) {
         else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) old->sa_handler(sig);
         return; /* its default action is to ignore it */
     }
-    if (sig == SIGFPE && sw_num_fp_trap(w, si->si_code, uc)) return; /* numeric checks: reported, resumed */
     if (w && w->cur) {
         sw_range_sync_thread(w);
         w->fault_sig = sig;

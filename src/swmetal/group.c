@@ -23,7 +23,6 @@
 
 #include "swmetal/checks_internal.h"
 #include "swmetal/exec_internal.h"
-#include "swmetal/numerics.h"
 
 static uint8_t *simd_slot(sw_worker *w, uint32_t sg, uint32_t bank, uint32_t lane) {
     return w->simd_slots + (((size_t)sg * SW_SIMD_BANKS + bank) * SW_SIMD_BANK_SLOTS + lane) * SW_SIMD_SLOT_BYTES;
@@ -455,7 +454,6 @@ static int run_group_loop(sw_worker *w, sw_job *job, const uint32_t pos[3], uint
     } else {
         for (uint32_t k = 0; k < n; k++) {
             sw_label_loop_thread(w, t, job->fiber_order == SW_ORDER_INORDER ? k : w->next[k]);
-            if (d->numerics) sw_num_arm(); /* a trap masked them: each thread reports its first */
             sw_set_current(w, t);
             d->entry(&t->args);
         }
@@ -576,7 +574,6 @@ int sw_group_run(sw_worker *w, sw_job *job, uint64_t linear) {
     uint32_t pos[3], actual[3];
     uint32_t n = group_extent(job, linear, pos, actual);
     if (n == 0) return 0;
-    if (d->numerics) sw_num_arm(); /* before the fibers are prepared: each starts with the armed FP state */
     if (!job->loop && sw_group_ensure_stacks(w, n) != 0) {
         sw_job_report(job, 1, "kernel '%s': cannot map %u fiber stacks of %d KB: %s", d->kernel, n,
                       SW_FIBER_STACK_BYTES / 1024, strerror(errno));

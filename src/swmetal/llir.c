@@ -12,7 +12,7 @@
 
 typedef struct ll_edit {
     int inst;
-    int after;           /* 0: before the instruction, 1: after it */
+    int after;           /* 0: before the instruction, 1: after it, -1: in its place */
     int seq;             /* the order it was made in */
     char *line;
 } ll_edit;
@@ -450,6 +450,7 @@ static void add_edit(ll_module *m, int inst, int after, const char *line) {
 
 void ll_insert_before(ll_module *m, int inst, const char *line) { add_edit(m, inst, 0, line); }
 void ll_insert_after(ll_module *m, int inst, const char *line) { add_edit(m, inst, 1, line); }
+void ll_replace(ll_module *m, int inst, const char *line) { add_edit(m, inst, -1, line); }
 
 void ll_append(ll_module *m, const char *text) {
     size_t n = strlen(text);
@@ -488,10 +489,17 @@ void ll_module_write(const ll_module *m, msl_buf *out) {
     for (int i = 0; i < m->ninsts; i++) {
         const ll_inst *in = &m->insts[i];
         msl_buf_put(out, p, (size_t)(in->text.p - p));
+        const char *with = NULL; /* the last replacement made wins */
+        for (; k < m->nedits && e[k].inst == i && e[k].after < 0; k++) with = e[k].line;
         put_edits(out, e, m->nedits, i, 0, &k);
         const char *eol = in->text.p + in->text.n;
         if (eol < m->text + m->len) eol++; /* its newline */
-        msl_buf_put(out, in->text.p, (size_t)(eol - in->text.p));
+        if (with) {
+            msl_buf_puts(out, with);
+            msl_buf_puts(out, "\n");
+        } else {
+            msl_buf_put(out, in->text.p, (size_t)(eol - in->text.p));
+        }
         put_edits(out, e, m->nedits, i, 1, &k);
         p = eol;
     }

@@ -1,7 +1,8 @@
 /* llir.h — LLVM's textual IR, read just far enough for the software device's IR
  * passes (ir_pass.h): functions, basic blocks, and each instruction's opcode,
  * result, type, operands and !dbg attachment; edits are insertions of whole lines
- * before or after an instruction, or at the end of the module.
+ * before or after an instruction, a line in an instruction's place, or text at the
+ * end of the module.
  *
  * A module is clang's own `-S -emit-llvm` output of one variant after its
  * optimisation pipeline.  Nothing here validates IR: the compiler that reads the
@@ -94,6 +95,9 @@ int ll_span_starts(ll_span s, const char *lit);
  * to; lines are given without a trailing newline. */
 void ll_insert_before(ll_module *m, int inst, const char *line);
 void ll_insert_after(ll_module *m, int inst, const char *line);
+/* The instruction's line replaced by another (a phi whose predecessor block was
+ * split); the last replacement made is the one written. */
+void ll_replace(ll_module *m, int inst, const char *line);
 void ll_append(ll_module *m, const char *text);
 /* The module with its edits; without edits, the text read, byte for byte. */
 void ll_module_write(const ll_module *m, msl_buf *out);

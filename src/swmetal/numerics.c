@@ -2,7 +2,7 @@
  * kernel first computes Inf or NaN from finite values, overflows a conversion, or
  * breaks C++'s integer rules, reported as `numeric` findings at the .metal line.
  *
- * Three sources, all reported through report() with the instruction's address
+ * Two sources, both reported through report() with the kernel's return address
  * (symbolized like every other finding) and the running GPU thread:
  *  - clang's checks, compiled into the kernels' numerics variant (cxx.c's flags):
  *    signed overflow, division by zero, shift exponents out of range, float ->
@@ -12,27 +12,14 @@
  *    through sw_rt_num_check: no sanitizer runtime is involved, and a gdnbench
  *    built with -fsanitize=undefined keeps its own.  The data layouts are those
  *    of compiler-rt's ubsan_handlers.h (clang >= 9);
- *  - floating-point traps (x86-64): while a numerics dispatch runs, its workers
- *    unmask the overflow, invalid and divide-by-zero exceptions, so the first
- *    float/double instruction of a GPU thread that makes Inf or NaN of finite
- *    operands (and F16C's float -> half conversion past 65504, which is how half
- *    arithmetic rounds) traps.  The handler reads the operands from the trapping
- *    instruction where it can decode it, reports, and masks the exceptions in the
- *    thread's saved context: the instruction completes with IEEE's result, and
- *    that GPU thread (each fiber keeps its own MXCSR) reports no second one;
- *  - the prelude's float -> bfloat rounding (metal_stdlib.h, built with
- *    SW_NUMERICS=1) tells sw_rt_num_check when a finite float rounds to Inf.
- * Elsewhere (arm64: Apple's and most Arm cores do not trap on FP exceptions) only
- * the first and third run; the README says so. */
+ *  - the numerics IR pass (ir_numerics.c): float, half, bfloat and double
+ *    arithmetic, narrowing conversions and math functions whose result is Inf or
+ *    NaN call sw_rt_num_fp with the operands, which reports those made of finite
+ *    (for NaN: non-NaN) operands.  The same on every host: it replaced the x86-64
+ *    floating-point traps, which Apple's arm64 cores do not have. */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#ifdef __APPLE__
-#include <sys/ucontext.h>
-#else
-#include <ucontext.h>
-#endif
 
 #include "swmetal/exec_internal.h"
 #include "swmetal/numerics.h"
@@ -189,76 +176,98 @@ void sw_rt_num_check(int kind, const void *data, uintptr_t a, uintptr_t b, const
         break;
     }
     case SW_NUM_IMPLICIT: implicit(data, a, b, pc); return;
-    case SW_NUM_BF16: {
-        uint32_t bits = (uint32_t)a;
-        float f;
-        memcpy(&f, &bits, 4);
-        snprintf(what, sizeof what, "conversion overflows: %.9g ('float') rounds to Inf in 'bfloat'", (double)f);
-        break;
-    }
     default: return;
     }
     report(pc, what);
 }
 
-/* ---- floating-point traps ---- */
+/* ---- the IR pass's float checks ---- */
 
-#if defined(__x86_64__)
-#include <xmmintrin.h>
+static const struct {
+    const char *name;
+    int arity;
+} fns[SW_NUMF_COUNT] = {
+    [SW_NUMF_FADD] = {"+", 2},       [SW_NUMF_FSUB] = {"-", 2},       [SW_NUMF_FMUL] = {"*", 2},
+    [SW_NUMF_FDIV] = {"/", 2},       [SW_NUMF_FREM] = {"%", 2},       [SW_NUMF_TRUNC] = {"(conversion)", 1},
+    [SW_NUMF_FMA] = {"fma", 3},      [SW_NUMF_FMULADD] = {"fmuladd", 3}, [SW_NUMF_SQRT] = {"sqrt", 1},
+    [SW_NUMF_EXP] = {"exp", 1},      [SW_NUMF_EXP2] = {"exp2", 1},    [SW_NUMF_EXP10] = {"exp10", 1},
+    [SW_NUMF_EXPM1] = {"expm1", 1},  [SW_NUMF_LOG] = {"log", 1},      [SW_NUMF_LOG2] = {"log2", 1},
+    [SW_NUMF_LOG10] = {"log10", 1},  [SW_NUMF_LOG1P] = {"log1p", 1},  [SW_NUMF_POW] = {"pow", 2},
+    [SW_NUMF_SINH] = {"sinh", 1},    [SW_NUMF_COSH] = {"cosh", 1},    [SW_NUMF_TAN] = {"tan", 1},
+    [SW_NUMF_ASIN] = {"asin", 1},    [SW_NUMF_ACOS] = {"acos", 1},    [SW_NUMF_ACOSH] = {"acosh", 1},
+    [SW_NUMF_ATANH] = {"atanh", 1},  [SW_NUMF_FMOD] = {"fmod", 2},    [SW_NUMF_HYPOT] = {"hypot", 2},
+};
 
-#define NUM_TRAPS (_MM_MASK_INVALID | _MM_MASK_DIV_ZERO | _MM_MASK_OVERFLOW)
+const char *sw_num_fn_name(int fn) { return fn > 0 && fn < SW_NUMF_COUNT ? fns[fn].name : NULL; }
+int sw_num_fn_arity(int fn) { return fn > 0 && fn < SW_NUMF_COUNT ? fns[fn].arity : 0; }
 
-void sw_num_arm(void) {
-    unsigned csr = _mm_getcsr();
-    _mm_setcsr((csr & ~(unsigned)NUM_TRAPS) & ~(unsigned)_MM_EXCEPT_MASK);
+/* llir.h's ll_scalar numbers, as the pass passes them */
+static const char *scalar_name(int s) {
+    static const char *const names[] = {"?", "half", "bfloat", "float", "double"};
+    return s > 0 && s < 5 ? names[s] : "?";
 }
 
-void sw_num_disarm(void) { _mm_setcsr(_mm_getcsr() | NUM_TRAPS); }
-#else
-void sw_num_arm(void) {}
-void sw_num_disarm(void) {}
-#endif
+/* A GPU thread that keeps making Inf at one operation (a loop, maybe unrolled
+ * into copies) is reported once there: the last few places this OS thread
+ * reported for the GPU thread it runs. */
+#define SEEN_PCS 8
+static _Thread_local const void *seen_pc[SEEN_PCS], *seen_job;
+static _Thread_local uint64_t seen_tg;
+static _Thread_local uint32_t seen_tid;
+static _Thread_local unsigned seen_n;
 
-#if defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__))
-int sw_num_fp_trap(sw_worker *w, int code, void *ucv) {
-    if (code != FPE_FLTOVF && code != FPE_FLTINV && code != FPE_FLTDIV) return 0;
-    if (!w || !w->job || !w->job->d->numerics) return 0;
-    ucontext_t *uc = ucv;
-#ifdef __APPLE__
-    uc->uc_mcontext->__fs.__fpu_mxcsr |= NUM_TRAPS;
-    const void *pc = (const void *)uc->uc_mcontext->__ss.__rip;
-#else
-    if (!uc->uc_mcontext.fpregs) return 0;
-    uc->uc_mcontext.fpregs->mxcsr |= NUM_TRAPS;
-    const void *pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
-#endif
-    /* Executor code running with the traps on (never the kernel's) is let be. */
-    const void *at = w->cur ? sw_fault_kernel_pc(w, pc, sw_fault_context_sp(uc)) : NULL;
-    if (!at) return 1;
-    char what[240];
-#if defined(__linux__)
-    int known = sw_num_x86_describe(uc, pc, code, what, sizeof what);
-    if (known < 0) return 1; /* clang's check reports float -> int; or an unused lane trapped */
-#else
-    int known = 0;
-    what[0] = 0;
-#endif
-    /* x86 also raises invalid for a quiet NaN given to min/max and to ordered
-     * vector compares: only an operation seen making NaN of non-NaN operands counts */
-    if (!known && code == FPE_FLTINV) return 1;
-    if (!what[0])
-        snprintf(what, sizeof what, "%s",
-                 code == FPE_FLTOVF   ? "floating-point overflow: finite operands gave Inf"
-                 : code == FPE_FLTDIV ? "floating-point division by zero: a finite value divided by 0 gave Inf"
-                                      : "invalid floating-point operation");
-    report(at, what);
-    return 1;
-}
-#else
-int sw_num_fp_trap(sw_worker *w, int code, void *ucv) {
-    (void)w;
-    (void)code;
-    (void)ucv;
+static int seen_before(const void *pc) {
+    sw_worker *w = sw_tls_worker;
+    if (!w || !w->cur || !w->job) return 1; /* not a GPU thread: report() would drop it */
+    sw_range_sync_thread(w); /* a loop-scheduled thread's index */
+    uint64_t tg = (uint64_t)w->group.linear;
+    uint32_t tid = w->cur->index;
+    if ((const void *)w->job != seen_job || tg != seen_tg || tid != seen_tid) {
+        seen_job = w->job, seen_tg = tg, seen_tid = tid, seen_n = 0;
+    } else {
+        for (unsigned i = 0; i < seen_n && i < SEEN_PCS; i++)
+            if (seen_pc[i] == pc) return 1;
+    }
+    seen_pc[seen_n++ % SEEN_PCS] = pc;
     return 0;
 }
-#endif
+
+/* The finding's text for an operation of fn whose operands v[] gave r. */
+static void describe(int fn, int in, int out, const double *v, int nv, double r, int nan, char *buf, size_t n) {
+    int zero = 0;
+    for (int i = 0; i < nv; i++) zero |= v[i] == 0;
+    if (fn == SW_NUMF_TRUNC) {
+        snprintf(buf, n, "conversion overflows: %.9g ('%s') rounds to Inf in '%s'%s", v[0], scalar_name(in),
+                 scalar_name(out), out == 1 ? " (its largest is 65504)" : "");
+        return;
+    }
+    /* IEEE's division by zero: x / 0, and a pole of a function (log(0)) */
+    const char *what = nan                                                      ? "invalid floating-point operation"
+                       : (fn == SW_NUMF_FDIV && v[1] == 0) || (fn >= SW_NUMF_FIRST_CALL && zero)
+                           ? "floating-point division by zero"
+                           : "floating-point overflow";
+    if (fn < SW_NUMF_TRUNC) {
+        snprintf(buf, n, "%s: %.9g %s %.9g = %g ('%s')", what, v[0], fns[fn].name, v[1], r, scalar_name(out));
+        return;
+    }
+    char args[120] = "";
+    for (int i = 0, used = 0; i < nv && used < (int)sizeof args; i++)
+        used += snprintf(args + used, sizeof args - (size_t)used, "%s%.9g", i ? ", " : "", v[i]);
+    snprintf(buf, n, "%s: %s(%s) = %g ('%s')", what, fns[fn].name, args, r, scalar_name(out));
+}
+
+void sw_rt_num_fp(int code, int live, double a, double b, double c, double r) {
+    if (!live) return;
+    int fn = code & 255, in = (code >> 8) & 15, out = (code >> 12) & 15, nv = (code >> 16) & 3;
+    if (fn <= 0 || fn >= SW_NUMF_COUNT) return;
+    const double v[3] = {a, b, c};
+    int finite = 1, nan_in = 0;
+    for (int i = 0; i < nv; i++) finite &= isfinite(v[i]) != 0, nan_in |= isnan(v[i]) != 0;
+    int bad = isinf(r) ? finite : isnan(r) && !nan_in;
+    if (!bad) return;
+    const void *pc = (const char *)__builtin_return_address(0) - 1;
+    if (seen_before(pc)) return;
+    char what[240];
+    describe(fn, in, out, v, nv, r, isnan(r), what, sizeof what);
+    report(pc, what);
+}

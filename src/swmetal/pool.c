@@ -15,7 +15,6 @@
 #include "core/parallel.h"
 #include "swmetal/checks_internal.h"
 #include "swmetal/exec_internal.h"
-#include "swmetal/numerics.h"
 
 static struct {
     pthread_once_t once;
@@ -133,7 +132,6 @@ static void *worker_main(void *arg) {
         w->busy = 1;
         pthread_mutex_unlock(&pool.mu);
         worker_run_job(w, job);
-        if (job->d->numerics) sw_num_disarm(); /* the traps were armed per threadgroup */
         pthread_mutex_lock(&pool.mu);
         w->busy = 0;
         if (--pool.remaining == 0) pthread_cond_signal(&pool.done_cv);

@@ -12,7 +12,9 @@
 # kernels, references checked) and its --dump must equal the x86-64 build's bit for
 # bit: inputs, every kernel output and the bf16-parity references.  (Not the f64
 # references: x86-64 computes those with AVX2 fused multiply-adds; both are checked
-# against the kernels within tolerance.)
+# against the kernels within tolerance.)  Then the numeric checks: test_numerics.sh
+# with the arm64 gdnbench, and each of its kernels' findings compared, word for
+# word, with this host's (the numerics IR pass is one mechanism on both).
 #
 # Prints "PASS arm64: <test>" (or FAIL/SKIP) per unit test ("arm64 kernels:" for those
 # that compile MSL, "arm64 16k-pages:" for the second run).  Without the toolchain
@@ -212,6 +214,45 @@ if [ -x "${GDNBENCH:-}" ] && [ "$rc" = 0 ]; then
     fi
 elif [ "$rc" = 0 ]; then
     skip "arm64 vs x86-64: no x86-64 gdnbench to compare with (GDNBENCH=${GDNBENCH:-unset})"
+fi
+# ---- the numeric checks on arm64 ----
+qg=$bdir/gdnbench-qemu
+printf '#!/bin/sh\nexec env -u QEMU_LD_PREFIX GDNBENCH_ROOT="%s" GDNBENCH_CXX="%s" GDNBENCH_CACHE_DIR="%s" qemu-aarch64 "%s" "$@"\n' \
+    "$root" "$wrapper" "$work/num.cache" "$bdir/gdnbench" >"$qg.tmp" && chmod +x "$qg.tmp" && mv -f "$qg.tmp" "$qg"
+GDNBENCH=$qg GDNBENCH_TARGET_ARCH=aarch64 timeout 1200 bash "$root/tests/cli/test_numerics.sh" </dev/null >"$work/num.out" 2>&1
+while IFS= read -r line; do
+    case $line in
+    "PASS "*) pass "arm64 numerics: ${line#PASS }" ;;
+    "FAIL "*) fail "arm64 numerics: ${line#FAIL }" ;;
+    "SKIP "*) skip "arm64 numerics: ${line#SKIP }" ;;
+    esac
+done <"$work/num.out"
+grep -q '^test_numerics.sh: ' "$work/num.out" || fail "arm64 numerics: test_numerics.sh did not finish: $(tail -n 3 "$work/num.out" | tr '\n' ' ')"
+# findings NAME S K X: the numeric findings' lines of one kernel of numerics.metal
+findings() {
+    local g=$1 name=$2
+    "$g" kernel "$root/tests/cli/kernels/numerics.metal" --function "$name" --grid 64 --threadgroup 32 --iters 1 \
+        --sw-checks numerics --buffer "x=float32[64]:fill=$5" --buffer "y=float32[64]:fill=0" \
+        --buffer "s=float32:$3" --buffer "k=int32:$4" 2>&1 </dev/null | grep -E '^ +(numeric error|at) ' | sed 's/  */ /g'
+}
+if [ -x "${GDNBENCH:-}" ]; then
+    same=0 differ=
+    for c in "half_acc 10000 8 1" "to_half 100000 8 1" "to_half4 100000 8 1" "to_bfloat 3.4e38 8 1" \
+        "float_overflow 1e30 8 1e10" "zero_div_zero 1 8 1" "zero_times_inf 1 0 1" "div_zero 1 8 1" \
+        "div_zero_ok 1 8 1" "exp_overflow 100 8 1" "sqrt_domain 2 8 1" "to_int 1e10 8 1"; do
+        read -r n a b x <<<"$c"
+        findings "$qg" "$n" "$a" "$b" "$x" >"$work/num-arm64"
+        findings "$GDNBENCH" "$n" "$a" "$b" "$x" >"$work/num-x86"
+        if cmp -s "$work/num-arm64" "$work/num-x86" && { [ -s "$work/num-x86" ] || [ "${n%_ok}" != "$n" ]; }; then
+            same=$((same + 1))
+        else
+            differ="$differ $n"
+        fi
+    done
+    if [ -z "$differ" ]; then pass "arm64 vs x86-64: the numeric findings of $same kernels of numerics.metal are the same, word for word"
+    else fail "arm64 vs x86-64: numeric findings differ for:$differ"; fi
+else
+    skip "arm64 vs x86-64: numeric findings: no x86-64 gdnbench to compare with"
 fi
 wait
 report_run "arm64 16k-pages"

@@ -134,3 +134,22 @@ TEST(llir_edits_land_in_order) {
     free(s);
     ll_module_free(m);
 }
+
+TEST(llir_replace_writes_the_last_line_given) {
+    ll_module *m = read_it();
+    int phi = find(m, LL_PHI), fadd = find(m, LL_FADD);
+    ll_replace(m, phi, "  %11 = phi i32 [ %2, %1 ], [ 0, %split ]");
+    ll_insert_before(m, phi, "  ; before-phi");
+    ll_replace(m, phi, "  %11 = phi i32 [ %2, %1 ], [ 0, %split2 ]");
+    ll_insert_after(m, phi, "  ; after-phi");
+    ll_insert_after(m, fadd, "  ; after-fadd");
+    msl_buf out = {0};
+    ll_module_write(m, &out);
+    char *s = msl_buf_take(&out);
+    CHECK(strstr(s, "  ; before-phi\n  %11 = phi i32 [ %2, %1 ], [ 0, %split2 ]\n  ; after-phi\n") != NULL);
+    CHECK(strstr(s, "[ 0, %6 ]") == NULL && strstr(s, "%split ]") == NULL);
+    CHECK(strstr(s, "!dbg !16\n  ; after-fadd\n") != NULL);
+    CHECK(strlen(s) == strlen(module_text) + strlen("  ; before-phi\n  ; after-phi\n  ; after-fadd\n") + 5);
+    free(s);
+    ll_module_free(m);
+}

@@ -1,21 +1,19 @@
-/* test_sw_numerics.c — the numeric checks' pieces (src/swmetal/numerics*.c, issue 32
- * item 1) that run without a kernel: the numerics variant's flags, binary16 and
- * bfloat16 values in findings, and the decoding of a trapping x86-64 instruction's
- * operands from a signal context built here.  Kernels of each finding kind run
+/* test_sw_numerics.c — the numeric checks' pieces (src/swmetal/numerics.c,
+ * ir_numerics.c; issue 32 item 1) that run without a kernel: the numerics
+ * variant's flags, binary16 and bfloat16 values in findings, and the IR pass's
+ * edits of a module written here.  Kernels of each finding kind run
  * through the CLI in tests/cli/test_numerics.sh. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "swmetal/cxx.h"
+#include "swmetal/ir_pass.h"
 #include "swmetal/numerics.h"
 #include "swmetal/sw_compile.h"
 #include "test.h"
 
-#if defined(__linux__) && defined(__x86_64__)
-#include <signal.h>
-#include <ucontext.h>
-#endif
 
 static int has_flag(const char **f, int n, const char *prefix) {
     for (int i = 0; i < n; i++)
@@ -49,92 +47,93 @@ TEST(sw_numerics_fp16_values) {
     CHECK(sw_num_fp16_value(0x7f7f, 1) == ldexp(255, 120));
 }
 
-#if defined(__linux__) && defined(__x86_64__)
-typedef struct fake_ctx {
-    ucontext_t uc;
-    struct _libc_fpstate fp;
-} fake_ctx;
+/* The numerics IR pass (ir_numerics.c) on clang 19's print format: a check after
+ * each operation that can make Inf or NaN (scalar and vector, conversions, math
+ * calls), none after those that cannot, the check's call at the operation's line,
+ * and a phi whose predecessor block was split naming the block that now ends it. */
+static const char pass_module[] =
+    "define void @k(ptr %0, float %1) #0 !dbg !5 {\n"
+    "  %3 = fadd float %1, 1.000000e+00, !dbg !10\n"
+    "  br label %4\n"
+    "\n"
+    "4:                                                ; preds = %4, %2\n"
+    "  %5 = phi float [ %3, %2 ], [ %9, %4 ]\n"
+    "  %6 = fmul <4 x float> zeroinitializer, <float 1.0, float 2.0, float 3.0, float 4.0>, !dbg !11\n"
+    "  %7 = fptrunc float %5 to half, !dbg !12\n"
+    "  %8 = tail call float @llvm.exp.f32(float %5), !dbg !13\n"
+    "  %9 = tail call float @llvm.fabs.f32(float %8), !dbg !14\n"
+    "  %10 = fneg float %9\n"
+    "  %11 = tail call float @powf(float %9, float %10), !dbg !15\n"
+    "  br i1 true, label %4, label %12\n"
+    "\n"
+    "12:\n"
+    "  ret void\n"
+    "}\n";
 
-static void set_xmm(fake_ctx *c, int reg, float a, float b, float d, float e) {
-    float v[4] = {a, b, d, e};
-    memcpy(c->fp._xmm[reg].element, v, 16);
+TEST(sw_numerics_pass_checks_what_can_overflow) {
+    extern const sw_ir_pass sw_ir_numerics_pass;
+    const sw_ir_pass *p[1] = {&sw_ir_numerics_pass};
+    msl_buf out = {0};
+    char *err = NULL;
+    CHECK_EQ_INT(sw_ir_run_passes(pass_module, strlen(pass_module), p, 1, &out, &err), 0);
+    char *s = msl_buf_take(&out);
+    if (!s) return;
+    int calls = 0;
+    for (const char *q = strstr(s, "call void @sw_rt_num_fp("); q; q = strstr(q + 1, "call void @sw_rt_num_fp(")) calls++;
+    CHECK_EQ_INT(calls, 1 + 4 + 1 + 1 + 1); /* fadd, 4 lanes of fmul, fptrunc, exp, powf; not fabs, fneg */
+    char want[128];
+    /* fadd: SW_NUMF_FADD, float in and out (3), 2 operands; at its line */
+    snprintf(want, sizeof want, "i32 %d, i32 1, double %%swn.0.ad0, double %%swn.0.bd0, double 0.000000e+00, double %%swn.0.rd0), !dbg !10",
+             SW_NUMF_FADD | 3 << 8 | 3 << 12 | 2 << 16);
+    CHECK(strstr(s, want) != NULL);
+    CHECK(strstr(s, "%swn.1.a3 = extractelement <4 x float> zeroinitializer, i32 3") != NULL);
+    CHECK(strstr(s, "%swn.1.ok0 = icmp eq i4 %swn.1.vb, -1") != NULL);
+    CHECK(strstr(s, "%swn.1.l2 = extractelement <4 x i1> %swn.1.p, i32 2") != NULL); /* lane 2 reports if it is one */
+    snprintf(want, sizeof want, "@sw_rt_num_fp(i32 %d,", SW_NUMF_TRUNC | 3 << 8 | 1 << 12 | 1 << 16);
+    CHECK(strstr(s, want) != NULL);
+    CHECK(strstr(s, "%swn.2.m = and i16 %swn.2.b, 32767") != NULL); /* half's bits */
+    snprintf(want, sizeof want, "@sw_rt_num_fp(i32 %d,", SW_NUMF_POW | 3 << 8 | 3 << 12 | 2 << 16);
+    CHECK(strstr(s, want) != NULL);
+    /* the entry block (%2, after two unnamed arguments) and block 4 were split */
+    CHECK(strstr(s, "phi float [ %3, %swn.0.c ], [ %9, %swn.4.c ]") != NULL);
+    CHECK(strstr(s, "swn.4.c:\n  br i1 true, label %4, label %12") != NULL);
+    const char *decl = strstr(s, "declare void @sw_rt_num_fp(");
+    CHECK(decl && !strstr(decl + 1, "declare void @sw_rt_num_fp("));
+    free(s);
 }
 
-static void describe(fake_ctx *c, const unsigned char *code, int fpe, char *buf, size_t n, int *rc) {
-    c->uc.uc_mcontext.fpregs = &c->fp;
-    *rc = sw_num_x86_describe(&c->uc, code, fpe, buf, n);
+/* d != 0 ? x / d : 0, its division speculated by the optimiser: checked at the
+ * select, only where the select picks the quotient. */
+TEST(sw_numerics_pass_checks_speculated_at_the_select) {
+    extern const sw_ir_pass sw_ir_numerics_pass;
+    static const char text[] = "define float @f(float %0, float %1) {\n"
+                               "  %3 = fcmp une float %1, 0.000000e+00\n"
+                               "  %4 = fdiv float %0, %1, !dbg !7\n"
+                               "  %5 = select i1 %3, float %4, float 0.000000e+00\n"
+                               "  ret float %5\n"
+                               "}\n";
+    const sw_ir_pass *p[1] = {&sw_ir_numerics_pass};
+    msl_buf out = {0};
+    char *err = NULL;
+    CHECK_EQ_INT(sw_ir_run_passes(text, strlen(text), p, 1, &out, &err), 0);
+    char *s = msl_buf_take(&out);
+    if (!s) return;
+    const char *sel = strstr(s, "%5 = select"), *test = strstr(s, "%swn.0.b = bitcast float %4 to i32");
+    CHECK(sel && test && sel < test); /* after the select, not after the fdiv */
+    CHECK(strstr(s, "%swn.0.n = xor i1 %3, true") && strstr(s, "%swn.0.ok = or i1 %swn.0.ok0, %swn.0.n"));
+    CHECK(strstr(s, "br i1 %swn.0.ok, label %swn.0.c, label %swn.0.s, !dbg !7, !prof !3999999990") != NULL);
+    free(s);
 }
 
-TEST(sw_numerics_x86_operands) {
-    static fake_ctx c;
-    char buf[240];
-    int rc;
-    memset(&c, 0, sizeof c);
-    set_xmm(&c, 1, 1e30f, 0, 0, 0);
-    set_xmm(&c, 2, 1e10f, 0, 0, 0);
-    static const unsigned char vmulss[] = {0xC5, 0xF2, 0x59, 0xC2}; /* vmulss xmm0, xmm1, xmm2 */
-    describe(&c, vmulss, FPE_FLTOVF, buf, sizeof buf, &rc);
-    CHECK_EQ_INT(rc, 1);
-    CHECK_MSG(strcmp(buf, "floating-point overflow: 1.00000002e+30 * 1e+10 = inf ('float')") == 0, "%s", buf);
-    static const unsigned char mulss[] = {0xF3, 0x0F, 0x59, 0xCA}; /* mulss xmm1, xmm2 */
-    describe(&c, mulss, FPE_FLTOVF, buf, sizeof buf, &rc);
-    CHECK_MSG(rc == 1 && strstr(buf, "1.00000002e+30 * 1e+10 = inf") != NULL, "%s", buf);
-    /* no lane of the operation overflows: an unused lane trapped, no finding */
-    set_xmm(&c, 2, 1.0f, 0, 0, 0);
-    describe(&c, vmulss, FPE_FLTOVF, buf, sizeof buf, &rc);
-    CHECK_EQ_INT(rc, -1);
-    /* vcvtps2ph xmm0, xmm2, 4 (how clang rounds a scalar to half): lane 0 past 65504 */
-    set_xmm(&c, 2, 70000.0f, 1.0f, 2.0f, 3.0f);
-    static const unsigned char cvtph[] = {0xC4, 0xE3, 0x79, 0x1D, 0xD0, 0x04};
-    describe(&c, cvtph, FPE_FLTOVF, buf, sizeof buf, &rc);
-    CHECK_MSG(rc == 1 && strcmp(buf, "conversion overflows: 70000 ('float') rounds to Inf in 'half' (its largest is "
-                                     "65504)") == 0,
-              "%s", buf);
-    /* ... and the register's leftover upper lanes are not the kernel's values */
-    set_xmm(&c, 2, 1.0f, 6.88e22f, 2.0f, 3.0f);
-    describe(&c, cvtph, FPE_FLTOVF, buf, sizeof buf, &rc);
-    CHECK_EQ_INT(rc, -1);
-    /* 0 / 0 from memory: divss xmm1, [rax] */
-    static float zero = 0.0f;
-    set_xmm(&c, 1, 0.0f, 0, 0, 0);
-    c.uc.uc_mcontext.gregs[REG_RAX] = (greg_t)(uintptr_t)&zero;
-    static const unsigned char divss[] = {0xF3, 0x0F, 0x5E, 0x08};
-    describe(&c, divss, FPE_FLTINV, buf, sizeof buf, &rc);
-    CHECK_MSG(rc == 1 && strstr(buf, "invalid floating-point operation: 0 / 0 = ") != NULL, "%s", buf);
-    /* a float -> int conversion is clang's check's to report */
-    static const unsigned char cvttss2si[] = {0xF3, 0x0F, 0x2C, 0xC1};
-    describe(&c, cvttss2si, FPE_FLTINV, buf, sizeof buf, &rc);
-    CHECK_EQ_INT(rc, -1);
+/* A module without float operations is written back as read. */
+TEST(sw_numerics_pass_leaves_integer_code) {
+    extern const sw_ir_pass sw_ir_numerics_pass;
+    static const char text[] = "define i32 @f(i32 %0) {\n  %2 = add i32 %0, 1\n  ret i32 %2\n}\n";
+    const sw_ir_pass *p[1] = {&sw_ir_numerics_pass};
+    msl_buf out = {0};
+    char *err = NULL;
+    CHECK_EQ_INT(sw_ir_run_passes(text, strlen(text), p, 1, &out, &err), 0);
+    char *s = msl_buf_take(&out);
+    CHECK(s && strcmp(s, text) == 0);
+    free(s);
 }
-
-/* vmulps ymm0, ymm1, ymm2 whose overflowing lane is in the upper half: read from
- * the XSAVE area after the FXSAVE image, as Linux's signal frame lays it out. */
-TEST(sw_numerics_x86_ymm_upper_lanes) {
-    static fake_ctx c;
-    static union {
-        struct _libc_fpstate fp;
-        unsigned char bytes[1024];
-    } xs;
-    char buf[240];
-    memset(&c, 0, sizeof c);
-    memset(&xs, 0, sizeof xs);
-    float a[8] = {1, 1, 1, 1, 1, 1, 1e30f, 1}, b[8] = {1, 1, 1, 1, 1, 1, 1e10f, 1};
-    memcpy(xs.fp._xmm[1].element, a, 16);
-    memcpy(xs.fp._xmm[2].element, b, 16);
-    uint32_t magic = 0x46505853u, ext = 1000;
-    uint64_t bv = 7;
-    memcpy(xs.bytes + 464, &magic, 4);
-    memcpy(xs.bytes + 468, &ext, 4);
-    memcpy(xs.bytes + 512, &bv, 8);
-    memcpy(xs.bytes + 576 + 16 * 1, a + 4, 16);
-    memcpy(xs.bytes + 576 + 16 * 2, b + 4, 16);
-    c.uc.uc_mcontext.fpregs = &xs.fp;
-    static const unsigned char vmulps[] = {0xC5, 0xF4, 0x59, 0xC2};
-    int rc = sw_num_x86_describe(&c.uc, vmulps, FPE_FLTOVF, buf, sizeof buf);
-    CHECK_MSG(rc == 1 && strstr(buf, "1.00000002e+30 * 1e+10 = inf") != NULL, "%d %s", rc, buf);
-    /* without the XSAVE area's magic the upper half is unknown: no operands */
-    memset(xs.bytes + 464, 0, 4);
-    rc = sw_num_x86_describe(&c.uc, vmulps, FPE_FLTOVF, buf, sizeof buf);
-    CHECK_EQ_INT(rc, 0);
-}
-#endif

@@ -146,3 +146,41 @@ kernel void zero_times_inf_ok(PARAMS) {
     float inf = as_type<float>(0x7f800000u | (uint)k);
     y[i] = (x[i] - s) * (isinf(inf) ? 0.0f : inf);
 }
+
+// A finite value divided by zero: x = 1, s = 1.
+kernel void div_zero(PARAMS) {
+    y[i] = x[i] / (x[i] - s); // @div-zero
+}
+kernel void div_zero_ok(PARAMS) {
+    float d = x[i] - s;
+    y[i] = d != 0.0f ? x[i] / d : 0.0f;
+}
+
+// A math function past float's range: exp(100), s = 100.
+kernel void exp_overflow(PARAMS) {
+    y[i] = exp(x[i] * s); // @exp
+}
+kernel void exp_overflow_ok(PARAMS) {
+    y[i] = exp(min(x[i] * s, 88.0f));
+}
+
+// A math function outside its domain: sqrt(-1), s = 2.
+kernel void sqrt_domain(PARAMS) {
+    y[i] = sqrt(x[i] - s); // @sqrt
+}
+kernel void sqrt_domain_ok(PARAMS) {
+    y[i] = sqrt(max(x[i] - s, 0.0f));
+}
+
+// A half4 conversion whose third element overflows (every element of a vector
+// instruction is checked): s = 100000.
+kernel void to_half4(PARAMS) {
+    float4 v = ((device const float4 *)x)[i % 16] * float4(1.0f, 2.0f, s, 1.0f);
+    half4 h = half4(v); // @to-half4
+    y[i] = (float)h.x + (float)h.z;
+}
+kernel void to_half4_ok(PARAMS) {
+    float4 v = ((device const float4 *)x)[i % 16] * float4(1.0f, 2.0f, min(s, 65504.0f), 1.0f);
+    half4 h = half4(v);
+    y[i] = (float)h.x + (float)h.z;
+}
