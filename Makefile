@@ -168,6 +168,18 @@ $(FRONT_STAMP): FORCE
 	@cat $(FRONT_SRC) | { command -v sha256sum >/dev/null && sha256sum || shasum -a 256; } | cut -c1-32 >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
+# Likewise the IR passes (src/swmetal/ir_pass.h): what they insert is part of every
+# instrumented variant's cache key through a hash of their sources, so an edited pass
+# never meets an object an older one made, whether or not its version was bumped.
+IR_SRC   := $(sort $(wildcard src/swmetal/llir.[ch] src/swmetal/ir_*.[ch]))
+IR_STAMP := $(BUILD)/gen/ir-id-stamp
+$(BUILD)/obj/swmetal/ir_pass.o: CPPFLAGS += -DSW_IR_ID='"$(shell cat $(IR_STAMP) 2>/dev/null)"'
+$(BUILD)/obj/swmetal/ir_pass.o: $(IR_STAMP)
+$(IR_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@cat $(IR_SRC) | { command -v sha256sum >/dev/null && sha256sum || shasum -a 256; } | cut -c1-32 >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
 ifneq ($(OBJC_STAGE),)
 $(OBJC_STAGE):
 	@mkdir -p $(dir $@)

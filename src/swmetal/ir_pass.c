@@ -34,6 +34,14 @@ int sw_ir_passes(int instr, const sw_ir_pass **out, int max) {
     return n;
 }
 
+/* The sources of the passes and of llir.c (a hash the Makefile passes in): an edited
+ * pass must never be served an object an older one instrumented. */
+#ifdef SW_IR_ID
+static const char ir_id[] = SW_IR_ID;
+#else
+static const char ir_id[] = "";
+#endif
+
 void sw_ir_pass_signature(int instr, char *out, size_t n) {
     const sw_ir_pass *p[SW_IR_MAX_PASSES];
     int np = sw_ir_passes(instr, p, SW_IR_MAX_PASSES);
@@ -41,7 +49,8 @@ void sw_ir_pass_signature(int instr, char *out, size_t n) {
     out[0] = 0;
     for (int i = 0; i < np && used < n; i++)
         used += (size_t)snprintf(out + used, n - used, "%s%s:%d", i ? "," : "", p[i]->name, p[i]->version);
-    if (np == 0 && sw_ir_roundtrip()) snprintf(out, n, "roundtrip");
+    if (np == 0 && sw_ir_roundtrip()) used = (size_t)snprintf(out, n, "roundtrip");
+    if ((np || sw_ir_roundtrip()) && used < n) snprintf(out + used, n - used, "@%s", ir_id);
 }
 
 int sw_ir_run_passes(const char *text, size_t len, const sw_ir_pass *const *ps, int n, msl_buf *out, char **err) {

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swmetal/ir_pass.h"
 #include "swmetal/llir.h"
+#include "swmetal/sw_compile.h"
 #include "test.h"
 
 static const char module_text[] =
@@ -152,4 +154,17 @@ TEST(llir_replace_writes_the_last_line_given) {
     CHECK(strlen(s) == strlen(module_text) + strlen("  ; before-phi\n  ; after-phi\n  ; after-fadd\n") + 5);
     free(s);
     ll_module_free(m);
+}
+
+/* The cache key of an instrumented variant names its passes, their versions and a
+ * hash of the passes' sources (the Makefile's SW_IR_ID), so an edited pass whose
+ * version was not bumped still never meets an object an older one made. */
+TEST(ir_pass_signature_names_passes_and_their_sources) {
+    char sig[256];
+    sw_ir_pass_signature(SW_INSTR_NUMERICS, sig, sizeof sig);
+    const char *at = strchr(sig, '@');
+    CHECK_MSG(strncmp(sig, "numerics:", 9) == 0 && at != NULL, "signature %s", sig);
+    CHECK_MSG(at && strlen(at + 1) == 32 && strspn(at + 1, "0123456789abcdef") == 32, "no source hash in %s", sig);
+    sw_ir_pass_signature(SW_INSTR_NONE, sig, sizeof sig);
+    CHECK_MSG(sig[0] == 0 || strncmp(sig, "roundtrip@", 10) == 0, "a plain variant: %s", sig);
 }
