@@ -109,6 +109,7 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
         f[n++] = "-fno-sanitize-link-runtime";
         f[n++] = "-DSW_NUMERICS=1";
     }
+    if (instrumented & 4) f[n++] = "-DSW_COUNT=1"; /* the counting variant (count.h): the prelude's MMA count */
     if (instrumented & 1) {
         /* Every memory access calls __tsan_*; the executor implements those hooks
          * (tsan_hooks.c).  Never link the TSan runtime itself: on Darwin the driver

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swmetal/count.h"
 #include "swmetal/ir_pass.h"
+#include "swmetal/sw_compile.h"
 
 typedef struct pass_entry {
     const sw_ir_pass *pass;
@@ -15,6 +17,7 @@ typedef struct pass_entry {
 } pass_entry;
 
 static const pass_entry passes[] = {
+    {&sw_count_pass, SW_INSTR_COUNT},
     {NULL, 0}, /* the table's end; passes go above it */
 };
 

@@ -788,6 +788,9 @@ template <class TD, class TA, class TB, class TC>
 __attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
                              const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
                              int line) {
+#ifdef SW_COUNT
+    sw_rt_cnt_mma(std::is_same_v<TA, half> ? 1 : sizeof(TA) == 2 ? 2 : 0);
+#endif
     uint lane;
     sw_mma_log *L = sw_mma_log_here(&lane);
     if (L->count[lane] == SW_MMA_ENTRIES) sw_mma_flush(line); // full: settle it (every operand becomes a value)
