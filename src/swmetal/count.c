@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "swmetal/count_internal.h"
 
@@ -157,7 +158,7 @@ void sw_rt_cnt_mem(void *p, int32_t size, int32_t word) {
     account(w, (const uint8_t *)p, (uint64_t)(uint32_t)size, (uint32_t)word);
 }
 
-void sw_rt_cnt_pause(int32_t delta) {
+void sw_rt_cnt_pause(int delta) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;
     w->cnt->paused[w->cur->index] += (uint32_t)delta;
@@ -421,6 +422,13 @@ void sw_cnt_worker_free(sw_worker *w) {
 int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     sw_job *job = w->job;
     sw_cnt_worker *c = w->cnt;
+    if (!w->mma_logs) {
+        /* as sw_rt_mma_log makes them at a worker's first product: made here, the
+         * kernel's first product takes the same path on every worker (count.h) */
+        void *logs =
+            mmap(NULL, SW_MMA_LOGS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (logs != MAP_FAILED) w->mma_logs = logs;
+    }
     if (c && c->seq == job->seq) return 0;
     sw_cnt_worker_free(w);
     c = w->cnt = calloc(1, sizeof *c);

@@ -62,6 +62,6 @@ typedef struct sw_cnt_table {
 void sw_rt_cnt_block(int32_t block);
 void sw_rt_cnt_mem(void *p, int32_t size, int32_t word);
 void sw_rt_cnt_range(void *p, int64_t size, int32_t word);
-void sw_rt_cnt_pause(int32_t delta);
+
 
 #endif

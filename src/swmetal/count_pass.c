@@ -207,8 +207,17 @@ static void pause_around(ll_module *m, const ll_func *f) {
     }
 }
 
+/* Whether the module calls fn already (then clang declared it: the prelude's own
+ * calls of sw_rt_cnt_pause). */
+static int calls(const ll_module *m, const char *fn) {
+    for (int i = 0; i < ll_inst_count(m); i++)
+        if (ll_inst_at(m, i)->op == LL_CALL && ll_span_eq(ll_inst_callee(ll_inst_at(m, i)), fn)) return 1;
+    return 0;
+}
+
 static int run_count(ll_module *m, char **err) {
     int nb = ll_block_count(m);
+    int pause_declared = calls(m, "@sw_rt_cnt_pause");
     uint64_t *rows = calloc((size_t)(nb ? nb : 1) * SW_CNT_COLS, sizeof *rows);
     if (!rows) {
         *err = strdup("out of memory for the block table");
@@ -219,11 +228,14 @@ static int run_count(ll_module *m, char **err) {
         if (name_has(ll_func_at(m, f)->name, "sw_mma_flush")) pause_around(m, ll_func_at(m, f));
     for (int b = 0; b < nb; b++) {
         const ll_block *blk = ll_block_at(m, b);
-        int first = -1, collective = is_collective(ll_func_at(m, blk->func)->name);
+        /* a collective function is not hooked at all: it counts nothing, and it
+         * touches only the simdgroup's product log and the lanes' matrices */
+        if (is_collective(ll_func_at(m, blk->func)->name)) continue;
+        int first = -1;
         for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++) {
             const ll_inst *in = ll_inst_at(m, i);
             if (first < 0 && in->op != LL_PHI) first = i;
-            if (!collective) count_inst(in, rows + (size_t)b * SW_CNT_COLS);
+            count_inst(in, rows + (size_t)b * SW_CNT_COLS);
             if (in->op == LL_CALL) hook_intrinsic(m, i, in, &site);
             else hook_access(m, i, in, &site);
         }
@@ -240,10 +252,10 @@ static int run_count(ll_module *m, char **err) {
     }
     msl_buf t = {0};
     msl_buf_printf(&t, "\ndeclare void @sw_rt_cnt_block(i32)\ndeclare void @sw_rt_cnt_mem(ptr, i32, i32)\n"
-                       "declare void @sw_rt_cnt_range(ptr, i64, i32)\ndeclare void @sw_rt_cnt_pause(i32)\n"
+                       "declare void @sw_rt_cnt_range(ptr, i64, i32)\n%s"
                        "@sw_cnt_nblocks = constant i32 %d\n@sw_cnt_nsites = constant i32 %u\n"
                        "@sw_cnt_blocks = constant [%d x i64] [",
-                   nb, site, (nb ? nb : 1) * SW_CNT_COLS);
+                   pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", nb, site, (nb ? nb : 1) * SW_CNT_COLS);
     for (int k = 0; k < (nb ? nb : 1) * SW_CNT_COLS; k++)
         msl_buf_printf(&t, "%si64 %llu", k ? ", " : "", (unsigned long long)rows[k]);
     msl_buf_puts(&t, "]\n");
@@ -254,4 +266,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 3, run_count};
+const sw_ir_pass sw_count_pass = {"count", 6, run_count};

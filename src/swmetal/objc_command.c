@@ -197,6 +197,13 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int instr, swmtl_counts *counts, co
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);
     memcpy(d.tg_len, c->tg_len, sizeof d.tg_len);
     d.schedule = *sched;
+    if (got == SW_INSTR_COUNT) {
+        /* The counted run is in order whatever the device's schedule: which lane of a
+         * simdgroup meets another at a simdgroup-matrix flush first changes a few of
+         * the prelude's own instructions (count.h), never the kernel's work. */
+        d.schedule.fibers = (swmtl_order){SWMTL_ORDER_INORDER, 0};
+        d.schedule.groups = (swmtl_order){SWMTL_ORDER_INORDER, 0};
+    }
     d.max_threads = sw_mtl_pipeline_max_threads(c->pipeline);
     d.timeout_s = timeout_s;
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {

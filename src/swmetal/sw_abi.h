@@ -210,6 +210,10 @@ void *sw_rt_mma_log(uint32_t *lane);
  * float, 1 half, 2 bfloat (the product itself runs once for the simdgroup, in float,
  * and is not counted). */
 void sw_rt_cnt_mma(int type);
+/* The counting variant: +1 entering, -1 leaving code one lane runs for its whole
+ * simdgroup (a simd function's shared result, a matrix product's evaluation), which
+ * counts nothing. */
+void sw_rt_cnt_pause(int delta);
 
 /* The running GPU thread as kernel code can read it without a call.  Per lane, the
  * deferred simdgroup-matrix products ask for their log and lane at every product and
