@@ -119,9 +119,20 @@ static int has_word(const ll_inst *in, const char *w) {
     return 0;
 }
 
+/* Whether ptr is one of f's own allocas (a local variable of the thread: never
+ * device or threadgroup memory).  They are in the entry block after -O2. */
+static int is_alloca(const ll_module *m, const ll_func *f, ll_span ptr) {
+    const ll_block *entry = ll_block_at(m, f->first_block);
+    for (int i = entry->first_inst; i < entry->first_inst + entry->ninsts; i++) {
+        const ll_inst *in = ll_inst_at(m, i);
+        if (in->op == LL_ALLOCA && in->result.n == ptr.n && memcmp(in->result.p, ptr.p, ptr.n) == 0) return 1;
+    }
+    return 0;
+}
+
 /* The hook call before a memory instruction, or nothing for an access it cannot
- * be (a global) or one it does not know. */
-static void hook_access(ll_module *m, int i, const ll_inst *in, uint32_t *site) {
+ * be (a global, the thread's own local variable) or one it does not know. */
+static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f, uint32_t *site) {
     ll_span ptr = {in->body.p, 0}, type = ll_inst_type(in);
     int rw = 0, kind = SW_CNT_AT_NONE, ok = 1;
     if (in->op == LL_LOAD) {
@@ -152,7 +163,7 @@ static void hook_access(ll_module *m, int i, const ll_inst *in, uint32_t *site) 
     } else {
         return;
     }
-    if (!ok || ptr.n == 0 || ptr.p[0] != '%' || type.n == 0) return;
+    if (!ok || ptr.n == 0 || ptr.p[0] != '%' || type.n == 0 || is_alloca(m, f, ptr)) return;
     char size[512], line[1200];
     type_size(type, size, sizeof size);
     uint32_t word = (*site)++ << SW_CNT_SITE_SHIFT | (uint32_t)kind << 2 | (uint32_t)rw;
@@ -196,6 +207,11 @@ static int name_has(ll_span fname, const char *w) {
  * sw_rt_cnt_mma counts its share of each product instead. */
 static int is_collective(ll_span fname) { return name_has(fname, "sw_mma_") || name_has(fname, "8sw_store"); }
 
+/* The prelude's simdgroup_multiply(_accumulate) write a lane's operands into its
+ * simdgroup's product log and never touch a buffer: their loads and stores are not
+ * hooked (a third of a matrix kernel's hook calls). */
+static int touches_no_buffer(ll_span fname) { return name_has(fname, "simdgroup_multiply"); }
+
 static void pause_around(ll_module *m, const ll_func *f) {
     for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
         const ll_block *blk = ll_block_at(m, b);
@@ -231,13 +247,14 @@ static int run_count(ll_module *m, char **err) {
         /* a collective function is not hooked at all: it counts nothing, and it
          * touches only the simdgroup's product log and the lanes' matrices */
         if (is_collective(ll_func_at(m, blk->func)->name)) continue;
-        int first = -1;
+        int first = -1, hook = !touches_no_buffer(ll_func_at(m, blk->func)->name);
         for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++) {
             const ll_inst *in = ll_inst_at(m, i);
             if (first < 0 && in->op != LL_PHI) first = i;
             count_inst(in, rows + (size_t)b * SW_CNT_COLS);
+            if (!hook) continue;
             if (in->op == LL_CALL) hook_intrinsic(m, i, in, &site);
-            else hook_access(m, i, in, &site);
+            else hook_access(m, i, in, ll_func_at(m, blk->func), &site);
         }
         if (first >= 0) {
             char line[64];
@@ -266,4 +283,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 6, run_count};
+const sw_ir_pass sw_count_pass = {"count", 7, run_count};
