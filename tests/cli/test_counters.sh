@@ -130,6 +130,8 @@ same "counters: ... every lane in it: 1" "$(Q "$TMPD/uni.json" .counters.total.s
 kcount u16 uniform_work 16 16 --buffer x=float32[16]:arange=0,1 --buffer y=float32[16]:zeros
 same "counters: a threadgroup of 16 threads fills half a simdgroup: 0.5" \
     "$(Q "$TMPD/u16.json" .counters.total.simd.lane_utilisation)" 0.5
+kcount fma fma_chain 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
+same "counters: fma() is 2 flops: 64 threads x 100 x 2" "$(Q "$TMPD/fma.json" .counters.total.flops.float)" 12800
 
 # ---- the same counts whatever the schedule, the checks and the workers
 for o in "kkt --T 128 --Hg 2 --H 4 --K 64" "chunk_o --T 128 --Hg 2 --H 4 --K 64 --V 64" \

@@ -4,7 +4,8 @@
 //                 line of its own (32 lines where 1 would do: coalescing 1/32); the
 //                 store is contiguous (1 line for 32 lanes x 4 bytes: coalescing 1);
 //   half_busy:    only the odd lanes run a long loop: lane utilisation just above 1/2;
-//   uniform:      every lane runs the same work: lane utilisation 1.
+//   uniform_work: every lane runs the same work: lane utilisation 1;
+//   fma_chain:    fma() counts 2 flops.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -25,5 +26,13 @@ kernel void uniform_work(device const float *x [[buffer(0)]], device float *y [[
                          uint i [[thread_position_in_grid]]) {
     float v = x[i];
     for (int k = 0; k < 1000; k++) v = v * 0.5f + 1.0f;
+    y[i] = v;
+}
+
+// fma_chain: 100 explicit fma() a thread, 2 flops each (the only float arithmetic).
+kernel void fma_chain(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    float v = x[i];
+    for (int k = 0; k < 100; k++) v = fma(v, 0.5f, 1.0f);
     y[i] = v;
 }
