@@ -440,7 +440,7 @@ static void count_case(sampler *sp) {
     rec->counters = b->count_once(b, sp->c, err, sizeof err);
     if (rec->counters) rec->counters_unavailable[0] = '\0';
     else {
-        snprintf(rec->counters_unavailable, sizeof rec->counters_unavailable, "the counting run failed: %s", err);
+        snprintf(rec->counters_unavailable, sizeof rec->counters_unavailable, "the counting run failed: %.170s", err);
         run_record_warn(rec, rec->counters_unavailable);
     }
 }
