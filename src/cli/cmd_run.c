@@ -84,6 +84,9 @@ static void print_op_help(const op_desc *op) {
            "                           far above any shipped op's; 0 = never)\n"
            "  --fast-math              compile kernels with Metal's fast math (default off: it can\n"
            "                           break the ulp bounds; no effect on the software device)\n"
+           "  --counters               (software device) one more run after the timed ones, counting\n"
+           "                           exactly: device bytes requested and distinct, 128-byte lines,\n"
+           "                           coalescing, flops, simd lanes, barriers, atomics (JSON: counters)\n"
            "  --sw-max-findings N      distinct bugs the software device's checks show per case (default 5;\n"
            "                           the JSON report has all)\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
@@ -223,10 +226,13 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         }
         char name[64];
         const char *val = NULL;
-        static const char *const bare[] = {"quiet", "fast-math", "verbose", NULL};
+        static const char *const bare[] = {"quiet", "fast-math", "verbose", "counters", NULL};
         if (cli_split_option(argc, argv, &i, bare, name, sizeof name, &val, err, errlen)) return -1;
         if (!val) {
-            *(strcmp(name, "quiet") == 0 ? &o->quiet : strcmp(name, "verbose") == 0 ? &o->verbose : &o->fast_math) = 1;
+            *(strcmp(name, "quiet") == 0     ? &o->quiet
+              : strcmp(name, "verbose") == 0 ? &o->verbose
+              : strcmp(name, "counters") == 0 ? &o->counters
+                                             : &o->fast_math) = 1;
             continue;
         }
         int kopt = cli_parse_kernel_option(name, val, o, err, errlen);

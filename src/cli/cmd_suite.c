@@ -183,11 +183,12 @@ static void print_help(void) {
     printf("usage: gdnbench suite NAME [--backend B] [--json DIR] [--junit FILE] [--iters N] [--warmup N] [--quiet]\n"
            "                          [--max-time S] [--max-noise P] [--min-samples N] [--fast-math]\n"
            "                          [--shader FILE] [--stage NAME=FILE[:FUNCTION]] [--constant ID=VALUE]\n"
-           "                          [--sw-timeout SECONDS]\n\n"
+           "                          [--sw-timeout SECONDS] [--counters]\n\n"
            "--shader FILE runs, in every case, the stages FILE defines under their default names (ours\n"
            "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
            "and JSON say which file and function every stage ran.  --sw-timeout is the software device's\n"
-           "watchdog per dispatch (default %g s; 0 = never).\n\nsuites:\n",
+           "watchdog per dispatch (default %g s; 0 = never).  --counters counts every case exactly on the\n"
+           "software device (see gdnbench run --help).\n\nsuites:\n",
            SWMTL_DEFAULT_TIMEOUT_S);
     print_suites(stdout);
 }
@@ -206,6 +207,8 @@ static int parse_args(int argc, char **argv, suite_cli *sc, char *err, size_t er
             o->quiet = 1;
         } else if (strcmp(a, "--fast-math") == 0) {
             o->fast_math = 1;
+        } else if (strcmp(a, "--counters") == 0) {
+            o->counters = 1;
         } else if (a[0] != '-') {
             if (sc->name) {
                 snprintf(err, errlen, "suite: one suite name at a time ('%s' and '%s')", sc->name, a);

@@ -158,6 +158,7 @@ static void print_case(void *user, int k, driver_outcome out) {
     if (rec->timing.n > 0) table_print_timing(stdout, rec);
     for (int i = 0; rec->status != RUN_ERROR && i < r->nbufs; i++) print_buffer(&r->bufs[i]);
     table_print_findings(stdout, rec, run_max_findings(&kp->ro));
+    table_print_counters(stdout, rec);
     if (rec->status == RUN_ERROR)
         printf("  the device failed the run: %s\n", rec->error);
     else if (rec->determinism_runs > 1)

@@ -201,6 +201,7 @@ void table_print_record(FILE *f, const run_record *r) {
     table_print_timing(f, r);
     print_stages(f, r);
     print_checks(f, r);
+    table_print_counters(f, r);
     print_notes(f, r);
 }
 

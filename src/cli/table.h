@@ -23,6 +23,8 @@ void table_print_warnings(FILE *f, const run_record *r);
 void table_print_timing(FILE *f, const run_record *r);
 /* The software device's findings of r (bugs its checks found), at most max of them. */
 void table_print_findings(FILE *f, const run_record *r, int max);
+/* --counters: the record's exact counters (counters_table.c); nothing when not asked. */
+void table_print_counters(FILE *f, const run_record *r);
 /* After nfail cases whose output checks failed on backend b: when b is the software
  * device without full checks, one line on f naming what looks for the usual causes
  * (races, out-of-bounds accesses, uninitialised reads): --sw-checks full, or

@@ -14,6 +14,7 @@
 
 #include "core/sha256.h"
 #include "core/version.h"
+#include "report/counters_json.h"
 #include "report/json_build.h"
 #include "report/report_json.h"
 #include "runner/host.h"
@@ -536,6 +537,7 @@ cJSON *report_record_json(const run_record *r) {
     add_fixture(&b, root, r);
     add_case(&b, root, r);
     add_compile(&b, root, r);
+    report_add_counters(&b, root, r);
     jb_str(&b, root, "status", run_status_name(r->status));
     jb_str_or_null(&b, root, "error", r->error);
     jb_put(&b, root, "findings", r->device_checks ? report_findings_json(r->findings, r->nfindings) : cJSON_CreateNull());

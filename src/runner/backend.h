@@ -30,7 +30,8 @@ enum {
                                     reference as one step): --shader/--stage apply */
     BACKEND_CHECKS = 1u << 3,    /* the device checks the kernels it runs (--sw-checks, findings) */
     BACKEND_SCHEDULES = 1u << 4, /* fiber schedule and threadgroup order can be chosen (validate) */
-    BACKEND_CAPTURE = 1u << 5    /* records a GPU trace of a run (--capture) */
+    BACKEND_CAPTURE = 1u << 5,   /* records a GPU trace of a run (--capture) */
+    BACKEND_COUNTERS = 1u << 6   /* counts every access and operation exactly (--counters) */
 };
 
 typedef struct backend_desc {
@@ -104,6 +105,10 @@ typedef struct backend {
     /* The kernel dispatch s of the case just prepared runs (file, function, ours or
      * theirs); NULL when the backend has none (cpu).  Valid until release_case. */
     const struct stage_kernel *(*stage_kernel)(struct backend *b, int s);
+    /* --counters: one more run of the prepared case on the software device's counting
+     * variant, counted exactly (counters.h).  Returns the counters, or NULL with err
+     * set.  NULL: the backend cannot count (cpu, a GPU). */
+    struct rec_counters *(*count_once)(struct backend *b, op_case *c, char *err, size_t errlen);
     /* Frees per-case state (called after each case); the backend stays usable. */
     void (*release_case)(struct backend *b);
     void (*destroy)(struct backend *b);

@@ -31,6 +31,7 @@
 #include "runner/runner.h"
 #include "runner/shader_source.h"
 #include "msl/msl_include.h"
+#include "swmetal/swmetal.h"
 
 #define MAX_LIBS 8
 #define MAX_PIPES 32
@@ -370,6 +371,47 @@ static int metal_run_once(backend *b, op_case *c, backend_timing *t, char *err, 
     return 0;
 }
 
+/* --counters on the software device: the stages once more in one submission, every
+ * dispatch counted (counters.h); buffers named after the op's. */
+static rec_counters *metal_count_once(backend *b, op_case *c, char *err, size_t errlen) {
+    metal_state *s = b->state;
+    id dev = mtl_device_object(s->dev);
+    swmtl_counts *cs = swmtl_counts_new();
+    rc_names *names = calloc(REC_MAX_COUNTED_DISPATCHES, sizeof *names);
+    rec_counters *out = NULL;
+    if (!cs || !names) {
+        snprintf(err, errlen, "out of memory for the counters");
+        goto done;
+    }
+    int nd = 0;
+    mtl_dispatch ds[OP_MAX_STAGES];
+    for (int st = 0; st < s->nstages; st++) {
+        fill_dispatch(s, st, &ds[st]);
+        const op_launch *l = &s->launch[st];
+        for (uint32_t r = 0; r < (l->repeat ? l->repeat : 1) && nd < REC_MAX_COUNTED_DISPATCHES; r++, nd++) {
+            names[nd].stage = l->stage;
+            for (int i = 0; i < l->nbinds; i++)
+                if (l->binds[i].index >= 0 && l->binds[i].index < RC_MAX_BUFFERS)
+                    names[nd].buffer[l->binds[i].index] = c->op->bufs[l->binds[i].buf].name;
+        }
+    }
+    if (reset_buffers(s, c, err, errlen) || swmtl_device_set_counts(dev, cs) != 0) goto done;
+    double gpu_us;
+    int rc = mtl_run(s->dev, ds, s->nstages, &gpu_us, err, errlen);
+    swmtl_device_set_counts(dev, NULL);
+    if (rc != 0) goto done;
+    if (swmtl_counts_error(cs)) {
+        snprintf(err, errlen, "%s", swmtl_counts_error(cs));
+        goto done;
+    }
+    out = rec_counters_from_session(cs, names, nd);
+    if (!out) snprintf(err, errlen, "out of memory for the counters");
+done:
+    free(names);
+    swmtl_counts_free(cs);
+    return out;
+}
+
 static void metal_describe(backend *b, op_case *c, int st, op_launch *l) {
     metal_state *s = b->state;
     *l = s->launch[st];
@@ -452,6 +494,7 @@ backend *backend_metal_open(mtl_device *dev, backend_kind kind, char *err, size_
     b->check_kernels = metal_check_kernels;
     b->stage_kernel = metal_stage_kernel;
     b->release_case = metal_release_case;
+    b->count_once = backend_has(b, BACKEND_COUNTERS) ? metal_count_once : NULL;
     b->destroy = metal_destroy;
     return b;
 }

@@ -16,6 +16,7 @@
 #include "runner/kcase_bind.h"
 #include "runner/kcase_job.h"
 #include "runner/runner.h"
+#include "swmetal/swmetal.h"
 
 const op_desc kc_record_op = {.name = "kernel", .group = "case", .summary = "a kernel case file"};
 
@@ -276,6 +277,51 @@ static int kc_run_once(backend *b, op_case *oc, backend_timing *t, char *err, si
     return 0;
 }
 
+/* --counters (software device): the launches once more, every dispatch counted
+ * (counters.h); buffers named after the case's. */
+static rec_counters *kc_count_once(backend *b, op_case *oc, char *err, size_t errlen) {
+    kc_state *s = b->state;
+    kc_job *j = kc_job_of(oc);
+    const kc_case *c = j->c;
+    id dev = mtl_device_object(s->dev);
+    swmtl_counts *cs = swmtl_counts_new();
+    rc_names names[KC_MAX_LAUNCHES];
+    memset(names, 0, sizeof names);
+    rec_counters *out = NULL;
+    char msg[1024];
+    if (!cs) {
+        snprintf(err, errlen, "out of memory for the counters");
+        return NULL;
+    }
+    for (int l = 0; l < c->nlaunches; l++) {
+        names[l].stage = s->stage_name[l];
+        for (int k = 0; k < s->nbinds[l]; k++) {
+            const kc_binding *x = &s->binds[l][k];
+            if (x->kind == MTL_ARG_BUFFER && !j->by_bytes[x->buffer] && x->index >= 0 && x->index < RC_MAX_BUFFERS)
+                names[l].buffer[x->index] = c->bufs[x->buffer].name;
+        }
+    }
+    for (int i = 0; i < c->nbufs; i++)
+        if (s->buf[i] && mtl_buffer_write(s->dev, s->buf[i], j->init[i].data, j->init[i].nbytes, msg, sizeof msg) != 0) {
+            snprintf(err, errlen, "%s: buffers.%s: %s", c->path, c->bufs[i].name, msg);
+            goto done;
+        }
+    if (swmtl_device_set_counts(dev, cs) != 0) {
+        snprintf(err, errlen, "this device cannot count");
+        goto done;
+    }
+    double gpu_us;
+    int rc = mtl_run(s->dev, s->ds, c->nlaunches, &gpu_us, err, errlen);
+    swmtl_device_set_counts(dev, NULL);
+    if (rc != 0) goto done;
+    if (swmtl_counts_error(cs)) snprintf(err, errlen, "%s", swmtl_counts_error(cs));
+    else if (!(out = rec_counters_from_session(cs, names, c->nlaunches)))
+        snprintf(err, errlen, "out of memory for the counters");
+done:
+    swmtl_counts_free(cs);
+    return out;
+}
+
 static void kc_describe(backend *b, op_case *oc, int st, op_launch *l) {
     kc_state *s = b->state;
     const kc_case *c = kc_job_of(oc)->c;
@@ -331,6 +377,7 @@ backend *kc_backend_on_device(mtl_device *dev, backend_kind kind, char *err, siz
     b->run_once = kc_run_once;
     b->describe = kc_describe;
     b->fill_kernel = kc_fill_kernel;
+    b->count_once = backend_has(b, BACKEND_COUNTERS) ? kc_count_once : NULL;
     b->release_case = kc_release;
     b->destroy = kc_destroy;
     return b;

@@ -27,6 +27,8 @@ void run_record_free(run_record *r) {
     }
     free(r->findings);
     r->findings = NULL;
+    rec_counters_free(r->counters);
+    r->counters = NULL;
     r->nfindings = 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "runner/counters.h"
 #include "core/finding.h"
 #include "core/stats.h"
 #include "ops/op.h"
@@ -226,6 +227,11 @@ typedef struct run_record {
     /* What the device's own checks found (the software device; see core/finding.h):
      * every distinct finding of the run that failed, grouped, with source lines. */
     int device_checks;         /* 1: the device checks kernels (findings is a list, maybe empty); 0: null */
+    /* --counters: asked; what the counting run counted (owned), or NULL with
+     * counters_unavailable saying why (a backend that cannot count, a failure) */
+    int counters_asked;
+    rec_counters *counters;
+    char counters_unavailable[200];
     dev_finding *findings;     /* malloc'd, owned */
     int nfindings;
 } run_record;

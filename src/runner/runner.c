@@ -423,6 +423,30 @@ void runner_note_compile(run_record *rec) {
 
 static int run_case(backend *b, op_case *c, const run_opts *o, run_record *rec);
 
+/* --counters: one more run, on the software device's counting variant, after the
+ * timed ones (the counts are exact: one run is all of them); its outputs are not
+ * checked again.  A backend that cannot count says why in the record. */
+static void count_case(sampler *sp) {
+    run_record *rec = sp->rec;
+    backend *b = sp->b;
+    rec->counters_asked = 1;
+    if (!b->count_once) {
+        snprintf(rec->counters_unavailable, sizeof rec->counters_unavailable,
+                 "the %s backend cannot count: exact counters come from the software device (--backend sw)",
+                 b->desc->name);
+        return;
+    }
+    for (int i = 0; i < sp->c->op->nbufs; i++)
+        if (sp->inout_in[i]) memcpy(sp->c->t[i]->data, sp->inout_in[i]->data, tensor_nbytes(sp->c->t[i]));
+    char err[400] = "";
+    rec->counters = b->count_once(b, sp->c, err, sizeof err);
+    if (rec->counters) rec->counters_unavailable[0] = '\0';
+    else {
+        snprintf(rec->counters_unavailable, sizeof rec->counters_unavailable, "the counting run failed: %.170s", err);
+        run_record_warn(rec, rec->counters_unavailable);
+    }
+}
+
 int runner_run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) {
     /* the software device compiles while the case is prepared and, for a variant
      * only a check needs, during its first run */
@@ -438,6 +462,10 @@ static int run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     memcpy(rec->dim, c->dim, sizeof rec->dim);
     rec->seed = c->seed;
     rec->noise = -1;
+    rec->counters_asked = o->counters;
+    if (o->counters)
+        snprintf(rec->counters_unavailable, sizeof rec->counters_unavailable,
+                 "not counted: the case failed before its counting run");
     describe_device(b, c, rec);
     if (b->prepare(b, c, o, err, sizeof err) != 0) {
         fail(rec, err);
@@ -459,6 +487,7 @@ static int run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     else if (sample_until_stop(sp) == 0) {
         summarise(sp);
         rc = check(sp);
+        if (rc == 0 && o->counters) count_case(sp);
     }
     for (int i = 0; i < OP_MAX_BUFS; i++) tensor_free(sp->inout_in[i]);
     free(sp);

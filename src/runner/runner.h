@@ -65,6 +65,7 @@ struct run_opts {
     double sw_timeout;         /* the software device's watchdog, seconds per dispatch (0 = never) */
     int has_sw_max_findings;   /* --sw-max-findings given */
     int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
+    int counters;              /* --counters: one counted run after the timed ones (record.counters) */
     int quiet;
     int verbose;               /* --verbose / -v: what compiling cost, on stderr */
 };

@@ -64,7 +64,7 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
     f[n++] = "-fno-exceptions";
     f[n++] = "-fno-rtti";
     f[n++] = "-w";
-    if (BUILD_FOR_HOST_CPU && !darwin) {
+    if (BUILD_FOR_HOST_CPU && !darwin && !(instrumented & 4)) {
         f[n++] = "-march=native";
         f[n++] = "-mno-avx512bf16";
         f[n++] = "-mno-avxneconvert";
@@ -108,6 +108,14 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
         f[n++] = "-fsanitize-recover=all";
         f[n++] = "-fno-sanitize-link-runtime";
         f[n++] = "-DSW_NUMERICS=1";
+    }
+    if (instrumented & 4) {
+        /* The counting variant (count.h): the prelude's counting calls; and scalar
+         * code for the baseline CPU, so that the IR it counts (an access's width, a
+         * block's instructions) is the kernel's and not this host's vector units'. */
+        f[n++] = "-DSW_COUNT=1";
+        f[n++] = "-fno-vectorize";
+        f[n++] = "-fno-slp-vectorize";
     }
     if (instrumented & 1) {
         /* Every memory access calls __tsan_*; the executor implements those hooks

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "swmetal/checks_internal.h"
+#include "swmetal/count_internal.h"
 #include "swmetal/exec_internal.h"
 
 double sw_exec_now(void) {
@@ -154,13 +155,16 @@ int sw_exec_dispatch(const sw_dispatch *d, sw_dispatch_result *res) {
     atomic_init(&job.abandoned, 0);
 
     char why[256];
-    if (sw_pool_run(&job, why, sizeof why) != 0) {
+    int counting = d->counts && d->count_table;
+    if ((counting && sw_cnt_job_begin(&job, why, sizeof why) != 0) || sw_pool_run(&job, why, sizeof why) != 0) {
+        sw_cnt_job_end(&job, 0);
         free(job.order);
         sw_atomics_job_free(&job);
         sw_findings_free(job.findings);
         pthread_mutex_destroy(&job.diag_mu);
         return set_error(res, "kernel '%s': %s", d->kernel, why);
     }
+    sw_cnt_job_end(&job, !res->failed);
     free(job.order);
     sw_atomics_job_free(&job);
     /* Addresses become .metal lines here, after the workers are done. */

@@ -58,6 +58,9 @@ typedef struct sw_dispatch {
     size_t tg_len[SW_MAX_TG_PARAMS]; /* setThreadgroupMemoryLength:atIndex: (0 = not set) */
     swmtl_schedule schedule;     /* the device's, when the command buffer ran */
     double timeout_s;            /* the watchdog: stop the dispatch after this long (0 = never) */
+    swmtl_counts *counts;        /* --counters: the session this dispatch counts into, or NULL; entry
+                                    is then the counting variant (count.h), whose table this is */
+    const struct sw_cnt_table *count_table;
     uint32_t max_threads;        /* the pipeline's maxTotalThreadsPerThreadgroup (0: the device's
                                     SW_MAX_THREADS_PER_GROUP) */
 } sw_dispatch;

@@ -38,6 +38,8 @@ enum sw_thread_state { SW_T_RUNNABLE = 0, SW_T_WAIT_BARRIER, SW_T_WAIT_SIMD, SW_
 enum sw_order { SW_ORDER_INORDER = 0, SW_ORDER_REVERSE, SW_ORDER_RANDOM };
 
 struct sw_worker;
+typedef struct sw_cnt_job sw_cnt_job;       /* count.c */
+typedef struct sw_cnt_worker sw_cnt_worker; /* count.c */
 
 typedef struct sw_gpu_thread {
     sw_fiber fiber;
@@ -118,6 +120,7 @@ typedef struct sw_job {
     pthread_mutex_t diag_mu;
     sw_dispatch_result *res;
     sw_findings *findings;       /* what the checks found, grouped */
+    sw_cnt_job *cnt;             /* the counters (count.c), NULL when not counting */
     /* Full checks, device memory: one shadow per distinct guarded buffer (setBytes
      * data excluded), indexed like `ranges` through dev_of_range. */
     int device_check;            /* 1: conflicts between threads in device memory are checked */
@@ -231,6 +234,7 @@ typedef struct sw_worker {
     int lanes_off;               /* run the group with fibers (the re-run of a lanes fault) */
 
     sw_group_state group;        /* the threadgroup being run (group.c) */
+    sw_cnt_worker *cnt;          /* the counters' per-thread storage (count.c), or NULL */
     uint8_t wbank[SW_MAX_SIMDGROUPS]; /* exchange bank the next simd sync publishes (kept across
                                          threadgroups, as the slots are) */
     /* Runnable fibers: a ring of thread indices (capacity SW_MAX_THREADS_PER_GROUP;

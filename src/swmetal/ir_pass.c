@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swmetal/count.h"
 #include "swmetal/ir_pass.h"
 #include "swmetal/sw_compile.h"
 
@@ -19,6 +20,7 @@ extern const sw_ir_pass sw_ir_numerics_pass;
 
 static const pass_entry passes[] = {
     {&sw_ir_numerics_pass, SW_INSTR_NUMERICS},
+    {&sw_count_pass, SW_INSTR_COUNT},
     {NULL, 0}, /* the table's end; passes go above it */
 };
 

@@ -160,8 +160,8 @@ static void cb_add_diags(sw_mtl_cb *cb, sw_dispatch_result *res) {
 
 /* Runs one command; *t0 and *t1 = when it started and ended.  Returns 0, or -1 with
  * *msg (malloc'd). */
-static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int instr, const swmtl_schedule *sched, double timeout_s, double *t0,
-                   double *t1, char **msg) {
+static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int instr, swmtl_counts *counts, const swmtl_schedule *sched,
+                   double timeout_s, double *t0, double *t1, char **msg) {
     if (c->sample_buffer) {
         *t0 = *t1 = sw_exec_now();
         sw_sample_buffer_store(c->sample_buffer, c->sample_index, sw_gpu_timestamp(*t0));
@@ -176,6 +176,14 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int instr, const swmtl_schedule *sc
         *msg = err ? err : strdup("cannot build the check variant of the kernel");
         return -1;
     }
+    if (instr == SW_INSTR_COUNT && got != SW_INSTR_COUNT) {
+        *msg = strdup("this kernel cannot be counted: it is not compiled from MSL (a native library)");
+        return -1;
+    }
+    if (got == SW_INSTR_COUNT) {
+        d.counts = counts;
+        d.count_table = sw_mtl_pipeline_count_table(c->pipeline);
+    }
     d.instrumented = (got & SW_INSTR_TSAN) != 0;
     d.numerics = (got & SW_INSTR_NUMERICS) != 0;
     d.sync_free = sw_mtl_pipeline_sync_free(c->pipeline);
@@ -189,6 +197,13 @@ static int cmd_run(sw_mtl_cb *cb, sw_cmd *c, int instr, const swmtl_schedule *sc
     memcpy(d.grid_threads, c->grid_threads, sizeof d.grid_threads);
     memcpy(d.tg_len, c->tg_len, sizeof d.tg_len);
     d.schedule = *sched;
+    if (got == SW_INSTR_COUNT) {
+        /* The counted run is in order whatever the device's schedule: which lane of a
+         * simdgroup meets another at a simdgroup-matrix flush first changes a few of
+         * the prelude's own instructions (count.h), never the kernel's work. */
+        d.schedule.fibers = (swmtl_order){SWMTL_ORDER_INORDER, 0};
+        d.schedule.groups = (swmtl_order){SWMTL_ORDER_INORDER, 0};
+    }
     d.max_threads = sw_mtl_pipeline_max_threads(c->pipeline);
     d.timeout_s = timeout_s;
     for (int i = 0; i < SW_MAX_BUFFERS; i++) {
@@ -219,6 +234,10 @@ static void cb_execute(sw_mtl_cb *cb) {
     id device = cb_device(cb);
     int checks = sw_mtl_device_checks(device);
     int instr = checks == SW_CHECKS_FULL ? SW_INSTR_FULL : checks == SW_CHECKS_NUMERICS ? SW_INSTR_NUMERICS : 0;
+    /* counting runs the counting variant alone, whatever the checks: its counts do
+     * not depend on them (the checks' variants run the timed work) */
+    swmtl_counts *counts = sw_mtl_device_counts(device);
+    if (counts) instr = SW_INSTR_COUNT;
     swmtl_schedule sched = sw_mtl_device_schedule(device);
     char *msg = NULL;
     long code = MTLCommandBufferErrorInternal;
@@ -228,7 +247,7 @@ static void cb_execute(sw_mtl_cb *cb) {
     }
     for (sw_cmd *c = cb->cmds; c && !msg; c = c->next) {
         double t0, t1;
-        cmd_run(cb, c, instr, &sched, sw_mtl_device_timeout(device), &t0, &t1, &msg);
+        cmd_run(cb, c, instr, counts, &sched, sw_mtl_device_timeout(device), &t0, &t1, &msg);
         if (c == cb->cmds) cb->start = t0;
         cb->end = t1;
     }

@@ -4,6 +4,7 @@
  *
  * Selector semantics follow Metal: new* return +1 objects; failures return nil and,
  * where the selector has an error: argument, an autoreleased NSError. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,12 +330,22 @@ int sw_mtl_pipeline_entry(id pipeline, int instr, sw_entry_fn *entry, int *instr
     *instrumented = 0;
     /* C-entry libraries have no instrumented variant: they run plain. */
     if (instr == SW_INSTR_NONE || !l->compiled) return 0;
-    int *have = instr == SW_INSTR_FULL ? &p->have_full : &p->have_num;
-    sw_kernel *k = instr == SW_INSTR_FULL ? &p->full : &p->num;
+    int *have = instr == SW_INSTR_FULL ? &p->have_full : instr == SW_INSTR_COUNT ? &p->have_cnt : &p->have_num;
+    sw_kernel *k = instr == SW_INSTR_FULL ? &p->full : instr == SW_INSTR_COUNT ? &p->cnt : &p->num;
     pthread_mutex_lock(&p->mu);
     int rc = 0;
     if (!*have) {
         rc = library_get_kernel(l, sw_string_utf8(f->name), f->fcs, f->nfcs, instr, k, err);
+        if (rc == 0 && instr == SW_INSTR_COUNT) {
+            const uint64_t *blocks = dlsym(k->dl, "sw_cnt_blocks");
+            const int32_t *nb = dlsym(k->dl, "sw_cnt_nblocks"), *ns = dlsym(k->dl, "sw_cnt_nsites");
+            if (!blocks || !nb || !ns) {
+                *err = strdup("the counting variant of the kernel has no block table");
+                rc = -1;
+            } else {
+                p->cnt_table = (sw_cnt_table){blocks, (uint32_t)*nb, (uint32_t)*ns};
+            }
+        }
         *have = rc == 0;
     }
     if (rc == 0) {
@@ -343,6 +354,11 @@ int sw_mtl_pipeline_entry(id pipeline, int instr, sw_entry_fn *entry, int *instr
     }
     pthread_mutex_unlock(&p->mu);
     return rc;
+}
+
+const sw_cnt_table *sw_mtl_pipeline_count_table(id pipeline) {
+    sw_mtl_pipeline *p = (sw_mtl_pipeline *)pipeline;
+    return p->have_cnt ? &p->cnt_table : NULL;
 }
 
 sw_range_fn sw_mtl_pipeline_range(id pipeline) {
@@ -417,8 +433,9 @@ typedef struct sw_mtl_device {
     int checks;                  /* SW_CHECKS_*: fixed, buffers are laid out for it */
     int counter_sampling;
     double timeout_s;            /* the watchdog's limit per dispatch (swmtl_options.timeout_s) */
-    pthread_mutex_t mu;          /* guards schedule: validate changes it between command buffers */
+    pthread_mutex_t mu;          /* guards schedule and counts: they change between command buffers */
     swmtl_schedule schedule;
+    swmtl_counts *counts;        /* --counters: the session command buffers count into, or NULL */
 } sw_mtl_device;
 
 int sw_mtl_device_checks(id device) { return ((sw_mtl_device *)device)->checks; }
@@ -586,6 +603,23 @@ id swmtl_device_new(const swmtl_options *o) {
 }
 
 id swmtl_create_system_default_device(void) { return swmtl_device_new(NULL); }
+
+int swmtl_device_set_counts(id device, swmtl_counts *c) {
+    if (!device || !sw_is_kind(device, device_class)) return -1;
+    sw_mtl_device *d = (sw_mtl_device *)device;
+    pthread_mutex_lock(&d->mu);
+    d->counts = c;
+    pthread_mutex_unlock(&d->mu);
+    return 0;
+}
+
+swmtl_counts *sw_mtl_device_counts(id device) {
+    sw_mtl_device *d = (sw_mtl_device *)device;
+    pthread_mutex_lock(&d->mu);
+    swmtl_counts *c = d->counts;
+    pthread_mutex_unlock(&d->mu);
+    return c;
+}
 
 int swmtl_device_set_schedule(id device, const swmtl_schedule *s) {
     if (!device || !sw_is_kind(device, device_class)) return -1;

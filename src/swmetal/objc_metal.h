@@ -8,6 +8,7 @@
 
 #include "core/mtl_types.h"
 #include "swmetal/checks.h"
+#include "swmetal/count.h"
 #include "swmetal/objc_base.h"
 #include "swmetal/sw_compile.h"
 
@@ -47,6 +48,9 @@ typedef struct sw_mtl_pipeline {
     sw_kernel full;                 /* SW_INSTR_FULL */
     int have_num;
     sw_kernel num;                  /* SW_INSTR_NUMERICS */
+    int have_cnt;
+    sw_kernel cnt;                  /* SW_INSTR_COUNT */
+    sw_cnt_table cnt_table;         /* what the counting variant's library holds */
 } sw_mtl_pipeline;
 
 typedef struct sw_mtl_buffer {
@@ -62,6 +66,10 @@ int sw_mtl_device_checks(id device);
 int sw_mtl_device_counter_sampling(id device);
 double sw_mtl_device_timeout(id device);
 swmtl_schedule sw_mtl_device_schedule(id device);
+/* The counting session of the device's command buffers (swmtl_device_set_counts), or NULL. */
+swmtl_counts *sw_mtl_device_counts(id device);
+/* The counting variant's table of a pipeline whose entry was asked for SW_INSTR_COUNT. */
+const sw_cnt_table *sw_mtl_pipeline_count_table(id pipeline);
 Class sw_mtl_pipeline_class(void);
 
 /* The entry to run for a pipeline: the variant instrumented as `instr` asks

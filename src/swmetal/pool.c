@@ -14,6 +14,7 @@
 
 #include "core/parallel.h"
 #include "swmetal/checks_internal.h"
+#include "swmetal/count_internal.h"
 #include "swmetal/exec_internal.h"
 
 static struct {
@@ -69,9 +70,11 @@ static void worker_run_job(sw_worker *w, sw_job *job) {
         for (uint64_t k = k0; k < k1; k++) {
             if (k > k0 && atomic_load_explicit(&job->abandoned, memory_order_relaxed)) return;
             uint64_t linear = job->order ? job->order[k] : k;
+            if (job->cnt && sw_cnt_group_begin(w, 0) != 0) return;
             sw_atomics_group_begin(w, k);
             int rc = sw_group_run(w, job, linear);
             sw_atomics_group_end(w, rc == 0);
+            if (rc == 0 && job->cnt) sw_cnt_group_end(w);
             if (rc != 0) return;
         }
     }
@@ -104,6 +107,7 @@ static int worker_setup(sw_worker *w) {
 
 static void worker_teardown(sw_worker *w) {
     free(w->shadow);
+    sw_cnt_worker_free(w);
     free(w->altstack);
     free(w->threads);
     free(w->run);

@@ -205,6 +205,15 @@ const void *sw_rt_simd_exchange(const void *value, size_t size, int line, uint32
  * else; the prelude's code in the lanes does the rest, synchronising through
  * sw_rt_simd_sync. */
 void *sw_rt_mma_log(uint32_t *lane);
+/* The counting variant (count.h, built with SW_COUNT): the calling lane's share of a
+ * simdgroup 8x8x8 multiply-accumulate, 1024 flops / 32 lanes, of element type 0
+ * float, 1 half, 2 bfloat (the product itself runs once for the simdgroup, in float,
+ * and is not counted). */
+void sw_rt_cnt_mma(int type);
+/* The counting variant: +1 entering, -1 leaving code one lane runs for its whole
+ * simdgroup (a simd function's shared result, a matrix product's evaluation), which
+ * counts nothing. */
+void sw_rt_cnt_pause(int delta);
 
 /* The running GPU thread as kernel code can read it without a call.  Per lane, the
  * deferred simdgroup-matrix products ask for their log and lane at every product and

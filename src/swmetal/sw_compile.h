@@ -32,8 +32,9 @@ typedef struct sw_fc_value {
 /* Instrumentation of a compiled variant, a set of bits: every memory access hooked
  * (SW_INSTR_TSAN: uninitialised threadgroup reads, threadgroup races, exact OOB), the
  * numeric checks' (SW_INSTR_NUMERICS: clang's integer/cast sanitizers reporting to
- * numerics.c, the prelude's bfloat hook); full checks have both. */
-enum { SW_INSTR_NONE = 0, SW_INSTR_TSAN = 1, SW_INSTR_NUMERICS = 2, SW_INSTR_FULL = 3 };
+ * numerics.c, the prelude's bfloat hook); full checks have both.  SW_INSTR_COUNT is
+ * the counting variant (count.h: --counters), built alone, never with the others. */
+enum { SW_INSTR_NONE = 0, SW_INSTR_TSAN = 1, SW_INSTR_NUMERICS = 2, SW_INSTR_FULL = 3, SW_INSTR_COUNT = 4 };
 
 typedef struct sw_kernel {
     const sw_kernel_info *info;  /* inside the loaded library; valid while the library lives */

@@ -181,6 +181,53 @@ typedef struct sw_compile_stats {
 void sw_compile_stats_get(sw_compile_stats *out);
 void sw_compile_stats_diff(const sw_compile_stats *later, const sw_compile_stats *earlier, sw_compile_stats *out);
 
+/* ---- exact counters (--counters) ----
+ *
+ * A counting session collects what every dispatch of a device's command buffers
+ * committed while it is set did, exactly (the model: src/swmetal/count.h and
+ * results/README.md): each dispatch runs the kernel's counting variant (built on
+ * first use, like the check variants) instead of its usual one.  Distinct bytes of
+ * a buffer's memory are also kept across the session's dispatches (a union). */
+#define SWMTL_LINE_BYTES 128
+typedef struct swmtl_mem_counts {
+    uint64_t load_bytes, store_bytes;                 /* requested */
+    uint64_t load_distinct_bytes, store_distinct_bytes, distinct_bytes, distinct_lines;
+    uint64_t accesses, lines, min_lines;              /* simdgroup-wide accesses (coalescing) */
+} swmtl_mem_counts;
+#define SWMTL_ATOMIC_KINDS 13
+typedef struct swmtl_buffer_counts {
+    int index;                   /* [[buffer(index)]] */
+    int memory;                  /* the session's number for the buffer's memory (swmtl_counts_memory) */
+    swmtl_mem_counts m;
+} swmtl_buffer_counts;
+typedef struct swmtl_dispatch_counts {
+    char function[128];
+    uint32_t grid[3], threadgroup[3];  /* threads */
+    swmtl_mem_counts device;
+    uint64_t tg_bytes_per_threadgroup, tg_load_bytes, tg_store_bytes;
+    uint64_t flops_float, flops_half, flops_bfloat, int_ops;
+    uint64_t simd_instructions, active_lanes;
+    uint64_t barriers_threadgroup, barriers_simdgroup;
+    uint64_t atomics_device, atomics_threadgroup, atomics_kind[SWMTL_ATOMIC_KINDS];
+    int nbuffers;
+    swmtl_buffer_counts buffers[SW_MAX_BUFFERS];
+} swmtl_dispatch_counts;
+typedef struct swmtl_counts swmtl_counts;
+swmtl_counts *swmtl_counts_new(void);
+void swmtl_counts_free(swmtl_counts *c);
+/* Command buffers of device committed from now on count into c (NULL: stop).
+ * Returns 0, or -1 when device is not a software device. */
+int swmtl_device_set_counts(id device, swmtl_counts *c);
+int swmtl_counts_ndispatches(const swmtl_counts *c);
+const swmtl_dispatch_counts *swmtl_counts_dispatch(const swmtl_counts *c, int i);
+/* The distinct fields of memory m over the whole session (the rest zero). */
+int swmtl_counts_nmemories(const swmtl_counts *c);
+void swmtl_counts_memory(const swmtl_counts *c, int m, swmtl_mem_counts *out);
+/* An error of a counted dispatch (the first), or NULL. */
+const char *swmtl_counts_error(const swmtl_counts *c);
+/* "fetch_add", ... for atomics_kind[k]; NULL for a kind never counted (0). */
+const char *swmtl_atomic_kind_name(int k);
+
 /* ---- offline compile and listing (`gdnbench compile`) ---- */
 
 typedef struct sw_library sw_library;

@@ -1,5 +1,6 @@
 /* test_report_json.c — the JSON report against results/schema-1.json, and the
  * schema validator itself (that it fails, naming the path, on broken records). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -445,6 +446,57 @@ TEST(report_json_compile_phases_validate) {
     cJSON_ReplaceItemInObject((cJSON *)fb, "frontend_s", cJSON_CreateNumber(-0.5));
     CHECK(json_schema_validate(schema, j, err, sizeof err) != 0);
     cJSON_Delete(j);
+    run_record_free(&r);
+    cJSON_Delete(schema);
+}
+
+/* --counters' object (report/counters_json.c) validates against the schema, and so
+ * does its null form; ratios with a zero denominator are null. */
+TEST(report_json_counters_validate) {
+    cJSON *schema = load_schema();
+    if (!schema) return;
+    run_record r;
+    report_test_record(&r, 4, 100.0);
+    rec_counters *c = calloc(1, sizeof *c);
+    CHECK(c != NULL);
+    if (!c) return;
+    c->ndispatches = 1;
+    c->dispatches = calloc(1, sizeof *c->dispatches);
+    rc_dispatch *d = &c->dispatches[0];
+    snprintf(d->stage, sizeof d->stage, "kkt");
+    snprintf(d->function, sizeof d->function, "k");
+    d->device = (rc_mem){.load_bytes = 256, .load_distinct_bytes = 128, .distinct_bytes = 128, .distinct_lines = 1,
+                         .accesses = 2, .lines = 4, .min_lines = 2};
+    d->flops_half = 64;
+    d->simd_instructions = 10;
+    d->active_lanes = 160;
+    d->atomics_kind[5] = 3;
+    d->nbuffers = 1;
+    d->buffers[0] = (rc_buffer){.name = "k", .index = 0, .m = d->device};
+    c->total = *d;
+    r.counters_asked = 1;
+    r.counters = c;
+    cJSON *j = report_record_json(&r);
+    CHECK(j != NULL);
+    char err[512];
+    CHECK_MSG(json_schema_validate(schema, j, err, sizeof err) == 0, "counters do not validate: %s", err);
+    CHECK_NEAR(at(at(j, "counters", "total"), "simd", "lane_utilisation")->valuedouble, 0.5, 0);
+    CHECK_NEAR(at(at(at(j, "counters", "total"), "device", "coalescing"), "efficiency", NULL)->valuedouble, 0.5, 0);
+    CHECK_NEAR(at(at(j, "counters", "total"), "flops", "total")->valuedouble, 64, 0);
+    CHECK_NEAR(at(at(at(j, "counters", "total"), "atomics", "by_kind"), "fetch_add", NULL)->valuedouble, 3, 0);
+    CHECK_NEAR(at(at(j, "counters", "total"), "arithmetic_intensity", NULL)->valuedouble, 0.5, 0);
+    cJSON_Delete(j);
+    /* a backend that cannot count */
+    rec_counters_free(c);
+    r.counters = NULL;
+    snprintf(r.counters_unavailable, sizeof r.counters_unavailable, "the cpu backend cannot count");
+    j = report_record_json(&r);
+    CHECK(j != NULL);
+    CHECK_MSG(json_schema_validate(schema, j, err, sizeof err) == 0, "null counters do not validate: %s", err);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "counters")));
+    CHECK(strcmp(cJSON_GetObjectItem(j, "counters_unavailable")->valuestring, "the cpu backend cannot count") == 0);
+    cJSON_Delete(j);
+    r.counters_asked = 0;
     run_record_free(&r);
     cJSON_Delete(schema);
 }

@@ -96,7 +96,7 @@ inline T sw_simd_fold(const char *slots, uint32_t mask, uint upto, T init, bool 
 
 // The result every lane of a sync shares, computed once: the first lane to read
 // stores it in the bank's memo (sw_abi.h) under `tag`, the others copy it.
-template <class T, class F> inline T sw_simd_memo(const char *slots, const void *tag, F compute) {
+template <class T, class F> inline T sw_simd_memo_body(const char *slots, const void *tag, F compute) {
     static_assert(sizeof(T) <= SW_SIMD_SLOT_BYTES, "simd-group value larger than the memo");
     char *memo = const_cast<char *>(slots) + SW_SIMD_WIDTH * SW_SIMD_SLOT_BYTES;
     const void *have;
@@ -110,6 +110,18 @@ template <class T, class F> inline T sw_simd_memo(const char *slots, const void 
     __builtin_memcpy(memo + SW_SIMD_SLOT_BYTES, &r, sizeof(T));
     __builtin_memcpy(memo, &tag, sizeof tag);
     return r;
+}
+template <class T, class F> inline T sw_simd_memo(const char *slots, const void *tag, F compute) {
+#ifdef SW_COUNT
+    // which lane computes the shared result depends on the order lanes resume in: the
+    // counting variant counts none of it (count.h)
+    sw_rt_cnt_pause(1);
+    T r = sw_simd_memo_body<T>(slots, tag, compute);
+    sw_rt_cnt_pause(-1);
+    return r;
+#else
+    return sw_simd_memo_body<T>(slots, tag, compute);
+#endif
 }
 
 // Bitwise ops of simd_and/or/xor; on floating-point values (Metal's builtins take
@@ -413,6 +425,10 @@ template <class T> inline T *sw_atomic_ptr(const volatile atomic<T> *a) { return
 #if __has_feature(thread_sanitizer)
 #define SW_ATOMIC_DEFER 0
 #endif
+#endif
+#ifdef SW_COUNT
+// The counting variant (count.h) neither: deferred or not would depend on the workers.
+#define SW_ATOMIC_DEFER 0
 #endif
 #ifndef SW_ATOMIC_DEFER
 #define SW_ATOMIC_DEFER 1
@@ -788,6 +804,9 @@ template <class TD, class TA, class TB, class TC>
 __attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
                              const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
                              int line) {
+#ifdef SW_COUNT
+    sw_rt_cnt_mma(std::is_same_v<TA, half> ? 1 : sizeof(TA) == 2 ? 2 : 0);
+#endif
     uint lane;
     sw_mma_log *L = sw_mma_log_here(&lane);
     if (L->count[lane] == SW_MMA_ENTRIES) sw_mma_flush(line); // full: settle it (every operand becomes a value)

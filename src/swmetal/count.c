@@ -1,0 +1,548 @@
+/* count.c — the executor's side of the exact counters (count.h): the hooks the
+ * counting variant calls, the per-simdgroup reduction at the end of each
+ * threadgroup, and the host's counting session (swmetal.h's swmtl_counts).
+ *
+ * Per worker: each GPU thread's block executions (with the list of blocks it
+ * touched, so the reduction costs what was executed, not the kernel's size) and its
+ * log of device accesses in order (site, buffer, offset, width).  At the end of a
+ * threadgroup each simdgroup's lanes are reduced: blocks by max and sum over lanes
+ * (count.h's SIMT model), accesses grouped by (site, k-th execution) into
+ * simdgroup-wide accesses.  Sums go to the job under its lock; distinct bytes are
+ * per-buffer bitmaps of the dispatch (set with atomic ORs: workers share them),
+ * folded into the session's per-memory union when the dispatch ends. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "swmetal/count_internal.h"
+
+typedef struct cnt_access {
+    uint32_t site, k;
+    int32_t buf;
+    uint32_t size;
+    uint64_t off;
+} cnt_access;
+
+typedef struct cnt_log {
+    cnt_access *a;
+    uint32_t n, cap;
+} cnt_log;
+
+typedef struct cnt_buf {
+    const uint8_t *lo, *hi;      /* the buffer's bytes */
+    int index;                   /* [[buffer(index)]] */
+    int memory;                  /* the session's memory */
+    _Atomic uint64_t *ld, *st;   /* bit per byte, this dispatch */
+} cnt_buf;
+
+struct sw_cnt_job {
+    swmtl_counts *sess;
+    sw_cnt_table tbl;
+    int nbuf;
+    cnt_buf buf[SW_MAX_BUFFERS];
+    const uint8_t *lo, *hi;      /* the hull of the buffers */
+    pthread_mutex_t mu;          /* guards out */
+    swmtl_dispatch_counts out;
+    int failed;
+};
+
+struct sw_cnt_worker {
+    uint64_t seq;                /* the job this storage is laid out for */
+    uint32_t nb, cap_threads, nsites;
+    uint32_t *bc, *touched, *ntouched;   /* [thread][block], [thread][k], [thread] */
+    uint32_t *paused;            /* [thread]: inside a simdgroup-collective evaluation (count_pass.c) */
+    cnt_log *logs;               /* [thread] */
+    uint64_t *mx, *sm;           /* [block] reduction scratch */
+    uint32_t *ulist, nu;         /* blocks some lane of the simdgroup touched */
+    uint32_t *sitek;             /* [site] executions so far by the lane being gathered */
+    cnt_access *gather;
+    size_t gather_cap;
+    uint64_t *lines;             /* a simdgroup-wide access's lines (buffer << 48 | line) */
+    size_t lines_cap;
+    swmtl_dispatch_counts acc;   /* this threadgroup's sums */
+    int oom;                     /* an access log could not grow */
+};
+
+struct swmtl_counts {
+    swmtl_dispatch_counts *d;
+    int nd, capd;
+    struct cnt_memory {
+        const void *key;
+        size_t length;
+        uint64_t *ld, *st;
+    } *mem;
+    int nmem, capmem;
+    char *error;
+};
+
+/* ---------------------------------------------------------------- hooks */
+
+/* Outside a counting job's threads (a library's static initialisers run when it is
+ * loaded, on the host's thread) the hooks count nothing. */
+void sw_rt_cnt_block(int32_t b) {
+    sw_worker *w = sw_tls_worker;
+    if (!w || !w->cnt || !w->cur) return;
+    sw_cnt_worker *c = w->cnt;
+    size_t t = w->cur->index;
+    if (c->paused[t]) return;
+    uint32_t *row = c->bc + t * c->nb;
+    if (row[b]++ == 0) c->touched[t * c->nb + c->ntouched[t]++] = (uint32_t)b;
+}
+
+static void set_bits(_Atomic uint64_t *bm, uint64_t off, uint64_t n) {
+    for (uint64_t i = off; i < off + n;) {
+        uint64_t word = i / 64, bit = i % 64, take = 64 - bit < off + n - i ? 64 - bit : off + n - i;
+        uint64_t mask = take == 64 ? ~0ull : ((1ull << take) - 1) << bit;
+        if ((atomic_load_explicit(&bm[word], memory_order_relaxed) & mask) != mask)
+            atomic_fetch_or_explicit(&bm[word], mask, memory_order_relaxed);
+        i += take;
+    }
+}
+
+static void log_access(sw_cnt_worker *c, size_t t, uint32_t site, int buf, uint64_t off, uint64_t size) {
+    cnt_log *l = &c->logs[t];
+    if (l->n == l->cap) {
+        uint32_t nc = l->cap ? 2 * l->cap : 64;
+        cnt_access *a = realloc(l->a, (size_t)nc * sizeof *a);
+        if (!a) {
+            c->oom = 1; /* the dispatch's counts fail (sw_cnt_group_end) */
+            return;
+        }
+        l->a = a;
+        l->cap = nc;
+    }
+    l->a[l->n++] = (cnt_access){site, 0, buf, (uint32_t)(size > UINT32_MAX ? UINT32_MAX : size), off};
+}
+
+static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word) {
+    sw_cnt_worker *c = w->cnt;
+    sw_cnt_job *j = w->job->cnt;
+    uint32_t rw = word & 3, kind = (word >> 2) & 15;
+    if (a >= w->arena && a < w->arena + SW_TG_MEM_LIMIT) {
+        if (rw & SW_CNT_LOAD) c->acc.tg_load_bytes += size;
+        if (rw & SW_CNT_STORE) c->acc.tg_store_bytes += size;
+        if (kind) {
+            c->acc.atomics_threadgroup++;
+            c->acc.atomics_kind[kind]++;
+        }
+        return;
+    }
+    if (a < j->lo || a >= j->hi) return;
+    for (int i = 0; i < j->nbuf; i++) {
+        cnt_buf *b = &j->buf[i];
+        if (a < b->lo || a >= b->hi) continue;
+        uint64_t off = (uint64_t)(a - b->lo), n = off + size > (uint64_t)(b->hi - b->lo) ? (uint64_t)(b->hi - a) : size;
+        swmtl_mem_counts *m = &c->acc.buffers[i].m;
+        if (rw & SW_CNT_LOAD) {
+            m->load_bytes += size;
+            set_bits(b->ld, off, n);
+        }
+        if (rw & SW_CNT_STORE) {
+            m->store_bytes += size;
+            set_bits(b->st, off, n);
+        }
+        if (kind) {
+            c->acc.atomics_device++;
+            c->acc.atomics_kind[kind]++;
+        }
+        log_access(c, w->cur->index, word >> SW_CNT_SITE_SHIFT, i, off, size);
+        return;
+    }
+}
+
+void sw_rt_cnt_mem(void *p, int32_t size, int32_t word) {
+    sw_worker *w = sw_tls_worker;
+    if (!w || !w->cnt || !w->cur) return;
+    account(w, (const uint8_t *)p, (uint64_t)(uint32_t)size, (uint32_t)word);
+}
+
+void sw_rt_cnt_pause(int delta) {
+    sw_worker *w = sw_tls_worker;
+    if (!w || !w->cnt || !w->cur) return;
+    w->cnt->paused[w->cur->index] += (uint32_t)delta;
+}
+
+void sw_rt_cnt_mma(int type) {
+    sw_worker *w = sw_tls_worker;
+    if (!w || !w->cnt || !w->cur) return;
+    uint64_t *f = type == 1 ? &w->cnt->acc.flops_half : type == 2 ? &w->cnt->acc.flops_bfloat : &w->cnt->acc.flops_float;
+    *f += 1024 / SW_SIMD_WIDTH;
+}
+
+void sw_rt_cnt_range(void *p, int64_t size, int32_t word) {
+    sw_worker *w = sw_tls_worker;
+    if (!w || !w->cnt || !w->cur) return;
+    if (size > 0) account(w, (const uint8_t *)p, (uint64_t)size, (uint32_t)word);
+}
+
+/* ------------------------------------------------------ the reduction */
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_access(const void *a, const void *b) {
+    const cnt_access *x = a, *y = b;
+    if (x->site != y->site) return x->site < y->site ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap : 256;
+    while (nc < need) nc *= 2;
+    void *q = realloc(*p, nc * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* One simdgroup-wide access: the lanes' entries a[0..n) of one (site, k). */
+static int one_access(sw_cnt_worker *c, const cnt_access *a, uint32_t n) {
+    size_t nl = 0;
+    uint32_t width = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t first = a[i].off / SWMTL_LINE_BYTES, last = (a[i].off + a[i].size - 1) / SWMTL_LINE_BYTES;
+        if (grow((void **)&c->lines, &c->lines_cap, nl + (size_t)(last - first + 1), sizeof *c->lines)) return -1;
+        for (uint64_t l = first; l <= last; l++) c->lines[nl++] = (uint64_t)a[i].buf << 48 | l;
+        if (a[i].size > width) width = a[i].size;
+    }
+    qsort(c->lines, nl, sizeof *c->lines, cmp_u64);
+    swmtl_mem_counts *m0 = &c->acc.buffers[a[0].buf].m;
+    m0->accesses++;
+    m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
+    for (size_t i = 0; i < nl; i++)
+        if (i == 0 || c->lines[i] != c->lines[i - 1]) c->acc.buffers[c->lines[i] >> 48].m.lines++;
+    return 0;
+}
+
+/* The lanes [l0, l1) of a simdgroup: their accesses grouped by (site, k). */
+static int reduce_accesses(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
+    size_t total = 0;
+    int same = 1;
+    for (uint32_t t = l0; t < l1; t++) {
+        total += c->logs[t].n;
+        if (c->logs[t].n != c->logs[l0].n) same = 0;
+    }
+    if (total == 0) return 0;
+    uint32_t len = c->logs[l0].n;
+    for (uint32_t i = 0; same && i < len; i++)
+        for (uint32_t t = l0 + 1; t < l1 && same; t++) same = c->logs[t].a[i].site == c->logs[l0].a[i].site;
+    if (grow((void **)&c->gather, &c->gather_cap, same ? l1 - l0 : total, sizeof *c->gather)) return -1;
+    int rc = 0;
+    if (same) { /* uniform control flow: the i-th access of every lane is the same one */
+        for (uint32_t i = 0; i < len && rc == 0; i++) {
+            for (uint32_t t = l0; t < l1; t++) c->gather[t - l0] = c->logs[t].a[i];
+            rc = one_access(c, c->gather, l1 - l0);
+        }
+    } else {
+        size_t k = 0;
+        for (uint32_t t = l0; t < l1; t++) {
+            for (uint32_t i = 0; i < c->logs[t].n; i++) {
+                cnt_access e = c->logs[t].a[i];
+                e.k = e.site < c->nsites ? c->sitek[e.site]++ : 0;
+                c->gather[k++] = e;
+            }
+            for (uint32_t i = 0; i < c->logs[t].n; i++)
+                if (c->logs[t].a[i].site < c->nsites) c->sitek[c->logs[t].a[i].site] = 0;
+        }
+        qsort(c->gather, total, sizeof *c->gather, cmp_access);
+        for (size_t i = 0; i < total && rc == 0;) {
+            size_t j = i + 1;
+            while (j < total && c->gather[j].site == c->gather[i].site && c->gather[j].k == c->gather[i].k) j++;
+            rc = one_access(c, c->gather + i, (uint32_t)(j - i));
+            i = j;
+        }
+    }
+    for (uint32_t t = l0; t < l1; t++) c->logs[t].n = 0;
+    return rc;
+}
+
+/* The lanes [l0, l1): blocks by max and sum over the lanes. */
+static void reduce_blocks(sw_cnt_worker *c, const sw_cnt_table *tbl, uint32_t l0, uint32_t l1) {
+    c->nu = 0;
+    for (uint32_t t = l0; t < l1; t++) {
+        uint32_t *row = c->bc + (size_t)t * c->nb, *tl = c->touched + (size_t)t * c->nb;
+        for (uint32_t i = 0; i < c->ntouched[t]; i++) {
+            uint32_t b = tl[i];
+            if (c->sm[b] == 0) c->ulist[c->nu++] = b;
+            if (row[b] > c->mx[b]) c->mx[b] = row[b];
+            c->sm[b] += row[b];
+            row[b] = 0;
+        }
+        c->ntouched[t] = 0;
+    }
+    swmtl_dispatch_counts *a = &c->acc;
+    for (uint32_t i = 0; i < c->nu; i++) {
+        uint32_t b = c->ulist[i];
+        const uint64_t *r = tbl->blocks + (size_t)b * SW_CNT_COLS;
+        uint64_t mx = c->mx[b], sm = c->sm[b];
+        a->flops_float += r[SW_CNT_FLOAT] * sm;
+        a->flops_half += r[SW_CNT_HALF] * sm;
+        a->flops_bfloat += r[SW_CNT_BFLOAT] * sm;
+        a->int_ops += r[SW_CNT_INT] * sm;
+        a->simd_instructions += r[SW_CNT_INSTS] * mx;
+        a->active_lanes += r[SW_CNT_INSTS] * sm;
+        a->barriers_threadgroup += r[SW_CNT_BAR_TG] * mx;
+        a->barriers_simdgroup += r[SW_CNT_BAR_SIMD] * mx;
+        c->mx[b] = c->sm[b] = 0;
+    }
+}
+
+static void add_mem(swmtl_mem_counts *to, const swmtl_mem_counts *m) {
+    to->load_bytes += m->load_bytes;
+    to->store_bytes += m->store_bytes;
+    to->accesses += m->accesses;
+    to->lines += m->lines;
+    to->min_lines += m->min_lines;
+}
+
+void sw_cnt_group_end(sw_worker *w) {
+    sw_cnt_worker *c = w->cnt;
+    sw_cnt_job *j = w->job->cnt;
+    uint32_t n = w->group.actual[0] * w->group.actual[1] * w->group.actual[2];
+    int bad = c->oom;
+    c->oom = 0;
+    for (uint32_t l0 = 0; l0 < n; l0 += SW_SIMD_WIDTH) {
+        uint32_t l1 = l0 + SW_SIMD_WIDTH < n ? l0 + SW_SIMD_WIDTH : n;
+        reduce_blocks(c, &j->tbl, l0, l1);
+        bad |= reduce_accesses(c, l0, l1) != 0;
+    }
+    size_t tg = w->group.declared_end > w->job->tg_static_end ? w->group.declared_end : w->job->tg_static_end;
+    swmtl_dispatch_counts *a = &c->acc, *o = &j->out;
+    pthread_mutex_lock(&j->mu);
+    j->failed |= bad;
+    if (tg > o->tg_bytes_per_threadgroup) o->tg_bytes_per_threadgroup = tg;
+    o->tg_load_bytes += a->tg_load_bytes;
+    o->tg_store_bytes += a->tg_store_bytes;
+    o->flops_float += a->flops_float;
+    o->flops_half += a->flops_half;
+    o->flops_bfloat += a->flops_bfloat;
+    o->int_ops += a->int_ops;
+    o->simd_instructions += a->simd_instructions;
+    o->active_lanes += a->active_lanes;
+    o->barriers_threadgroup += a->barriers_threadgroup;
+    o->barriers_simdgroup += a->barriers_simdgroup;
+    o->atomics_device += a->atomics_device;
+    o->atomics_threadgroup += a->atomics_threadgroup;
+    for (int k = 0; k < SWMTL_ATOMIC_KINDS; k++) o->atomics_kind[k] += a->atomics_kind[k];
+    for (int i = 0; i < j->nbuf; i++) add_mem(&o->buffers[i].m, &a->buffers[i].m);
+    pthread_mutex_unlock(&j->mu);
+    memset(a, 0, sizeof *a);
+}
+
+/* ------------------------------------------------------ job and worker */
+
+static int session_memory(swmtl_counts *s, const void *key, size_t length) {
+    for (int i = 0; i < s->nmem; i++)
+        if (s->mem[i].key == key && s->mem[i].length == length) return i;
+    if (s->nmem == s->capmem) {
+        int nc = s->capmem ? 2 * s->capmem : 16;
+        void *p = realloc(s->mem, (size_t)nc * sizeof *s->mem);
+        if (!p) return -1;
+        s->mem = p;
+        s->capmem = nc;
+    }
+    size_t words = length / 64 + 1;
+    uint64_t *ld = calloc(words, sizeof *ld), *st = calloc(words, sizeof *st);
+    if (!ld || !st) {
+        free(ld);
+        free(st);
+        return -1;
+    }
+    s->mem[s->nmem] = (struct cnt_memory){key, length, ld, st};
+    return s->nmem++;
+}
+
+int sw_cnt_job_begin(sw_job *job, char *why, size_t n) {
+    const sw_dispatch *d = job->d;
+    sw_cnt_job *j = calloc(1, sizeof *j);
+    if (!j) goto oom;
+    j->sess = d->counts;
+    j->tbl = *d->count_table;
+    pthread_mutex_init(&j->mu, NULL);
+    snprintf(j->out.function, sizeof j->out.function, "%s", d->kernel ? d->kernel : "");
+    for (int k = 0; k < 3; k++) {
+        j->out.threadgroup[k] = d->tg_size[k];
+        j->out.grid[k] = job->threads_per_grid[k];
+    }
+    job->cnt = j;
+    for (int i = 0; i < SW_MAX_BUFFERS; i++) {
+        const sw_exec_binding *b = &d->buf[i];
+        if (!b->ptr || b->is_bytes) continue;
+        cnt_buf *cb = &j->buf[j->nbuf];
+        cb->lo = b->data;
+        cb->hi = b->data + b->length;
+        cb->index = i;
+        cb->memory = session_memory(j->sess, b->mem ? (const void *)b->mem : (const void *)b->data, b->length);
+        size_t words = b->length / 64 + 1;
+        cb->ld = calloc(words, sizeof *cb->ld);
+        cb->st = calloc(words, sizeof *cb->st);
+        j->out.buffers[j->nbuf].index = i;
+        j->out.buffers[j->nbuf].memory = cb->memory;
+        j->nbuf++;
+        if (cb->memory < 0 || !cb->ld || !cb->st) goto oom;
+        if (!j->lo || cb->lo < j->lo) j->lo = cb->lo;
+        if (!j->hi || cb->hi > j->hi) j->hi = cb->hi;
+    }
+    j->out.nbuffers = j->nbuf;
+    return 0;
+oom:
+    snprintf(why, n, "out of memory for the counters");
+    sw_cnt_job_end(job, 0);
+    return -1;
+}
+
+static void worker_storage_free(sw_cnt_worker *c) {
+    free(c->bc);
+    free(c->touched);
+    free(c->ntouched);
+    free(c->paused);
+    for (uint32_t t = 0; c->logs && t < c->cap_threads; t++) free(c->logs[t].a);
+    free(c->logs);
+    free(c->mx);
+    free(c->sm);
+    free(c->ulist);
+    free(c->sitek);
+    free(c->gather);
+    free(c->lines);
+}
+
+void sw_cnt_worker_free(sw_worker *w) {
+    if (!w->cnt) return;
+    worker_storage_free(w->cnt);
+    free(w->cnt);
+    w->cnt = NULL;
+}
+
+int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
+    sw_job *job = w->job;
+    sw_cnt_worker *c = w->cnt;
+    if (!w->mma_logs) {
+        /* as sw_rt_mma_log makes them at a worker's first product: made here, the
+         * kernel's first product takes the same path on every worker (count.h) */
+        void *logs =
+            mmap(NULL, SW_MMA_LOGS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (logs != MAP_FAILED) w->mma_logs = logs;
+    }
+    if (c && c->seq == job->seq) return 0;
+    sw_cnt_worker_free(w);
+    c = w->cnt = calloc(1, sizeof *c);
+    if (!c) goto oom;
+    const sw_cnt_table *tbl = &job->cnt->tbl;
+    uint32_t cap = 1;
+    for (int k = 0; k < 3; k++) cap *= job->d->tg_size[k] ? job->d->tg_size[k] : 1;
+    if (cap < n) cap = n;
+    c->seq = job->seq;
+    c->nb = tbl->nblocks ? tbl->nblocks : 1;
+    c->nsites = tbl->nsites;
+    c->cap_threads = cap;
+    c->bc = calloc((size_t)cap * c->nb, sizeof *c->bc);
+    c->touched = malloc((size_t)cap * c->nb * sizeof *c->touched);
+    c->ntouched = calloc(cap, sizeof *c->ntouched);
+    c->paused = calloc(cap, sizeof *c->paused);
+    c->logs = calloc(cap, sizeof *c->logs);
+    c->mx = calloc(c->nb, sizeof *c->mx);
+    c->sm = calloc(c->nb, sizeof *c->sm);
+    c->ulist = malloc(c->nb * sizeof *c->ulist);
+    c->sitek = calloc(c->nsites + 1, sizeof *c->sitek);
+    if (c->bc && c->touched && c->ntouched && c->paused && c->logs && c->mx && c->sm && c->ulist && c->sitek) return 0;
+oom:
+    sw_job_report(job, 1, "kernel '%s': out of memory for the counters of a threadgroup of %u threads",
+                  job->d->kernel, n);
+    return -1;
+}
+
+/* Distinct bytes and lines of the bitmaps ld and st over length bytes. */
+static void distinct(const uint64_t *ld, const uint64_t *st, size_t length, swmtl_mem_counts *m) {
+    size_t words = length / 64 + 1;
+    m->load_distinct_bytes = m->store_distinct_bytes = m->distinct_bytes = m->distinct_lines = 0;
+    for (size_t i = 0; i < words; i++) {
+        m->load_distinct_bytes += (uint64_t)__builtin_popcountll(ld[i]);
+        m->store_distinct_bytes += (uint64_t)__builtin_popcountll(st[i]);
+        m->distinct_bytes += (uint64_t)__builtin_popcountll(ld[i] | st[i]);
+    }
+    for (size_t l = 0; l * 2 < words; l++) { /* a line is two words */
+        uint64_t x = ld[2 * l] | st[2 * l];
+        if (2 * l + 1 < words) x |= ld[2 * l + 1] | st[2 * l + 1];
+        m->distinct_lines += x != 0;
+    }
+}
+
+void sw_cnt_job_end(sw_job *job, int ok) {
+    sw_cnt_job *j = job->cnt;
+    if (!j) return;
+    swmtl_counts *s = j->sess;
+    ok = ok && !j->failed;
+    for (int i = 0; i < j->nbuf; i++) {
+        cnt_buf *b = &j->buf[i];
+        if (ok) {
+            size_t len = (size_t)(b->hi - b->lo), words = len / 64 + 1;
+            distinct((const uint64_t *)b->ld, (const uint64_t *)b->st, len, &j->out.buffers[i].m);
+            struct cnt_memory *m = &s->mem[b->memory];
+            for (size_t k = 0; k < words; k++) {
+                m->ld[k] |= atomic_load_explicit(&b->ld[k], memory_order_relaxed);
+                m->st[k] |= atomic_load_explicit(&b->st[k], memory_order_relaxed);
+            }
+            const swmtl_mem_counts *bm = &j->out.buffers[i].m;
+            add_mem(&j->out.device, bm);
+            j->out.device.load_distinct_bytes += bm->load_distinct_bytes;
+            j->out.device.store_distinct_bytes += bm->store_distinct_bytes;
+            j->out.device.distinct_bytes += bm->distinct_bytes;
+            j->out.device.distinct_lines += bm->distinct_lines;
+        }
+        free((void *)b->ld);
+        free((void *)b->st);
+    }
+    if (ok && s->nd == s->capd) {
+        int nc = s->capd ? 2 * s->capd : 8;
+        void *p = realloc(s->d, (size_t)nc * sizeof *s->d);
+        if (p) {
+            s->d = p;
+            s->capd = nc;
+        }
+    }
+    if (ok && s->nd < s->capd) s->d[s->nd++] = j->out;
+    else if (!s->error) s->error = strdup(j->failed ? "out of memory for the counters" : "a counted dispatch failed");
+    pthread_mutex_destroy(&j->mu);
+    free(j);
+    job->cnt = NULL;
+}
+
+/* ------------------------------------------------------ the session */
+
+swmtl_counts *swmtl_counts_new(void) { return calloc(1, sizeof(swmtl_counts)); }
+
+void swmtl_counts_free(swmtl_counts *c) {
+    if (!c) return;
+    for (int i = 0; i < c->nmem; i++) {
+        free(c->mem[i].ld);
+        free(c->mem[i].st);
+    }
+    free(c->mem);
+    free(c->d);
+    free(c->error);
+    free(c);
+}
+
+int swmtl_counts_ndispatches(const swmtl_counts *c) { return c->nd; }
+const swmtl_dispatch_counts *swmtl_counts_dispatch(const swmtl_counts *c, int i) {
+    return i >= 0 && i < c->nd ? &c->d[i] : NULL;
+}
+int swmtl_counts_nmemories(const swmtl_counts *c) { return c->nmem; }
+void swmtl_counts_memory(const swmtl_counts *c, int m, swmtl_mem_counts *out) {
+    memset(out, 0, sizeof *out);
+    if (m >= 0 && m < c->nmem) distinct(c->mem[m].ld, c->mem[m].st, c->mem[m].length, out);
+}
+const char *swmtl_counts_error(const swmtl_counts *c) { return c->error; }
+
+const char *swmtl_atomic_kind_name(int k) {
+    static const char *const names[SWMTL_ATOMIC_KINDS] = {
+        NULL, "load", "store", "exchange", "compare_exchange", "fetch_add", "fetch_sub",
+        "fetch_and", "fetch_or", "fetch_xor", "fetch_min", "fetch_max", "other"};
+    return k > 0 && k < SWMTL_ATOMIC_KINDS ? names[k] : NULL;
+}

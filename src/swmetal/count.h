@@ -1,0 +1,67 @@
+/* count.h — the software device's exact counters (--counters): what the counting
+ * variant's IR pass (count_pass.c) puts into a kernel and what the executor's side
+ * (count.c) does with it.  Not for the host: swmetal.h has the host's view
+ * (swmtl_counts).
+ *
+ * The model, in one place (results/README.md documents it for users):
+ *   - per basic block of the optimised IR, static numbers (flops by type, integer
+ *     operations, instructions, barriers: SW_CNT_* columns) times how often each
+ *     thread executed the block;
+ *   - SIMT: a simdgroup executes a block as many times as its busiest lane did (the
+ *     lanes that did not take it are masked off); its instructions count once a
+ *     simdgroup execution (simd.instructions), its active lanes add up over the
+ *     lanes (simd.active_lanes); flops and integer operations are those of the
+ *     active lanes (what the lanes computed); barriers count once a simdgroup
+ *     execution;
+ *   - memory, per access of a thread: a load or store that lands in a bound buffer
+ *     (setBytes data excluded: it travels with the command) is device memory,
+ *     attributed to its [[buffer(n)]]; one in the threadgroup arena is threadgroup
+ *     memory; anything else (the thread's stack, the runtime's tables) is not
+ *     counted.  Distinct bytes are bitmaps over each buffer; lines are 128-byte
+ *     lines from each buffer's first byte (Metal buffers are page aligned);
+ *   - coalescing: the k-th execution of a static access site by each lane of a
+ *     simdgroup is one simdgroup-wide access; its lines are the distinct lines the
+ *     lanes touch, its fewest possible ceil(active lanes x width / 128).
+ * Every count is a sum over threads or simdgroups of numbers that depend only on
+ * what each thread executed, so it is the same for every schedule and worker count. */
+#ifndef GDN_SW_COUNT_H
+#define GDN_SW_COUNT_H
+
+#include <stdint.h>
+
+#include "swmetal/ir_pass.h"
+
+/* The columns of a block's row in sw_cnt_blocks. */
+enum {
+    SW_CNT_FLOAT = 0, SW_CNT_HALF, SW_CNT_BFLOAT, /* flops of the lanes that execute it */
+    SW_CNT_INT,                                   /* integer operations */
+    SW_CNT_INSTS,                                 /* instructions */
+    SW_CNT_BAR_TG, SW_CNT_BAR_SIMD,               /* barrier calls */
+    SW_CNT_COLS
+};
+
+/* A memory hook's word: site << SW_CNT_SITE_SHIFT | atomic kind << 2 | SW_CNT_LOAD/STORE bits. */
+enum { SW_CNT_LOAD = 1, SW_CNT_STORE = 2 };
+#define SW_CNT_SITE_SHIFT 6
+enum {
+    SW_CNT_AT_NONE = 0, SW_CNT_AT_LOAD, SW_CNT_AT_STORE, SW_CNT_AT_EXCHANGE, SW_CNT_AT_CMPXCHG, SW_CNT_AT_ADD,
+    SW_CNT_AT_SUB, SW_CNT_AT_AND, SW_CNT_AT_OR, SW_CNT_AT_XOR, SW_CNT_AT_MIN, SW_CNT_AT_MAX, SW_CNT_AT_OTHER,
+    SW_CNT_AT_KINDS
+};
+
+/* The pass (ir_pass.c's table). */
+extern const sw_ir_pass sw_count_pass;
+
+/* What a counting variant's library holds (dlsym'd when it is loaded). */
+typedef struct sw_cnt_table {
+    const uint64_t *blocks;      /* [nblocks][SW_CNT_COLS] */
+    uint32_t nblocks, nsites;
+} sw_cnt_table;
+
+/* The hooks the pass calls (exported by the executable, as sw_rt_* are). */
+void sw_rt_cnt_block(int32_t block);
+void sw_rt_cnt_mem(void *p, int32_t size, int32_t word);
+void sw_rt_cnt_range(void *p, int64_t size, int32_t word);
+
+
+#endif

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# test_counters.sh — --counters (issue 31 part 1): the software device's exact
+# counters against numbers known in advance.
+#   - micro.copy: requested and distinct bytes, 128-byte lines and coalescing equal
+#     the analytic numbers (float4 and float);
+#   - micro.alu: flops equal the op's analytic count, plus the kernel's final sum of
+#     its chains (FMA chains: 8 adds a thread; MMA: 8 a thread), in the right type;
+#   - every op whose kernel reads each input element at least once: distinct device
+#     bytes equal the op's minimum-bytes model (throughput.bytes), requested >= it;
+#   - micro.copy's kernels changed to read src twice (--shader): requested load bytes
+#     grow by src's size exactly, distinct bytes do not;
+#   - a strided copy's coalescing, a divergent branch's and a half simdgroup's lane
+#     utilisation (gdnbench kernel);
+#   - the same counts under every --sw-schedule, under --sw-checks full and with one
+#     worker thread; the same --dump with and without --counters;
+#   - where the backend cannot count: "counters": null and counters_unavailable.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+if ! "$GDNBENCH" info 2>/dev/null | grep -q '^  sw .*available:'; then
+    skip_all "counters: the software device is not available here ($("$GDNBENCH" info 2>&1 | grep '^  sw'))"
+fi
+need_testdata
+Q() { "$TESTDATA" json "$@" 2>&1; }
+K=$here/kernels
+run_sw() { # name args...: a counted run's JSON in $TMPD/name.json
+    local name=$1
+    shift
+    "$GDNBENCH" "$@" --backend sw --iters 1 --warmup 0 --quiet --counters --json "$TMPD/$name.json" >"$TMPD/$name.out" 2>&1
+}
+same() { # description got want
+    if [ "$2" = "$3" ]; then pass "$1 ($2)"; else fail "$1: got $2, want $3"; fi
+}
+
+# ---- micro.copy: 1 MiB each way
+MB=1048576
+run_sw copy4 micro.copy --MB 1 --vec 4 || fail "counters: micro.copy --vec 4 ran: $(tail -2 "$TMPD/copy4.out")"
+same "counters: copy float4: requested and distinct bytes" \
+    "$(Q "$TMPD/copy4.json" .counters.total.device.load_bytes .counters.total.device.store_bytes \
+        .counters.total.device.load_distinct_bytes .counters.total.device.store_distinct_bytes | tr '\n' ' ')" \
+    "$MB $MB $MB $MB "
+same "counters: ... lines: 2 x 1 MiB / 128" "$(Q "$TMPD/copy4.json" .counters.total.device.distinct_lines)" 16384
+# float4: a simdgroup moves 32 x 16 bytes = 4 lines per access, 65536 threads = 2048 simdgroups
+same "counters: ... src coalescing: 2048 accesses of 4 lines, all needed" \
+    "$(Q "$TMPD/copy4.json" '.counters.total.buffers[0].name' '.counters.total.buffers[0].coalescing' | tr '\n' ' ')" \
+    'src {"accesses":2048,"lines":8192,"min_lines":8192,"efficiency":1} '
+run_sw copy1 micro.copy --MB 1 --vec 1 || fail "counters: micro.copy --vec 1 ran"
+same "counters: copy float: 8192 accesses per buffer of 1 line each" \
+    "$(Q "$TMPD/copy1.json" .counters.total.device.coalescing | tr '\n' ' ')" \
+    '{"accesses":16384,"lines":16384,"min_lines":16384,"efficiency":1} '
+same "counters: ... one dispatch, its stage and function" \
+    "$(Q "$TMPD/copy1.json" '.counters.dispatches#' '.counters.dispatches[0].stage' '.counters.dispatches[0].function' | tr '\n' ' ')" \
+    "1 copy micro_copy_f32 "
+
+# ---- micro.alu: 2 groups of 256 threads, 10 steps
+for t in "0 float" "1 half" "2 bfloat"; do
+    set -- $t
+    run_sw "alu$1" micro.alu --groups 2 --steps 10 --type "$1" || fail "counters: micro.alu --type $1 ran"
+    # in $2: 512 threads x 8 chains x 10 steps x 2; the final sums in float: 512 x 8
+    if [ "$2" = float ]; then want="86016 86016 81920 "; else want="81920 86016 81920 "; fi
+    same "counters: alu $2: FMA chains 2 flops a step in $2 (+ the float sums)" \
+        "$(Q "$TMPD/alu$1.json" .counters.total.flops.$2 .counters.total.flops.total .throughput.flops | tr '\n' ' ')" \
+        "$want"
+    run_sw "mma$1" micro.alu --groups 2 --steps 10 --mma 1 --type "$1" || fail "counters: micro.alu --mma 1 --type $1 ran"
+    # 16 simdgroups x 4 chains x 10 steps x 1024 in the matrices' type; 512 threads x 8 float adds
+    if [ "$2" = float ]; then want="659456 659456 655360 "; else want="655360 659456 655360 "; fi
+    same "counters: alu $2 MMA: 1024 flops a product in $2 (+ the float sums)" \
+        "$(Q "$TMPD/mma$1.json" .counters.total.flops.$2 .counters.total.flops.total .throughput.flops | tr '\n' ' ')" \
+        "$want"
+    same "counters: ... every lane active (the product's evaluation by one lane is not counted)" \
+        "$(Q "$TMPD/mma$1.json" .counters.total.simd.lane_utilisation)" 1
+done
+
+# ---- every op that reads each input element: distinct bytes = the op's model
+ops=(
+    "cumsum --T 128 --H 2"
+    "kkt --T 128 --Hg 2 --H 4 --K 64"
+    "solve_tril --T 128 --Hg 2 --H 4 --K 64"
+    "wy --T 128 --Hg 2 --H 4 --K 64 --V 64"
+    "chunk_h --T 128 --Hg 2 --H 4 --K 64 --V 64"
+    "chunk_o --T 128 --Hg 2 --H 4 --K 64 --V 64"
+    "recurrent --T 16 --Hg 2 --H 4 --K 64 --V 64"
+    "decode --Hg 2 --H 4 --K 64 --V 64"
+    "prep_step --Hk 2 --Hv 4 --Dk 64 --Dv 64"
+    "decode_seq --Hk 2 --Hv 4 --Dk 64 --Dv 64 --N 2"
+    "decode_seq_steps --Hk 2 --Hv 4 --Dk 64 --Dv 64 --N 2"
+    "attn_fwd --qL 64 --kL 64 --D 64 --Hq 2 --Hkv 1"
+    "attn_bwd --qL 64 --kL 64 --D 64 --Hq 2 --Hkv 1"
+    "micro.copy --MB 1"
+    "micro.reduce"
+    "micro.decode_ctx --ctx 64"
+)
+for o in "${ops[@]}"; do
+    read -r -a a <<< "$o"
+    n=${a[0]}
+    if ! run_sw "op_$n" "${a[@]}" --check none; then fail "counters: $n ran: $(tail -2 "$TMPD/op_$n.out")"; continue; fi
+    read -r bytes distinct ld st <<< "$(Q "$TMPD/op_$n.json" .throughput.bytes .counters.total.device.distinct_bytes \
+        .counters.total.device.load_bytes .counters.total.device.store_bytes | tr '\n' ' ')"
+    if [ "$distinct" = "$bytes" ] && [ $((ld + st)) -ge "$bytes" ]; then
+        pass "counters: $n: distinct bytes = the op's model ($bytes), requested $((ld + st)) >= it"
+    else fail "counters: $n: distinct $distinct, requested $ld + $st, the op's model $bytes"; fi
+done
+
+# ---- an input read twice
+run_sw twice micro.copy --MB 1 --shader "$K/counters_copy_twice.metal" || fail "counters: the read-twice copy ran: $(tail -2 "$TMPD/twice.out")"
+same "counters: src read twice: requested load bytes + 1 MiB, distinct unchanged" \
+    "$(Q "$TMPD/twice.json" .counters.total.device.load_bytes .counters.total.device.distinct_bytes | tr '\n' ' ')" \
+    "$((2 * MB)) $((2 * MB)) "
+same "counters: ... and the check still passes" "$(Q "$TMPD/twice.json" .status)" pass
+
+# ---- gdnbench kernel: coalescing and lane utilisation
+P=$K/counters_patterns.metal
+kcount() { # name function grid tg buffers...
+    local name=$1 fn=$2 grid=$3 tg=$4
+    shift 4
+    "$GDNBENCH" kernel "$P" --function "$fn" --grid "$grid" --threadgroup "$tg" "$@" --iters 1 --warmup 0 --quiet \
+        --counters --json "$TMPD/$name.json" >"$TMPD/$name.out" 2>&1 || fail "counters: kernel $fn ran: $(tail -2 "$TMPD/$name.out")"
+}
+kcount strided strided_copy 256 64 --buffer src=float32[8192]:arange=0,1 --buffer dst=float32[256]:zeros
+same "counters: strided copy: src 8 accesses of 32 lines where 1 would do, dst coalesced" \
+    "$(Q "$TMPD/strided.json" '.counters.total.buffers[].coalescing' | tr '\n' ' ')" \
+    '{"accesses":8,"lines":256,"min_lines":8,"efficiency":0.03125} {"accesses":8,"lines":8,"min_lines":8,"efficiency":1} '
+kcount half half_busy 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
+kcount uni uniform_work 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
+u_half=$(Q "$TMPD/half.json" .counters.total.simd.lane_utilisation)
+if awk -v u="$u_half" 'BEGIN { exit !(u > 0.5 && u < 0.51) }'; then
+    pass "counters: half the lanes in a long loop: lane utilisation just above 1/2 ($u_half)"
+else fail "counters: half the lanes in a long loop: lane utilisation $u_half, want just above 0.5"; fi
+same "counters: ... every lane in it: 1" "$(Q "$TMPD/uni.json" .counters.total.simd.lane_utilisation)" 1
+kcount u16 uniform_work 16 16 --buffer x=float32[16]:arange=0,1 --buffer y=float32[16]:zeros
+same "counters: a threadgroup of 16 threads fills half a simdgroup: 0.5" \
+    "$(Q "$TMPD/u16.json" .counters.total.simd.lane_utilisation)" 0.5
+kcount fma fma_chain 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
+same "counters: fma() is 2 flops: 64 threads x 100 x 2" "$(Q "$TMPD/fma.json" .counters.total.flops.float)" 12800
+
+# ---- the same counts whatever the schedule, the checks and the workers
+for o in "kkt --T 128 --Hg 2 --H 4 --K 64" "chunk_o --T 128 --Hg 2 --H 4 --K 64 --V 64" \
+    "attn_fwd --qL 64 --kL 64 --D 64 --Hq 2 --Hkv 1" "micro.reduce --mode 2"; do
+    read -r -a a <<< "$o"
+    n=${a[0]}
+    run_sw "s0_$n" "${a[@]}" --check none || fail "counters: $n ran"
+    Q "$TMPD/s0_$n.json" .counters >"$TMPD/c0_$n"
+    for v in "--sw-schedule reverse" "--sw-schedule random:7" "--sw-checks full" "threads=1"; do
+        if [ "$v" = threads=1 ]; then GDNBENCH_THREADS=1 run_sw "s1_$n" "${a[@]}" --check none
+        else read -r -a extra <<< "$v"; run_sw "s1_$n" "${a[@]}" --check none "${extra[@]}"; fi
+        Q "$TMPD/s1_$n.json" .counters >"$TMPD/c1_$n"
+        if [ -s "$TMPD/c0_$n" ] && cmp -s "$TMPD/c0_$n" "$TMPD/c1_$n"; then pass "counters: $n: the same counts with $v"
+        else fail "counters: $n: the counts differ with $v: $(diff "$TMPD/c0_$n" "$TMPD/c1_$n" | head -c 300)"; fi
+    done
+done
+"$GDNBENCH" kkt --backend sw --T 128 --Hg 2 --H 4 --K 64 --iters 1 --warmup 0 --quiet --dump "$TMPD/d0" >/dev/null 2>&1
+"$GDNBENCH" kkt --backend sw --T 128 --Hg 2 --H 4 --K 64 --iters 1 --warmup 0 --quiet --dump "$TMPD/d1" --counters >/dev/null 2>&1
+if [ -n "$(ls "$TMPD/d0" 2>/dev/null)" ] && diff -r "$TMPD/d0" "$TMPD/d1" >/dev/null; then
+    pass "counters: kkt's --dump the same with --counters (the counted run computes what the others do)"
+else fail "counters: kkt's --dump differs with --counters"; fi
+
+# ---- a backend that cannot count
+"$GDNBENCH" micro.copy --backend cpu --MB 1 --iters 1 --warmup 0 --quiet --counters --json "$TMPD/cpu.json" >/dev/null 2>&1
+same "counters: cpu backend: counters null, and why" \
+    "$(Q "$TMPD/cpu.json" .counters .counters_unavailable | tr '\n' '|')" \
+    "null|the cpu backend cannot count: exact counters come from the software device (--backend sw)|"
+"$GDNBENCH" micro.copy --backend sw --MB 1 --iters 1 --warmup 0 --quiet --json "$TMPD/none.json" >/dev/null 2>&1
+if Q "$TMPD/none.json" .counters >/dev/null 2>&1; then fail "counters: without --counters the key is absent"
+else pass "counters: without --counters the key is absent"; fi
+finish
