@@ -107,6 +107,17 @@ same "counters: src read twice: requested load bytes + 1 MiB, distinct unchanged
     "$(Q "$TMPD/twice.json" .counters.total.device.load_bytes .counters.total.device.distinct_bytes | tr '\n' ' ')" \
     "$((2 * MB)) $((2 * MB)) "
 same "counters: ... and the check still passes" "$(Q "$TMPD/twice.json" .status)" pass
+# compare gates on these real counts (issue 31 part 4): the same op and shape with
+# the plain kernel is the baseline; the read-twice kernel is a counter regression
+# (--counters-only: the software device's timing is not judged); the plain kernel
+# against itself is not (the control)
+run_sw plain micro.copy --MB 1 || fail "counters: the plain copy ran: $(tail -2 "$TMPD/plain.out")"
+expect_exit 1 "counters: compare --counters-only: the read-twice kernel is a regression, exit 1" \
+    "$GDNBENCH" compare "$TMPD/plain.json" "$TMPD/twice.json" --counters-only
+expect_match "counters: ... requested device bytes named with both values" "$OUT" \
+    "regression: requested device bytes $((2 * MB)) -> $((3 * MB)) \(\+50\.0%\)"
+expect_exit 0 "counters: compare --counters-only: the plain kernel against itself, exit 0" \
+    "$GDNBENCH" compare "$TMPD/plain.json" "$TMPD/plain.json" --counters-only
 
 # ---- gdnbench kernel: coalescing and lane utilisation
 P=$K/counters_patterns.metal
