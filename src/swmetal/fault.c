@@ -158,6 +158,9 @@ uintptr_t sw_fault_context_sp(void *ucv) {
 #endif
 }
 
+/* It reads the raw words of a stack it does not own (the frame of a hook the signal
+ * interrupted), redzones of a sanitized build included: not itself instrumented. */
+__attribute__((no_sanitize("address")))
 const void *sw_fault_kernel_pc(const sw_worker *w, const void *pc, uintptr_t sp) {
     const sw_job *job = w->job;
     if (!job || !job->kcode_hi || ((uintptr_t)pc >= job->kcode_lo && (uintptr_t)pc < job->kcode_hi)) return pc;
