@@ -163,21 +163,22 @@ FRONT_SRC   := $(sort $(wildcard src/msl/*.[ch] src/swmetal/*.[ch]))
 FRONT_STAMP := $(BUILD)/gen/front-id-stamp
 $(BUILD)/obj/swmetal/front_cache.o: CPPFLAGS += -DSW_FRONT_ID='"$(shell cat $(FRONT_STAMP) 2>/dev/null)"'
 $(BUILD)/obj/swmetal/front_cache.o: $(FRONT_STAMP)
-$(FRONT_STAMP): FORCE
-	@mkdir -p $(dir $@)
-	@cat $(FRONT_SRC) | { command -v sha256sum >/dev/null && sha256sum || shasum -a 256; } | cut -c1-32 >$@.new
-	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+$(FRONT_STAMP): STAMP_SRC := $(FRONT_SRC)
 
-# Likewise the IR passes (src/swmetal/ir_pass.h): what they insert is part of every
-# instrumented variant's cache key through a hash of their sources, so an edited pass
-# never meets an object an older one made, whether or not its version was bumped.
-IR_SRC   := $(sort $(wildcard src/swmetal/llir.[ch] src/swmetal/ir_*.[ch]))
+# Likewise the IR passes (src/swmetal/ir_pass.h, each pass's file): what they insert
+# is part of every instrumented variant's cache key through a hash of their sources,
+# so an edited pass never meets an object an older one made, whether or not its
+# version was bumped.  A new pass's file goes into this list.
+IR_SRC   := $(sort $(wildcard src/swmetal/llir.[ch] src/swmetal/ir_*.[ch]) src/swmetal/count_pass.c)
 IR_STAMP := $(BUILD)/gen/ir-id-stamp
 $(BUILD)/obj/swmetal/ir_pass.o: CPPFLAGS += -DSW_IR_ID='"$(shell cat $(IR_STAMP) 2>/dev/null)"'
 $(BUILD)/obj/swmetal/ir_pass.o: $(IR_STAMP)
-$(IR_STAMP): FORCE
+$(IR_STAMP): STAMP_SRC := $(IR_SRC)
+
+# A stamp holds a hash of its sources, rewritten only when they change.
+$(FRONT_STAMP) $(IR_STAMP): FORCE
 	@mkdir -p $(dir $@)
-	@cat $(IR_SRC) | { command -v sha256sum >/dev/null && sha256sum || shasum -a 256; } | cut -c1-32 >$@.new
+	@cat $(STAMP_SRC) | { command -v sha256sum >/dev/null && sha256sum || shasum -a 256; } | cut -c1-32 >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 ifneq ($(OBJC_STAGE),)

@@ -33,4 +33,17 @@ for c in "${cases[@]}"; do
         pass "IR stage: ... with the same outputs, bit for bit"
     else fail "IR stage: ... with the same outputs, bit for bit: $(head -3 "$TMPD/diff")"; fi
 done
+
+# Every pass's file is in the Makefile's IR_SRC, whose hash is in every instrumented
+# variant's cache key: an edited pass must never meet an object an older one made.
+root=${GDNBENCH_ROOT:-$here/../..}
+ir_src=$(grep '^IR_SRC' "$root/Makefile")
+for f in $(grep -l '^const sw_ir_pass ' "$root"/src/swmetal/*.c); do
+    b=$(basename "$f")
+    case "$b" in
+    ir_*.c) pass "IR stage: $b is hashed into the cache key (ir_*.c)" ;;
+    *) if printf '%s' "$ir_src" | grep -q "src/swmetal/$b"; then pass "IR stage: $b is hashed into the cache key"
+       else fail "IR stage: $b defines a pass but the Makefile's IR_SRC leaves it out of the cache key"; fi ;;
+    esac
+done
 finish
