@@ -9,14 +9,13 @@
 
 #include "swmetal/count.h"
 #include "swmetal/ir_pass.h"
+#include "swmetal/numerics.h"
 #include "swmetal/sw_compile.h"
 
 typedef struct pass_entry {
     const sw_ir_pass *pass;
     int instr;            /* SW_INSTR_* bits it needs, all of them */
 } pass_entry;
-
-extern const sw_ir_pass sw_ir_numerics_pass;
 
 static const pass_entry passes[] = {
     {&sw_ir_numerics_pass, SW_INSTR_NUMERICS},

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "swmetal/ir_pass.h"
+
 /* What the prelude's numeric hooks report (sw_rt_num_check's kind; metal_stdlib.h
  * passes the same numbers). */
 enum {
@@ -78,5 +80,9 @@ void sw_rt_num_fp(int code, int live, double a, double b, double c, double r);
 
 /* The value of a binary16 (bfloat 0) or bfloat16 (bfloat 1) bit pattern. */
 double sw_num_fp16_value(uint16_t bits, int bfloat);
+
+/* The IR pass that checks floating-point results (ir_numerics.c), registered in
+ * ir_pass.c for SW_INSTR_NUMERICS. */
+extern const sw_ir_pass sw_ir_numerics_pass;
 
 #endif
