@@ -51,7 +51,9 @@ struct sw_cnt_job {
 struct sw_cnt_worker {
     uint64_t seq;                /* the job this storage is laid out for */
     uint32_t nb, cap_threads, nsites;
-    uint32_t *bc, *touched, *ntouched;   /* [thread][block], [thread][k], [thread] */
+    size_t stride;               /* a row's words: 2 nb + 2 */
+    uint32_t *rows;              /* [thread]: the row count_pass.c's blocks count into */
+    uint32_t *scratch;           /* the row of a paused thread or of none: counted, never read */
     uint32_t *paused;            /* [thread]: inside a simdgroup-collective evaluation (count_pass.c) */
     cnt_log *logs;               /* [thread] */
     uint64_t *mx, *sm;           /* [block] reduction scratch */
@@ -79,16 +81,26 @@ struct swmtl_counts {
 
 /* ---------------------------------------------------------------- hooks */
 
-/* Outside a counting job's threads (a library's static initialisers run when it is
- * loaded, on the host's thread) the hooks count nothing. */
-void sw_rt_cnt_block(int32_t b) {
+/* A row (count_pass.c's count_block): [nb counts][list length][nb + 1 block ids]. */
+#define ROW_LIST(c, row) ((row) + (c)->nb)
+
+/* Where a counting function's blocks find the running thread's row: the worker's
+ * cnt_row, which sw_cnt_follow keeps pointing at it.  Outside a counting job's
+ * threads (a library's static initialisers run when it is loaded, on the host's
+ * thread) the library's own fallback: nothing is counted. */
+void *sw_rt_cnt_slot(void *fallback) {
     sw_worker *w = sw_tls_worker;
-    if (!w || !w->cnt || !w->cur) return;
+    if (!w || !w->cnt || !w->job || !w->job->cnt || w->cnt->seq != w->job->seq) return fallback;
+    return (void *)&w->cnt_row;
+}
+
+void sw_cnt_follow(sw_worker *w) {
     sw_cnt_worker *c = w->cnt;
-    size_t t = w->cur->index;
-    if (c->paused[t]) return;
-    uint32_t *row = c->bc + t * c->nb;
-    if (row[b]++ == 0) c->touched[t * c->nb + c->ntouched[t]++] = (uint32_t)b;
+    sw_gpu_thread *t = w->cur;
+    if (t && w->job && w->job->cnt && c->seq == w->job->seq && t->index < c->cap_threads && !c->paused[t->index])
+        w->cnt_row = c->rows + t->index * c->stride;
+    else
+        w->cnt_row = c->scratch;
 }
 
 static void set_bits(_Atomic uint64_t *bm, uint64_t off, uint64_t n) {
@@ -162,6 +174,7 @@ void sw_rt_cnt_pause(int delta) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;
     w->cnt->paused[w->cur->index] += (uint32_t)delta;
+    sw_cnt_follow(w);
 }
 
 void sw_rt_cnt_mma(int type) {
@@ -266,15 +279,15 @@ static int reduce_accesses(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
 static void reduce_blocks(sw_cnt_worker *c, const sw_cnt_table *tbl, uint32_t l0, uint32_t l1) {
     c->nu = 0;
     for (uint32_t t = l0; t < l1; t++) {
-        uint32_t *row = c->bc + (size_t)t * c->nb, *tl = c->touched + (size_t)t * c->nb;
-        for (uint32_t i = 0; i < c->ntouched[t]; i++) {
-            uint32_t b = tl[i];
+        uint32_t *row = c->rows + t * c->stride, *list = ROW_LIST(c, row);
+        for (uint32_t i = 0; i < list[0]; i++) {
+            uint32_t b = list[1 + i];
             if (c->sm[b] == 0) c->ulist[c->nu++] = b;
             if (row[b] > c->mx[b]) c->mx[b] = row[b];
             c->sm[b] += row[b];
             row[b] = 0;
         }
-        c->ntouched[t] = 0;
+        list[0] = 0;
     }
     swmtl_dispatch_counts *a = &c->acc;
     for (uint32_t i = 0; i < c->nu; i++) {
@@ -398,9 +411,8 @@ oom:
 }
 
 static void worker_storage_free(sw_cnt_worker *c) {
-    free(c->bc);
-    free(c->touched);
-    free(c->ntouched);
+    free(c->rows);
+    free(c->scratch);
     free(c->paused);
     for (uint32_t t = 0; c->logs && t < c->cap_threads; t++) free(c->logs[t].a);
     free(c->logs);
@@ -429,8 +441,12 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
             mmap(NULL, SW_MMA_LOGS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (logs != MAP_FAILED) w->mma_logs = logs;
     }
-    if (c && c->seq == job->seq) return 0;
+    if (c && c->seq == job->seq) {
+        memset(c->scratch, 0, c->stride * sizeof *c->scratch); /* its list stays within its row */
+        return 0;
+    }
     sw_cnt_worker_free(w);
+    w->cnt_row = NULL;
     c = w->cnt = calloc(1, sizeof *c);
     if (!c) goto oom;
     const sw_cnt_table *tbl = &job->cnt->tbl;
@@ -441,16 +457,17 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     c->nb = tbl->nblocks ? tbl->nblocks : 1;
     c->nsites = tbl->nsites;
     c->cap_threads = cap;
-    c->bc = calloc((size_t)cap * c->nb, sizeof *c->bc);
-    c->touched = malloc((size_t)cap * c->nb * sizeof *c->touched);
-    c->ntouched = calloc(cap, sizeof *c->ntouched);
+    c->stride = 2 * (size_t)c->nb + 2;
+    c->rows = calloc((size_t)cap * c->stride, sizeof *c->rows);
+    c->scratch = calloc(c->stride, sizeof *c->scratch);
     c->paused = calloc(cap, sizeof *c->paused);
     c->logs = calloc(cap, sizeof *c->logs);
     c->mx = calloc(c->nb, sizeof *c->mx);
     c->sm = calloc(c->nb, sizeof *c->sm);
     c->ulist = malloc(c->nb * sizeof *c->ulist);
     c->sitek = calloc(c->nsites + 1, sizeof *c->sitek);
-    if (c->bc && c->touched && c->ntouched && c->paused && c->logs && c->mx && c->sm && c->ulist && c->sitek) return 0;
+    w->cnt_row = c->scratch;
+    if (c->rows && c->scratch && c->paused && c->logs && c->mx && c->sm && c->ulist && c->sitek) return 0;
 oom:
     sw_job_report(job, 1, "kernel '%s': out of memory for the counters of a threadgroup of %u threads",
                   job->d->kernel, n);

@@ -1,10 +1,10 @@
 /* count_pass.c — the counting variant's IR pass (SW_INSTR_COUNT, count.h).
  *
  * Counts are per basic block of the optimised IR: the pass gives every block of the
- * module an id (its index in the module), calls sw_rt_cnt_block(id) where the block
- * starts (after its phis), and appends the static table the runtime multiplies by
- * those executions (sw_cnt_blocks: SW_CNT_COLS numbers a block, count.h).  Memory is
- * dynamic: every load, store, atomic and memcpy/memmove/memset of a pointer that is
+ * module an id (its index in the module), counts its executions inline where the
+ * block starts (after its phis: count_block), and appends the static table the
+ * runtime multiplies by those executions (sw_cnt_blocks: SW_CNT_COLS numbers a
+ * block, count.h).  Memory is dynamic: every load, store, atomic and memcpy/memmove/memset of a pointer that is
  * not a global reports its address, width and static site to sw_rt_cnt_mem /
  * sw_rt_cnt_range, and the runtime keeps those that land in a bound buffer or in
  * threadgroup memory (everything else is the thread's own stack or the runtime's).
@@ -231,6 +231,43 @@ static int calls(const ll_module *m, const char *fn) {
     return 0;
 }
 
+/* A block's execution, counted inline (a hook call per block was a third of a
+ * counted run): the function loads its slot once (sw_rt_cnt_slot: where the worker
+ * keeps the running thread's row, count.c), each block adds one to its count in the
+ * row and, without a branch (a new block would renumber the module's), appends its
+ * id to the row's list of touched blocks, the list's length growing only when the
+ * count was 0.  A row is [nb counts][list length][nb + 1 ids]: the store at the
+ * list's end is always in bounds, and overwritten unless the length grew. */
+static void count_block(ll_module *m, int first, int b, int nb, int entry) {
+    static const char *const tmpl =
+        "  %R# = load ptr, ptr %__swcnt.slot\n"
+        "  %P# = getelementptr inbounds i32, ptr %R#, i64 #\n"
+        "  %O# = load i32, ptr %P#\n"
+        "  %N# = add i32 %O#, 1\n"
+        "  store i32 %N#, ptr %P#\n"
+        "  %Z# = icmp eq i32 %O#, 0\n"
+        "  %W# = zext i1 %Z# to i32\n"
+        "  %L# = getelementptr inbounds i32, ptr %R#, i64 $\n"
+        "  %M# = load i32, ptr %L#\n"
+        "  %K# = add i32 %M#, %W#\n"
+        "  store i32 %K#, ptr %L#\n"
+        "  %X# = zext i32 %M# to i64\n"
+        "  %I# = getelementptr inbounds i32, ptr %L#, i64 %X#\n"
+        "  %J# = getelementptr inbounds i32, ptr %I#, i64 1\n"
+        "  store i32 #, ptr %J#";
+    msl_buf t = {0};
+    if (entry) msl_buf_puts(&t, "  %__swcnt.slot = call ptr @sw_rt_cnt_slot(ptr @sw_cnt_fallback)\n");
+    for (const char *p = tmpl; *p; p++) {
+        if (*p == '#') msl_buf_printf(&t, "%d", b);
+        else if (*p == '$') msl_buf_printf(&t, "%d", nb);
+        else if (*p == '%' && p[1] >= 'A' && p[1] <= 'Z') msl_buf_printf(&t, "%%__swcnt.%c", *++p);
+        else msl_buf_printf(&t, "%c", *p);
+    }
+    char *text = msl_buf_take(&t);
+    ll_insert_before(m, first, text);
+    free(text);
+}
+
 static int run_count(ll_module *m, char **err) {
     int nb = ll_block_count(m);
     int pause_declared = calls(m, "@sw_rt_cnt_pause");
@@ -256,11 +293,7 @@ static int run_count(ll_module *m, char **err) {
             if (in->op == LL_CALL) hook_intrinsic(m, i, in, &site);
             else hook_access(m, i, in, ll_func_at(m, blk->func), &site);
         }
-        if (first >= 0) {
-            char line[64];
-            snprintf(line, sizeof line, "  call void @sw_rt_cnt_block(i32 %d)", b);
-            ll_insert_before(m, first, line);
-        }
+        if (first >= 0) count_block(m, first, b, nb, b == ll_func_at(m, blk->func)->first_block);
     }
     if (site >= (1u << (32 - SW_CNT_SITE_SHIFT))) {
         free(rows);
@@ -268,11 +301,16 @@ static int run_count(ll_module *m, char **err) {
         return -1;
     }
     msl_buf t = {0};
-    msl_buf_printf(&t, "\ndeclare void @sw_rt_cnt_block(i32)\ndeclare void @sw_rt_cnt_mem(ptr, i32, i32)\n"
+    /* the row blocks count into outside a counting worker's thread (a library's
+     * static initialisers, on the host's thread): counted and never read */
+    msl_buf_printf(&t, "\ndeclare ptr @sw_rt_cnt_slot(ptr)\ndeclare void @sw_rt_cnt_mem(ptr, i32, i32)\n"
                        "declare void @sw_rt_cnt_range(ptr, i64, i32)\n%s"
+                       "@sw_cnt_scratch = internal global [%d x i32] zeroinitializer\n"
+                       "@sw_cnt_fallback = internal global ptr @sw_cnt_scratch\n"
                        "@sw_cnt_nblocks = constant i32 %d\n@sw_cnt_nsites = constant i32 %u\n"
                        "@sw_cnt_blocks = constant [%d x i64] [",
-                   pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", nb, site, (nb ? nb : 1) * SW_CNT_COLS);
+                   pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", 2 * nb + 2, nb, site,
+                   (nb ? nb : 1) * SW_CNT_COLS);
     for (int k = 0; k < (nb ? nb : 1) * SW_CNT_COLS; k++)
         msl_buf_printf(&t, "%si64 %llu", k ? ", " : "", (unsigned long long)rows[k]);
     msl_buf_puts(&t, "]\n");
@@ -283,4 +321,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 7, run_count};
+const sw_ir_pass sw_count_pass = {"count", 8, run_count};
