@@ -63,6 +63,7 @@ struct sw_cnt_worker {
     size_t gather_cap;
     uint64_t *lines;             /* a simdgroup-wide access's lines (buffer << 48 | line) */
     size_t lines_cap;
+    uintptr_t lo, hi;            /* the job's hull of the buffers (sw_rt_cnt_mem's first test) */
     swmtl_dispatch_counts acc;   /* this threadgroup's sums */
     int oom;                     /* an access log could not grow */
 };
@@ -164,9 +165,24 @@ static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word
     }
 }
 
+/* Called for every load and store the pass could not prove local: the two cases
+ * that need no more than a sum (a plain access to threadgroup memory) or nothing
+ * (outside every buffer: the thread's stack through a pointer, the runtime's
+ * tables) are decided here, before account's heavier frame (perf: its prologue and
+ * the buffer search were a third of its samples). */
 void sw_rt_cnt_mem(void *p, int32_t size, int32_t word) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;
+    sw_cnt_worker *c = w->cnt;
+    uintptr_t a = (uintptr_t)p;
+    if (a - (uintptr_t)w->arena < SW_TG_MEM_LIMIT) {
+        if ((word >> 2) & 15) goto full; /* an atomic: counted by kind */
+        if (word & SW_CNT_LOAD) c->acc.tg_load_bytes += (uint32_t)size;
+        if (word & SW_CNT_STORE) c->acc.tg_store_bytes += (uint32_t)size;
+        return;
+    }
+    if (a < c->lo || a >= c->hi) return;
+full:
     account(w, (const uint8_t *)p, (uint64_t)(uint32_t)size, (uint32_t)word);
 }
 
@@ -224,7 +240,14 @@ static int one_access(sw_cnt_worker *c, const cnt_access *a, uint32_t n) {
         for (uint64_t l = first; l <= last; l++) c->lines[nl++] = (uint64_t)a[i].buf << 48 | l;
         if (a[i].size > width) width = a[i].size;
     }
-    qsort(c->lines, nl, sizeof *c->lines, cmp_u64);
+    if (nl > 48) qsort(c->lines, nl, sizeof *c->lines, cmp_u64);
+    else /* a simdgroup's access is mostly 32 lines, nearly in order: qsort's merge sort cost more */
+        for (size_t i = 1; i < nl; i++) {
+            uint64_t x = c->lines[i];
+            size_t k = i;
+            for (; k > 0 && c->lines[k - 1] > x; k--) c->lines[k] = c->lines[k - 1];
+            c->lines[k] = x;
+        }
     swmtl_mem_counts *m0 = &c->acc.buffers[a[0].buf].m;
     m0->accesses++;
     m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
@@ -454,6 +477,8 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     for (int k = 0; k < 3; k++) cap *= job->d->tg_size[k] ? job->d->tg_size[k] : 1;
     if (cap < n) cap = n;
     c->seq = job->seq;
+    c->lo = (uintptr_t)job->cnt->lo;
+    c->hi = (uintptr_t)job->cnt->hi;
     c->nb = tbl->nblocks ? tbl->nblocks : 1;
     c->nsites = tbl->nsites;
     c->cap_threads = cap;
