@@ -51,16 +51,23 @@ struct sw_cnt_job {
 struct sw_cnt_worker {
     uint64_t seq;                /* the job this storage is laid out for */
     uint32_t nb, cap_threads, nsites;
-    uint32_t *bc, *touched, *ntouched;   /* [thread][block], [thread][k], [thread] */
+    size_t stride;               /* a row's words: 2 nb + 2 */
+    uint32_t *rows;              /* [thread]: the row count_pass.c's blocks count into */
+    uint32_t *scratch;           /* the row of a paused thread or of none: counted, never read */
     uint32_t *paused;            /* [thread]: inside a simdgroup-collective evaluation (count_pass.c) */
     cnt_log *logs;               /* [thread] */
     uint64_t *mx, *sm;           /* [block] reduction scratch */
     uint32_t *ulist, nu;         /* blocks some lane of the simdgroup touched */
     uint32_t *sitek;             /* [site] executions so far by the lane being gathered */
+    uint32_t *maxk, *base;       /* [site] most executions by a lane, its first group */
+    uint32_t *sites, nsu;        /* the sites some lane executed */
+    uint32_t *gfill;             /* [group]: the next place of a (site, k) group */
+    size_t gfill_cap;
     cnt_access *gather;
     size_t gather_cap;
     uint64_t *lines;             /* a simdgroup-wide access's lines (buffer << 48 | line) */
     size_t lines_cap;
+    uintptr_t lo, hi;            /* the job's hull of the buffers (sw_rt_cnt_mem's first test) */
     swmtl_dispatch_counts acc;   /* this threadgroup's sums */
     int oom;                     /* an access log could not grow */
 };
@@ -79,16 +86,26 @@ struct swmtl_counts {
 
 /* ---------------------------------------------------------------- hooks */
 
-/* Outside a counting job's threads (a library's static initialisers run when it is
- * loaded, on the host's thread) the hooks count nothing. */
-void sw_rt_cnt_block(int32_t b) {
+/* A row (count_pass.c's count_block): [nb counts][list length][nb + 1 block ids]. */
+#define ROW_LIST(c, row) ((row) + (c)->nb)
+
+/* Where a counting function's blocks find the running thread's row: the worker's
+ * cnt_row, which sw_cnt_follow keeps pointing at it.  Outside a counting job's
+ * threads (a library's static initialisers run when it is loaded, on the host's
+ * thread) the library's own fallback: nothing is counted. */
+void *sw_rt_cnt_slot(void *fallback) {
     sw_worker *w = sw_tls_worker;
-    if (!w || !w->cnt || !w->cur) return;
+    if (!w || !w->cnt || !w->job || !w->job->cnt || w->cnt->seq != w->job->seq) return fallback;
+    return (void *)&w->cnt_row;
+}
+
+void sw_cnt_follow(sw_worker *w) {
     sw_cnt_worker *c = w->cnt;
-    size_t t = w->cur->index;
-    if (c->paused[t]) return;
-    uint32_t *row = c->bc + t * c->nb;
-    if (row[b]++ == 0) c->touched[t * c->nb + c->ntouched[t]++] = (uint32_t)b;
+    sw_gpu_thread *t = w->cur;
+    if (t && w->job && w->job->cnt && c->seq == w->job->seq && t->index < c->cap_threads && !c->paused[t->index])
+        w->cnt_row = c->rows + t->index * c->stride;
+    else
+        w->cnt_row = c->scratch;
 }
 
 static void set_bits(_Atomic uint64_t *bm, uint64_t off, uint64_t n) {
@@ -152,9 +169,24 @@ static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word
     }
 }
 
+/* Called for every load and store the pass could not prove local: the two cases
+ * that need no more than a sum (a plain access to threadgroup memory) or nothing
+ * (outside every buffer: the thread's stack through a pointer, the runtime's
+ * tables) are decided here, before account's heavier frame (perf: its prologue and
+ * the buffer search were a third of its samples). */
 void sw_rt_cnt_mem(void *p, int32_t size, int32_t word) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;
+    sw_cnt_worker *c = w->cnt;
+    uintptr_t a = (uintptr_t)p;
+    if (a - (uintptr_t)w->arena < SW_TG_MEM_LIMIT) {
+        if ((word >> 2) & 15) goto full; /* an atomic: counted by kind */
+        if (word & SW_CNT_LOAD) c->acc.tg_load_bytes += (uint32_t)size;
+        if (word & SW_CNT_STORE) c->acc.tg_store_bytes += (uint32_t)size;
+        return;
+    }
+    if (a < c->lo || a >= c->hi) return;
+full:
     account(w, (const uint8_t *)p, (uint64_t)(uint32_t)size, (uint32_t)word);
 }
 
@@ -162,6 +194,7 @@ void sw_rt_cnt_pause(int delta) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;
     w->cnt->paused[w->cur->index] += (uint32_t)delta;
+    sw_cnt_follow(w);
 }
 
 void sw_rt_cnt_mma(int type) {
@@ -211,13 +244,107 @@ static int one_access(sw_cnt_worker *c, const cnt_access *a, uint32_t n) {
         for (uint64_t l = first; l <= last; l++) c->lines[nl++] = (uint64_t)a[i].buf << 48 | l;
         if (a[i].size > width) width = a[i].size;
     }
-    qsort(c->lines, nl, sizeof *c->lines, cmp_u64);
+    if (nl > 48) qsort(c->lines, nl, sizeof *c->lines, cmp_u64);
+    else /* a simdgroup's access is mostly 32 lines, nearly in order: qsort's merge sort cost more */
+        for (size_t i = 1; i < nl; i++) {
+            uint64_t x = c->lines[i];
+            size_t k = i;
+            for (; k > 0 && c->lines[k - 1] > x; k--) c->lines[k] = c->lines[k - 1];
+            c->lines[k] = x;
+        }
     swmtl_mem_counts *m0 = &c->acc.buffers[a[0].buf].m;
     m0->accesses++;
     m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
     for (size_t i = 0; i < nl; i++)
         if (i == 0 || c->lines[i] != c->lines[i - 1]) c->acc.buffers[c->lines[i] >> 48].m.lines++;
     return 0;
+}
+
+/* The lanes' logs [l0, l1) into c->gather sorted by (site, k): the general case
+ * (a site the pass did not number executes as k = 0 throughout). */
+static void sort_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, size_t total) {
+    size_t k = 0;
+    for (uint32_t t = l0; t < l1; t++) {
+        for (uint32_t i = 0; i < c->logs[t].n; i++) {
+            cnt_access e = c->logs[t].a[i];
+            e.k = e.site < c->nsites ? c->sitek[e.site]++ : 0;
+            c->gather[k++] = e;
+        }
+        for (uint32_t i = 0; i < c->logs[t].n; i++)
+            if (c->logs[t].a[i].site < c->nsites) c->sitek[c->logs[t].a[i].site] = 0;
+    }
+    qsort(c->gather, total, sizeof *c->gather, cmp_access);
+}
+
+/* Sites in order (a simdgroup's few: insertion sort). */
+static void sort_u32(uint32_t *v, uint32_t n) {
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t x = v[i], k = i;
+        for (; k > 0 && v[k - 1] > x; k--) v[k] = v[k - 1];
+        v[k] = x;
+    }
+}
+
+/* The lanes' logs [l0, l1) into c->gather, ordered by (site, k) and, within a
+ * group, by lane: the order the sort by (site, k) gave (glibc's qsort is a stable
+ * merge sort), placed directly (perf, attn_fwd counted: the sort was 18% of the
+ * samples).  Each lane's k-th execution of a site is group base[site] + k, the
+ * sites' groups laid out in site order; counted, then placed.  0; -1 out of
+ * memory; 1 for a site the pass did not number (the caller sorts, as before). */
+static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
+    c->nsu = 0;
+    int unnumbered = 0;
+    for (uint32_t t = l0; t < l1; t++) {
+        const cnt_log *l = &c->logs[t];
+        for (uint32_t i = 0; i < l->n; i++) {
+            uint32_t st = l->a[i].site;
+            if (st >= c->nsites) {
+                unnumbered = 1;
+                continue;
+            }
+            if (++c->sitek[st] > c->maxk[st]) {
+                if (c->maxk[st] == 0) c->sites[c->nsu++] = st;
+                c->maxk[st] = c->sitek[st];
+            }
+        }
+        for (uint32_t i = 0; i < l->n; i++)
+            if (l->a[i].site < c->nsites) c->sitek[l->a[i].site] = 0;
+    }
+    if (unnumbered) {
+        for (uint32_t i = 0; i < c->nsu; i++) c->maxk[c->sites[i]] = 0;
+        return 1;
+    }
+    sort_u32(c->sites, c->nsu);
+    size_t ng = 0;
+    for (uint32_t i = 0; i < c->nsu; i++) {
+        c->base[c->sites[i]] = (uint32_t)ng;
+        ng += c->maxk[c->sites[i]];
+    }
+    int rc = grow((void **)&c->gfill, &c->gfill_cap, ng + 1, sizeof *c->gfill);
+    if (rc == 0) {
+        memset(c->gfill, 0, (ng + 1) * sizeof *c->gfill);
+        for (int pass = 0; pass < 2; pass++) { /* 0: group sizes (then their starts), 1: placing */
+            for (uint32_t t = l0; t < l1; t++) {
+                const cnt_log *l = &c->logs[t];
+                for (uint32_t i = 0; i < l->n; i++) {
+                    uint32_t st = l->a[i].site, k = c->sitek[st]++;
+                    size_t g = c->base[st] + k;
+                    if (pass == 0) {
+                        c->gfill[g + 1]++;
+                    } else {
+                        cnt_access e = l->a[i];
+                        e.k = k;
+                        c->gather[c->gfill[g]++] = e;
+                    }
+                }
+                for (uint32_t i = 0; i < l->n; i++) c->sitek[l->a[i].site] = 0;
+            }
+            if (pass == 0)
+                for (size_t g = 0; g < ng; g++) c->gfill[g + 1] += c->gfill[g];
+        }
+    }
+    for (uint32_t i = 0; i < c->nsu; i++) c->maxk[c->sites[i]] = 0;
+    return rc;
 }
 
 /* The lanes [l0, l1) of a simdgroup: their accesses grouped by (site, k). */
@@ -239,18 +366,9 @@ static int reduce_accesses(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
             for (uint32_t t = l0; t < l1; t++) c->gather[t - l0] = c->logs[t].a[i];
             rc = one_access(c, c->gather, l1 - l0);
         }
-    } else {
-        size_t k = 0;
-        for (uint32_t t = l0; t < l1; t++) {
-            for (uint32_t i = 0; i < c->logs[t].n; i++) {
-                cnt_access e = c->logs[t].a[i];
-                e.k = e.site < c->nsites ? c->sitek[e.site]++ : 0;
-                c->gather[k++] = e;
-            }
-            for (uint32_t i = 0; i < c->logs[t].n; i++)
-                if (c->logs[t].a[i].site < c->nsites) c->sitek[c->logs[t].a[i].site] = 0;
-        }
-        qsort(c->gather, total, sizeof *c->gather, cmp_access);
+    } else if ((rc = group_by_site(c, l0, l1)) >= 0) {
+        if (rc == 1) sort_by_site(c, l0, l1, total);
+        rc = 0;
         for (size_t i = 0; i < total && rc == 0;) {
             size_t j = i + 1;
             while (j < total && c->gather[j].site == c->gather[i].site && c->gather[j].k == c->gather[i].k) j++;
@@ -266,15 +384,15 @@ static int reduce_accesses(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
 static void reduce_blocks(sw_cnt_worker *c, const sw_cnt_table *tbl, uint32_t l0, uint32_t l1) {
     c->nu = 0;
     for (uint32_t t = l0; t < l1; t++) {
-        uint32_t *row = c->bc + (size_t)t * c->nb, *tl = c->touched + (size_t)t * c->nb;
-        for (uint32_t i = 0; i < c->ntouched[t]; i++) {
-            uint32_t b = tl[i];
+        uint32_t *row = c->rows + t * c->stride, *list = ROW_LIST(c, row);
+        for (uint32_t i = 0; i < list[0]; i++) {
+            uint32_t b = list[1 + i];
             if (c->sm[b] == 0) c->ulist[c->nu++] = b;
             if (row[b] > c->mx[b]) c->mx[b] = row[b];
             c->sm[b] += row[b];
             row[b] = 0;
         }
-        c->ntouched[t] = 0;
+        list[0] = 0;
     }
     swmtl_dispatch_counts *a = &c->acc;
     for (uint32_t i = 0; i < c->nu; i++) {
@@ -398,9 +516,8 @@ oom:
 }
 
 static void worker_storage_free(sw_cnt_worker *c) {
-    free(c->bc);
-    free(c->touched);
-    free(c->ntouched);
+    free(c->rows);
+    free(c->scratch);
     free(c->paused);
     for (uint32_t t = 0; c->logs && t < c->cap_threads; t++) free(c->logs[t].a);
     free(c->logs);
@@ -409,6 +526,10 @@ static void worker_storage_free(sw_cnt_worker *c) {
     free(c->ulist);
     free(c->sitek);
     free(c->gather);
+    free(c->maxk);
+    free(c->base);
+    free(c->sites);
+    free(c->gfill);
     free(c->lines);
 }
 
@@ -429,8 +550,12 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
             mmap(NULL, SW_MMA_LOGS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (logs != MAP_FAILED) w->mma_logs = logs;
     }
-    if (c && c->seq == job->seq) return 0;
+    if (c && c->seq == job->seq) {
+        memset(c->scratch, 0, c->stride * sizeof *c->scratch); /* its list stays within its row */
+        return 0;
+    }
     sw_cnt_worker_free(w);
+    w->cnt_row = NULL;
     c = w->cnt = calloc(1, sizeof *c);
     if (!c) goto oom;
     const sw_cnt_table *tbl = &job->cnt->tbl;
@@ -438,19 +563,26 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     for (int k = 0; k < 3; k++) cap *= job->d->tg_size[k] ? job->d->tg_size[k] : 1;
     if (cap < n) cap = n;
     c->seq = job->seq;
+    c->lo = (uintptr_t)job->cnt->lo;
+    c->hi = (uintptr_t)job->cnt->hi;
     c->nb = tbl->nblocks ? tbl->nblocks : 1;
     c->nsites = tbl->nsites;
     c->cap_threads = cap;
-    c->bc = calloc((size_t)cap * c->nb, sizeof *c->bc);
-    c->touched = malloc((size_t)cap * c->nb * sizeof *c->touched);
-    c->ntouched = calloc(cap, sizeof *c->ntouched);
+    c->stride = 2 * (size_t)c->nb + 2;
+    c->rows = calloc((size_t)cap * c->stride, sizeof *c->rows);
+    c->scratch = calloc(c->stride, sizeof *c->scratch);
     c->paused = calloc(cap, sizeof *c->paused);
     c->logs = calloc(cap, sizeof *c->logs);
     c->mx = calloc(c->nb, sizeof *c->mx);
     c->sm = calloc(c->nb, sizeof *c->sm);
     c->ulist = malloc(c->nb * sizeof *c->ulist);
     c->sitek = calloc(c->nsites + 1, sizeof *c->sitek);
-    if (c->bc && c->touched && c->ntouched && c->paused && c->logs && c->mx && c->sm && c->ulist && c->sitek) return 0;
+    c->maxk = calloc(c->nsites + 1, sizeof *c->maxk);
+    c->base = calloc(c->nsites + 1, sizeof *c->base);
+    c->sites = calloc(c->nsites + 1, sizeof *c->sites);
+    w->cnt_row = c->scratch;
+    if (c->rows && c->scratch && c->paused && c->logs && c->mx && c->sm && c->ulist && c->sitek && c->maxk && c->base && c->sites)
+        return 0;
 oom:
     sw_job_report(job, 1, "kernel '%s': out of memory for the counters of a threadgroup of %u threads",
                   job->d->kernel, n);

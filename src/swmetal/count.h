@@ -59,7 +59,7 @@ typedef struct sw_cnt_table {
 } sw_cnt_table;
 
 /* The hooks the pass calls (exported by the executable, as sw_rt_* are). */
-void sw_rt_cnt_block(int32_t block);
+void *sw_rt_cnt_slot(void *fallback);
 void sw_rt_cnt_mem(void *p, int32_t size, int32_t word);
 void sw_rt_cnt_range(void *p, int64_t size, int32_t word);
 

@@ -1,12 +1,13 @@
 /* count_pass.c — the counting variant's IR pass (SW_INSTR_COUNT, count.h).
  *
  * Counts are per basic block of the optimised IR: the pass gives every block of the
- * module an id (its index in the module), calls sw_rt_cnt_block(id) where the block
- * starts (after its phis), and appends the static table the runtime multiplies by
- * those executions (sw_cnt_blocks: SW_CNT_COLS numbers a block, count.h).  Memory is
- * dynamic: every load, store, atomic and memcpy/memmove/memset of a pointer that is
- * not a global reports its address, width and static site to sw_rt_cnt_mem /
- * sw_rt_cnt_range, and the runtime keeps those that land in a bound buffer or in
+ * module an id (its index in the module), counts its executions inline where the
+ * block starts (after its phis: count_block), and appends the static table the
+ * runtime multiplies by those executions (sw_cnt_blocks: SW_CNT_COLS numbers a
+ * block, count.h).  Memory is dynamic: every load, store, atomic and
+ * memcpy/memmove/memset of a pointer that is neither a global nor computed from
+ * the function's own allocas (is_local) reports its address, width and static
+ * site to sw_rt_cnt_mem / sw_rt_cnt_range, and the runtime keeps those that land in a bound buffer or in
  * threadgroup memory (everything else is the thread's own stack or the runtime's).
  *
  * What a block counts (the documented model, results/README.md):
@@ -119,15 +120,47 @@ static int has_word(const ll_inst *in, const char *w) {
     return 0;
 }
 
-/* Whether ptr is one of f's own allocas (a local variable of the thread: never
- * device or threadgroup memory).  They are in the entry block after -O2. */
-static int is_alloca(const ll_module *m, const ll_func *f, ll_span ptr) {
-    const ll_block *entry = ll_block_at(m, f->first_block);
-    for (int i = entry->first_inst; i < entry->first_inst + entry->ninsts; i++) {
-        const ll_inst *in = ll_inst_at(m, i);
-        if (in->op == LL_ALLOCA && in->result.n == ptr.n && memcmp(in->result.p, ptr.p, ptr.n) == 0) return 1;
+/* The instruction of f that defines the value named v, or NULL (an argument, a
+ * global). */
+static const ll_inst *defined_in(const ll_module *m, const ll_func *f, ll_span v) {
+    for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
+        const ll_block *blk = ll_block_at(m, b);
+        for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++) {
+            const ll_inst *in = ll_inst_at(m, i);
+            if (in->result.n == v.n && memcmp(in->result.p, v.p, v.n) == 0) return in;
+        }
     }
-    return 0;
+    return NULL;
+}
+
+/* Whether ptr is one of f's own allocas or an address computed from them (a
+ * getelementptr off one, a phi of such): a local variable of the thread, never
+ * device or threadgroup memory (an address computed from a local variable cannot
+ * leave it without undefined behaviour), so the runtime would drop the access;
+ * not hooking it saves the call (a pointer walking a local array was most of a
+ * matrix kernel's hook calls).  A phi's own name among its incoming values (a
+ * pointer stepped round a loop) adds nothing; longer cycles are not followed. */
+static int is_local(const ll_module *m, const ll_func *f, ll_span ptr, int depth) {
+    if (ptr.n == 0 || ptr.p[0] != '%' || depth > 12) return 0;
+    const ll_inst *in = defined_in(m, f, ptr);
+    if (!in) return 0;
+    if (in->op == LL_ALLOCA) return 1;
+    if (in->op == LL_GEP) return is_local(m, f, pointer_after_type(in), depth + 1);
+    if (in->op != LL_PHI) return 0;
+    /* "phi ptr [ %a, %bb1 ], [ %b, %bb2 ]" */
+    const char *p = in->body.p, *end = in->body.p + in->body.n;
+    int any = 0;
+    while ((p = memchr(p, '[', (size_t)(end - p))) != NULL) {
+        const char *v = p + 1;
+        while (v < end && *v == ' ') v++;
+        const char *q = v;
+        while (q < end && *q != ',' && *q != ' ') q++;
+        ll_span inc = {v, (size_t)(q - v)};
+        if (!(inc.n == ptr.n && memcmp(inc.p, ptr.p, ptr.n) == 0) && !is_local(m, f, inc, depth + 1)) return 0;
+        any = 1;
+        p = q;
+    }
+    return any;
 }
 
 /* The hook call before a memory instruction, or nothing for an access it cannot
@@ -163,7 +196,7 @@ static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f
     } else {
         return;
     }
-    if (!ok || ptr.n == 0 || ptr.p[0] != '%' || type.n == 0 || is_alloca(m, f, ptr)) return;
+    if (!ok || ptr.n == 0 || ptr.p[0] != '%' || type.n == 0 || is_local(m, f, ptr, 0)) return;
     char size[512], line[1200];
     type_size(type, size, sizeof size);
     uint32_t word = (*site)++ << SW_CNT_SITE_SHIFT | (uint32_t)kind << 2 | (uint32_t)rw;
@@ -172,7 +205,7 @@ static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f
 }
 
 /* llvm.memcpy / memmove (source read, destination written) and llvm.memset. */
-static void hook_intrinsic(ll_module *m, int i, const ll_inst *in, uint32_t *site) {
+static void hook_intrinsic(ll_module *m, int i, const ll_inst *in, const ll_func *f, uint32_t *site) {
     ll_span c = ll_inst_callee(in);
     int copy = ll_span_starts(c, "@llvm.memcpy.") || ll_span_starts(c, "@llvm.memmove.");
     int set = ll_span_starts(c, "@llvm.memset.");
@@ -181,12 +214,12 @@ static void hook_intrinsic(ll_module *m, int i, const ll_inst *in, uint32_t *sit
     ll_span dst = ll_inst_operand(in, 0, &ok0), src = ll_inst_operand(in, 1, &ok1), len = ll_inst_operand(in, 2, &ok2);
     if (!ok0 || !ok1 || !ok2) return;
     char line[600];
-    if (dst.n && dst.p[0] == '%') {
+    if (dst.n && dst.p[0] == '%' && !is_local(m, f, dst, 0)) {
         snprintf(line, sizeof line, "  call void @sw_rt_cnt_range(ptr %.*s, i64 %.*s, i32 %u)", (int)dst.n, dst.p,
                  (int)len.n, len.p, (*site)++ << SW_CNT_SITE_SHIFT | SW_CNT_STORE);
         ll_insert_before(m, i, line);
     }
-    if (copy && src.n && src.p[0] == '%') {
+    if (copy && src.n && src.p[0] == '%' && !is_local(m, f, src, 0)) {
         snprintf(line, sizeof line, "  call void @sw_rt_cnt_range(ptr %.*s, i64 %.*s, i32 %u)", (int)src.n, src.p,
                  (int)len.n, len.p, (*site)++ << SW_CNT_SITE_SHIFT | SW_CNT_LOAD);
         ll_insert_before(m, i, line);
@@ -231,6 +264,43 @@ static int calls(const ll_module *m, const char *fn) {
     return 0;
 }
 
+/* A block's execution, counted inline (a hook call per block was a third of a
+ * counted run): the function loads its slot once (sw_rt_cnt_slot: where the worker
+ * keeps the running thread's row, count.c), each block adds one to its count in the
+ * row and, without a branch (a new block would renumber the module's), appends its
+ * id to the row's list of touched blocks, the list's length growing only when the
+ * count was 0.  A row is [nb counts][list length][nb + 1 ids]: the store at the
+ * list's end is always in bounds, and overwritten unless the length grew. */
+static void count_block(ll_module *m, int first, int b, int nb, int entry) {
+    static const char *const tmpl =
+        "  %R# = load ptr, ptr %__swcnt.slot\n"
+        "  %P# = getelementptr inbounds i32, ptr %R#, i64 #\n"
+        "  %O# = load i32, ptr %P#\n"
+        "  %N# = add i32 %O#, 1\n"
+        "  store i32 %N#, ptr %P#\n"
+        "  %Z# = icmp eq i32 %O#, 0\n"
+        "  %W# = zext i1 %Z# to i32\n"
+        "  %L# = getelementptr inbounds i32, ptr %R#, i64 $\n"
+        "  %M# = load i32, ptr %L#\n"
+        "  %K# = add i32 %M#, %W#\n"
+        "  store i32 %K#, ptr %L#\n"
+        "  %X# = zext i32 %M# to i64\n"
+        "  %I# = getelementptr inbounds i32, ptr %L#, i64 %X#\n"
+        "  %J# = getelementptr inbounds i32, ptr %I#, i64 1\n"
+        "  store i32 #, ptr %J#";
+    msl_buf t = {0};
+    if (entry) msl_buf_puts(&t, "  %__swcnt.slot = call ptr @sw_rt_cnt_slot(ptr @sw_cnt_fallback)\n");
+    for (const char *p = tmpl; *p; p++) {
+        if (*p == '#') msl_buf_printf(&t, "%d", b);
+        else if (*p == '$') msl_buf_printf(&t, "%d", nb);
+        else if (*p == '%' && p[1] >= 'A' && p[1] <= 'Z') msl_buf_printf(&t, "%%__swcnt.%c", *++p);
+        else msl_buf_printf(&t, "%c", *p);
+    }
+    char *text = msl_buf_take(&t);
+    ll_insert_before(m, first, text);
+    free(text);
+}
+
 static int run_count(ll_module *m, char **err) {
     int nb = ll_block_count(m);
     int pause_declared = calls(m, "@sw_rt_cnt_pause");
@@ -253,14 +323,10 @@ static int run_count(ll_module *m, char **err) {
             if (first < 0 && in->op != LL_PHI) first = i;
             count_inst(in, rows + (size_t)b * SW_CNT_COLS);
             if (!hook) continue;
-            if (in->op == LL_CALL) hook_intrinsic(m, i, in, &site);
+            if (in->op == LL_CALL) hook_intrinsic(m, i, in, ll_func_at(m, blk->func), &site);
             else hook_access(m, i, in, ll_func_at(m, blk->func), &site);
         }
-        if (first >= 0) {
-            char line[64];
-            snprintf(line, sizeof line, "  call void @sw_rt_cnt_block(i32 %d)", b);
-            ll_insert_before(m, first, line);
-        }
+        if (first >= 0) count_block(m, first, b, nb, b == ll_func_at(m, blk->func)->first_block);
     }
     if (site >= (1u << (32 - SW_CNT_SITE_SHIFT))) {
         free(rows);
@@ -268,11 +334,16 @@ static int run_count(ll_module *m, char **err) {
         return -1;
     }
     msl_buf t = {0};
-    msl_buf_printf(&t, "\ndeclare void @sw_rt_cnt_block(i32)\ndeclare void @sw_rt_cnt_mem(ptr, i32, i32)\n"
+    /* the row blocks count into outside a counting worker's thread (a library's
+     * static initialisers, on the host's thread): counted and never read */
+    msl_buf_printf(&t, "\ndeclare ptr @sw_rt_cnt_slot(ptr)\ndeclare void @sw_rt_cnt_mem(ptr, i32, i32)\n"
                        "declare void @sw_rt_cnt_range(ptr, i64, i32)\n%s"
+                       "@sw_cnt_scratch = internal global [%d x i32] zeroinitializer\n"
+                       "@sw_cnt_fallback = internal global ptr @sw_cnt_scratch\n"
                        "@sw_cnt_nblocks = constant i32 %d\n@sw_cnt_nsites = constant i32 %u\n"
                        "@sw_cnt_blocks = constant [%d x i64] [",
-                   pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", nb, site, (nb ? nb : 1) * SW_CNT_COLS);
+                   pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", 2 * nb + 2, nb, site,
+                   (nb ? nb : 1) * SW_CNT_COLS);
     for (int k = 0; k < (nb ? nb : 1) * SW_CNT_COLS; k++)
         msl_buf_printf(&t, "%si64 %llu", k ? ", " : "", (unsigned long long)rows[k]);
     msl_buf_puts(&t, "]\n");
@@ -283,4 +354,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 7, run_count};
+const sw_ir_pass sw_count_pass = {"count", 8, run_count};

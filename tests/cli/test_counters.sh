@@ -141,6 +141,10 @@ same "counters: ... every lane in it: 1" "$(Q "$TMPD/uni.json" .counters.total.s
 kcount u16 uniform_work 16 16 --buffer x=float32[16]:arange=0,1 --buffer y=float32[16]:zeros
 same "counters: a threadgroup of 16 threads fills half a simdgroup: 0.5" \
     "$(Q "$TMPD/u16.json" .counters.total.simd.lane_utilisation)" 0.5
+kcount odd odd_more 32 32 --buffer x=float32[96]:arange=0,1 --buffer y=float32[32]:zeros
+same "counters: divergent lanes: the k-th load of a site by the lanes that reach it is one access" \
+    "$(Q "$TMPD/odd.json" '.counters.total.buffers[].coalescing' | tr '\n' ' ')" \
+    '{"accesses":4,"lines":4,"min_lines":4,"efficiency":1} {"accesses":1,"lines":1,"min_lines":1,"efficiency":1} '
 kcount fma fma_chain 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 same "counters: fma() is 2 flops: 64 threads x 100 x 2" "$(Q "$TMPD/fma.json" .counters.total.flops.float)" 12800
 

@@ -5,7 +5,12 @@
 //                 store is contiguous (1 line for 32 lanes x 4 bytes: coalescing 1);
 //   half_busy:    only the odd lanes run a long loop: lane utilisation just above 1/2;
 //   uniform_work: every lane runs the same work: lane utilisation 1;
-//   fma_chain:    fma() counts 2 flops.
+//   fma_chain:    fma() counts 2 flops;
+//   odd_more:     the odd lanes run the loop's load 3 times, the even ones once: the
+//                 k-th execution of the load by the lanes that reach it is one access
+//                 (k = 0: 32 lanes, line 0; k = 1 and 2: 16 lanes, lines 1 and 2),
+//                 and every lane's load of x[0] one more: x: 4 accesses of 4 lines, 4
+//                 at least (divergent lanes' grouping).
 #include <metal_stdlib>
 using namespace metal;
 
@@ -35,4 +40,12 @@ kernel void fma_chain(device const float *x [[buffer(0)]], device float *y [[buf
     float v = x[i];
     for (int k = 0; k < 100; k++) v = fma(v, 0.5f, 1.0f);
     y[i] = v;
+}
+
+kernel void odd_more(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+    uint extra = uint(x[0]) + 2; // 2, unknown to the compiler: the loop stays one load
+    float s = 0;
+    for (uint k = 0; k < 1 + extra * (i & 1); k++) s += x[k * 32 + i];
+    y[i] = s;
 }
