@@ -68,7 +68,7 @@ static void set_merge(u64set *into, const u64set *from) {
 
 typedef struct group {
     sw_raw_finding first;    /* the first occurrence (detail points at `detail`), its
-                                threads those of the lowest occurrence */
+                                threads and detail those of the lowest occurrence */
     char detail[200];
     uint64_t occurrences;
     int64_t lo, hi;
@@ -195,8 +195,12 @@ void sw_findings_add(sw_job *job, sw_worker *w, const sw_raw_finding *f) {
     if (gi >= 0) {
         group *g = &fs->groups[gi];
         g->occurrences++;
-        if (!created && names_lower_threads(f, &g->first))
+        if (!created && names_lower_threads(f, &g->first)) {
             for (int i = 0; i < f->nsides && i < 2; i++) g->first.side[i] = f->side[i];
+            /* its detail too (a numeric finding's operand values): the values shown
+             * are the thread's shown, whichever thread reported first */
+            if (f->detail) str_copy(g->detail, sizeof g->detail, f->detail);
+        }
         if (f->has_range) {
             if (f->offset_lo < g->lo) g->lo = f->offset_lo;
             if (f->offset_hi > g->hi) g->hi = f->offset_hi;
