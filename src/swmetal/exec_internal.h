@@ -305,6 +305,10 @@ void sw_atomics_group_end(sw_worker *w, int ran_ok);
  * entry as the caller of pc; line: the .metal line when the caller knows it (a
  * fallback for when the symbolizer does not), else 0. */
 sw_access sw_access_of(const sw_gpu_thread *t, const sw_worker *w, const void *pc, int kind, size_t size, int line);
+/* A finding of one site, the running thread at pc (line: its source line when
+ * known, else 0), reported to the job: the executor's faults (fatal) and the numeric
+ * checks (not fatal) share it.  rt.c. */
+void sw_finding_at(sw_worker *w, int kind, const void *pc, int line, const char *detail, int fatal);
 
 /* Fills ids of thread tid of threadgroup tg_linear of the job's grid. */
 void sw_job_thread_ids(const sw_job *job, uint64_t tg_linear, uint32_t tid, uint32_t grid_pos[3],

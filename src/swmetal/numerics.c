@@ -27,15 +27,7 @@
 static void report(const void *pc, const char *detail) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cur || !w->job) return;
-    sw_range_sync_thread(w);
-    sw_raw_finding f;
-    memset(&f, 0, sizeof f);
-    f.kind = DEV_FIND_NUMERIC;
-    f.buffer = -1;
-    f.detail = detail;
-    f.nsides = 1;
-    f.side[0] = sw_access_of(w->cur, w, pc, SW_ACC_NONE, 0, 0);
-    sw_findings_add(w->job, w, &f);
+    sw_finding_at(w, DEV_FIND_NUMERIC, pc, 0, detail, 0);
 }
 
 /* ---- clang's checks: compiler-rt's data layouts ---- */

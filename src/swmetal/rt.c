@@ -70,8 +70,7 @@ void sw_job_thread_ids(const sw_job *job, uint64_t tg_linear, uint32_t tid, uint
     for (int k = 0; k < 3; k++) grid_pos[k] = tg_pos[k] * d->tg_size[k] + local[k];
 }
 
-/* A fault found in kernel code by the executor: one site, fatal. */
-static void fault_finding(sw_worker *w, int kind, const void *pc, int line, const char *detail) {
+void sw_finding_at(sw_worker *w, int kind, const void *pc, int line, const char *detail, int fatal) {
     sw_range_sync_thread(w);
     sw_raw_finding f;
     memset(&f, 0, sizeof f);
@@ -80,8 +79,13 @@ static void fault_finding(sw_worker *w, int kind, const void *pc, int line, cons
     f.detail = detail;
     f.nsides = 1;
     f.side[0] = sw_access_of(w->cur, w, pc, SW_ACC_NONE, 0, line);
-    f.fatal = 1;
+    f.fatal = fatal;
     sw_findings_add(w->job, w, &f);
+}
+
+/* A fault found in kernel code by the executor: one site, fatal. */
+static void fault_finding(sw_worker *w, int kind, const void *pc, int line, const char *detail) {
+    sw_finding_at(w, kind, pc, line, detail, 1);
 }
 
 sw_worker *sw_exec_current_worker(void) { return sw_tls_worker; }
