@@ -850,6 +850,32 @@ static const char *many_bad_src = "template <typename T>\n"
                                   "}\n"
                                   "template [[host_name(\"twice_f\")]] [[kernel]] decltype(twice<float>) twice<float>;\n";
 
+/* Runs many_src's fill_5 (its values checked) as the library's first built kernel:
+ * one more clang run than `before` counted the two of creation, and the only C++
+ * kept in `keep` so far is fill_5's (fill<float, 3> is not in it at all). */
+static void run_fill_5_alone(sw_library *lib, const char *keep, uint64_t before) {
+    sw_kernel k;
+    if (get_kernel(lib, "fill_5", NULL, 0, &k) == 0) {
+        CHECK(k.info[1].name == NULL); /* the variant holds this kernel alone */
+        int x[3] = {0};
+        void *bufs[] = {x, NULL};
+        run_1d(&k, bufs, 3);
+        CHECK(x[0] == 5 && x[1] == 6 && x[2] == 7);
+    }
+    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 3);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "cat %s/*.cpp", keep);
+    FILE *p = popen(cmd, "r");
+    char line[4096];
+    int has_other = 0, has_own = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        has_other |= strstr(line, "fill<float, 3>") != NULL;
+        has_own |= strstr(line, "fill<int, 5>") != NULL;
+    }
+    if (p) pclose(p);
+    CHECK(has_own && !has_other);
+}
+
 TEST(sw_compile_large_library_compiles_one_kernel_at_a_time) {
     use_temp_cache();
     setenv("GDNBENCH_SW_WHOLE_LIBRARY_MAX", "0", 1);
@@ -864,26 +890,7 @@ TEST(sw_compile_large_library_compiles_one_kernel_at_a_time) {
     /* preprocessing and one syntax check; no kernel is built yet */
     CHECK_EQ_INT((int)(sw_compile_invocations() - before), 2);
     sw_kernel k;
-    if (get_kernel(lib, "fill_5", NULL, 0, &k) == 0) {
-        CHECK(k.info[1].name == NULL); /* the variant holds this kernel alone */
-        int x[3] = {0};
-        void *bufs[] = {x, NULL};
-        run_1d(&k, bufs, 3);
-        CHECK(x[0] == 5 && x[1] == 6 && x[2] == 7);
-    }
-    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 3);
-    /* the only C++ kept so far is fill_5's: fill<float, 3> is not in it at all */
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "cat %s/*.cpp", keep);
-    FILE *p = popen(cmd, "r");
-    char line[4096];
-    int has_other = 0, has_own = 0;
-    while (p && fgets(line, sizeof line, p)) {
-        has_other |= strstr(line, "fill<float, 3>") != NULL;
-        has_own |= strstr(line, "fill<int, 5>") != NULL;
-    }
-    if (p) pclose(p);
-    CHECK(has_own && !has_other);
+    run_fill_5_alone(lib, keep, before);
     if (get_kernel(lib, "fill_3", NULL, 0, &k) == 0) {
         CHECK(k.info[1].name == NULL && strcmp(k.info[0].name, "fill_3") == 0);
         float x[2] = {0};
@@ -937,25 +944,7 @@ TEST(sw_compile_small_library_builds_only_the_asked_kernel) {
     CHECK_EQ_INT(sw_library_is_per_kernel(lib), 0);
     CHECK_EQ_INT((int)(sw_compile_invocations() - before), 2); /* preprocessing and the syntax check */
     sw_kernel k;
-    if (get_kernel(lib, "fill_5", NULL, 0, &k) == 0) {
-        CHECK(k.info[1].name == NULL); /* the variant holds this kernel alone */
-        int x[3] = {0};
-        void *bufs[] = {x, NULL};
-        run_1d(&k, bufs, 3);
-        CHECK(x[0] == 5 && x[1] == 6 && x[2] == 7);
-    }
-    CHECK_EQ_INT((int)(sw_compile_invocations() - before), 3);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "cat %s/*.cpp", keep);
-    FILE *p = popen(cmd, "r");
-    char line[4096];
-    int has_other = 0, has_own = 0;
-    while (p && fgets(line, sizeof line, p)) {
-        has_other |= strstr(line, "fill<float, 3>") != NULL;
-        has_own |= strstr(line, "fill<int, 5>") != NULL;
-    }
-    if (p) pclose(p);
-    CHECK(has_own && !has_other);
+    run_fill_5_alone(lib, keep, before);
     if (get_kernel(lib, "where", NULL, 0, &k) == 0) {
         int x[1] = {0};
         void *bufs[] = {x, NULL};
