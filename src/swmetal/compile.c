@@ -451,13 +451,15 @@ static int run_step(const build_step *b, const char *const *extra, int nextra, c
 }
 
 /* The IR stage (ir_pass.h): C++ -> optimised IR -> the passes -> the object, with
- * LLVM's pipeline off in the second run.  Returns as run_step. */
+ * LLVM's pipeline off in the second run unless a pass asks for it.  Returns as
+ * run_step. */
 static int build_through_ir(const build_step *b, const sw_ir_pass *const *passes, int npasses, const char *cpp_path,
                             const char *tmp_so, sw_clang_times *times, double *wall, char **err) {
     char ll[4400];
     pathf(ll, sizeof ll, "%s.ll", b->tmp_base);
     static const char *const to_ir[] = {"-S", "-emit-llvm"};
     static const char *const from_ir[] = {"-x", "ir", "-Xclang", "-disable-llvm-passes"};
+    int nfrom = sw_ir_reoptimise(passes, npasses) ? 2 : 4; /* without the last two: -O2 again */
     int rc = run_step(b, to_ir, 2, ll, cpp_path, times, wall, err);
     if (rc != 0) {
         unlink(ll);
@@ -476,7 +478,7 @@ static int build_through_ir(const build_step *b, const sw_ir_pass *const *passes
         rc = -1;
     }
     free(msl_buf_take(&out));
-    if (rc == 0) rc = run_step(b, from_ir, 4, tmp_so, ll, times, wall, err);
+    if (rc == 0) rc = run_step(b, from_ir, nfrom, tmp_so, ll, times, wall, err);
     else rc = 2;
     unlink(ll);
     return rc;

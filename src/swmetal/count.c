@@ -67,7 +67,7 @@ struct sw_cnt_worker {
     size_t gather_cap;
     uint64_t *lines;             /* a simdgroup-wide access's lines (buffer << 48 | line) */
     size_t lines_cap;
-    uintptr_t lo, hi;            /* the job's hull of the buffers (sw_rt_cnt_mem's first test) */
+    sw_cnt_ctx ctx;              /* what the kernel's inline code uses (count.h) */
     swmtl_dispatch_counts acc;   /* this threadgroup's sums */
     int oom;                     /* an access log could not grow */
 };
@@ -84,28 +84,31 @@ struct swmtl_counts {
     char *error;
 };
 
+/* count_pass.c writes the kernel's side of this layout */
+_Static_assert(sizeof(sw_cnt_ctx) == 6 * 8 && sizeof(uint32_t *) == 8, "sw_cnt_ctx: six 8-byte fields");
+
 /* ---------------------------------------------------------------- hooks */
 
 /* A row (count_pass.c's count_block): [nb counts][list length][nb + 1 block ids]. */
 #define ROW_LIST(c, row) ((row) + (c)->nb)
 
-/* Where a counting function's blocks find the running thread's row: the worker's
- * cnt_row, which sw_cnt_follow keeps pointing at it.  Outside a counting job's
- * threads (a library's static initialisers run when it is loaded, on the host's
- * thread) the library's own fallback: nothing is counted. */
+/* Where a counting function's code finds the worker's sw_cnt_ctx, whose row
+ * sw_cnt_follow keeps at the running thread's.  Outside a counting job's threads (a
+ * library's static initialisers run when it is loaded, on the host's thread) the
+ * library's own fallback: nothing is counted. */
 void *sw_rt_cnt_slot(void *fallback) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->job || !w->job->cnt || w->cnt->seq != w->job->seq) return fallback;
-    return (void *)&w->cnt_row;
+    return &w->cnt->ctx;
 }
 
 void sw_cnt_follow(sw_worker *w) {
     sw_cnt_worker *c = w->cnt;
     sw_gpu_thread *t = w->cur;
     if (t && w->job && w->job->cnt && c->seq == w->job->seq && t->index < c->cap_threads && !c->paused[t->index])
-        w->cnt_row = c->rows + t->index * c->stride;
+        c->ctx.row = c->rows + t->index * c->stride;
     else
-        w->cnt_row = c->scratch;
+        c->ctx.row = c->scratch;
 }
 
 static void set_bits(_Atomic uint64_t *bm, uint64_t off, uint64_t n) {
@@ -169,24 +172,13 @@ static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word
     }
 }
 
-/* Called for every load and store the pass could not prove local: the two cases
- * that need no more than a sum (a plain access to threadgroup memory) or nothing
- * (outside every buffer: the thread's stack through a pointer, the runtime's
- * tables) are decided here, before account's heavier frame (perf: its prologue and
- * the buffer search were a third of its samples). */
+/* An atomic, or a plain access inside the hull of the buffers: the kernel's inline
+ * code (count_pass.c) has summed a plain one in threadgroup memory already and
+ * dropped one outside every buffer (the thread's stack through a pointer, the
+ * runtime's tables). */
 void sw_rt_cnt_mem(void *p, int32_t size, int32_t word) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;
-    sw_cnt_worker *c = w->cnt;
-    uintptr_t a = (uintptr_t)p;
-    if (a - (uintptr_t)w->arena < SW_TG_MEM_LIMIT) {
-        if ((word >> 2) & 15) goto full; /* an atomic: counted by kind */
-        if (word & SW_CNT_LOAD) c->acc.tg_load_bytes += (uint32_t)size;
-        if (word & SW_CNT_STORE) c->acc.tg_store_bytes += (uint32_t)size;
-        return;
-    }
-    if (a < c->lo || a >= c->hi) return;
-full:
     account(w, (const uint8_t *)p, (uint64_t)(uint32_t)size, (uint32_t)word);
 }
 
@@ -425,6 +417,9 @@ void sw_cnt_group_end(sw_worker *w) {
     uint32_t n = w->group.actual[0] * w->group.actual[1] * w->group.actual[2];
     int bad = c->oom;
     c->oom = 0;
+    c->acc.tg_load_bytes += c->ctx.tg_load;
+    c->acc.tg_store_bytes += c->ctx.tg_store;
+    c->ctx.tg_load = c->ctx.tg_store = 0;
     for (uint32_t l0 = 0; l0 < n; l0 += SW_SIMD_WIDTH) {
         uint32_t l1 = l0 + SW_SIMD_WIDTH < n ? l0 + SW_SIMD_WIDTH : n;
         reduce_blocks(c, &j->tbl, l0, l1);
@@ -552,10 +547,10 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     }
     if (c && c->seq == job->seq) {
         memset(c->scratch, 0, c->stride * sizeof *c->scratch); /* its list stays within its row */
+        c->ctx.row = c->scratch;
         return 0;
     }
     sw_cnt_worker_free(w);
-    w->cnt_row = NULL;
     c = w->cnt = calloc(1, sizeof *c);
     if (!c) goto oom;
     const sw_cnt_table *tbl = &job->cnt->tbl;
@@ -563,8 +558,9 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     for (int k = 0; k < 3; k++) cap *= job->d->tg_size[k] ? job->d->tg_size[k] : 1;
     if (cap < n) cap = n;
     c->seq = job->seq;
-    c->lo = (uintptr_t)job->cnt->lo;
-    c->hi = (uintptr_t)job->cnt->hi;
+    c->ctx.arena = (uint64_t)(uintptr_t)w->arena;
+    c->ctx.lo = (uint64_t)(uintptr_t)job->cnt->lo;
+    c->ctx.hi = (uint64_t)(uintptr_t)job->cnt->hi;
     c->nb = tbl->nblocks ? tbl->nblocks : 1;
     c->nsites = tbl->nsites;
     c->cap_threads = cap;
@@ -580,7 +576,7 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     c->maxk = calloc(c->nsites + 1, sizeof *c->maxk);
     c->base = calloc(c->nsites + 1, sizeof *c->base);
     c->sites = calloc(c->nsites + 1, sizeof *c->sites);
-    w->cnt_row = c->scratch;
+    c->ctx.row = c->scratch;
     if (c->rows && c->scratch && c->paused && c->logs && c->mx && c->sm && c->ulist && c->sitek && c->maxk && c->base && c->sites)
         return 0;
 oom:

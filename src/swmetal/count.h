@@ -58,6 +58,16 @@ typedef struct sw_cnt_table {
     uint32_t nblocks, nsites;
 } sw_cnt_table;
 
+/* What a counting function's inline code reads and writes: the worker's, which
+ * sw_rt_cnt_slot returns once a call of the function (count_pass.c emits these
+ * fields' offsets; every field is 8 bytes). */
+typedef struct sw_cnt_ctx {
+    uint32_t *row;               /* the running thread's row: count_pass.c's block counts */
+    uint64_t arena;              /* the threadgroup arena's first byte (SW_TG_MEM_LIMIT of them) */
+    uint64_t lo, hi;             /* the hull of the dispatch's buffers: an access in it calls sw_rt_cnt_mem */
+    uint64_t tg_load, tg_store;  /* threadgroup bytes loaded and stored by plain accesses */
+} sw_cnt_ctx;
+
 /* The hooks the pass calls (exported by the executable, as sw_rt_* are). */
 void *sw_rt_cnt_slot(void *fallback);
 void sw_rt_cnt_mem(void *p, int32_t size, int32_t word);

@@ -6,9 +6,18 @@
  * runtime multiplies by those executions (sw_cnt_blocks: SW_CNT_COLS numbers a
  * block, count.h).  Memory is dynamic: every load, store, atomic and
  * memcpy/memmove/memset of a pointer that is neither a global nor computed from
- * the function's own allocas (is_local) reports its address, width and static
- * site to sw_rt_cnt_mem / sw_rt_cnt_range, and the runtime keeps those that land in a bound buffer or in
- * threadgroup memory (everything else is the thread's own stack or the runtime's).
+ * the function's own allocas (is_local) is hooked with its address, width and
+ * static site.  A plain load or store is classified inline (__swcnt.mem, below): in
+ * the threadgroup arena it adds its bytes to the worker's sum, outside the buffers'
+ * hull it is dropped (the thread's own stack, the runtime's tables), and only one
+ * that may be in a buffer calls sw_rt_cnt_mem; atomics and ranges always call.
+ *
+ * The edited module is optimised again (sw_ir_pass.reoptimise): the helpers are
+ * inlined and the kernel's values stay in registers around the rare calls (a call
+ * per access spilled a dot product's accumulators: perf, attn_fwd counted).  The
+ * static numbers are the IR's before the edit, and the counting code is memory
+ * operations on memory the kernel cannot name and calls the optimiser cannot see
+ * into, so no optimisation can change what it counts.
  *
  * What a block counts (the documented model, results/README.md):
  *   flops     fadd, fsub, fmul, fdiv, frem: 1 an element; llvm.fma / llvm.fmuladd: 2;
@@ -18,11 +27,13 @@
  *             icmp: 1 an element (address arithmetic in getelementptr is not one);
  *   insts     every instruction but phis and llvm.dbg / llvm.lifetime markers;
  *   barriers  calls of sw_rt_threadgroup_barrier and sw_rt_simd_sync. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "swmetal/count.h"
+#include "swmetal/exec.h"
 #include "swmetal/ir_pass.h"
 
 static int scalar_bytes(ll_scalar s) {
@@ -164,7 +175,8 @@ static int is_local(const ll_module *m, const ll_func *f, ll_span ptr, int depth
 }
 
 /* The hook call before a memory instruction, or nothing for an access it cannot
- * be (a global, the thread's own local variable) or one it does not know. */
+ * be (a global, the thread's own local variable) or one it does not know: a plain
+ * one through the inline classifier, an atomic straight to the runtime. */
 static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f, uint32_t *site) {
     ll_span ptr = {in->body.p, 0}, type = ll_inst_type(in);
     int rw = 0, kind = SW_CNT_AT_NONE, ok = 1;
@@ -200,7 +212,11 @@ static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f
     char size[512], line[1200];
     type_size(type, size, sizeof size);
     uint32_t word = (*site)++ << SW_CNT_SITE_SHIFT | (uint32_t)kind << 2 | (uint32_t)rw;
-    snprintf(line, sizeof line, "  call void @sw_rt_cnt_mem(ptr %.*s, i32 %s, i32 %u)", (int)ptr.n, ptr.p, size, word);
+    if (kind == SW_CNT_AT_NONE)
+        snprintf(line, sizeof line, "  call void @__swcnt.mem(ptr %%__swcnt.ctx, ptr %.*s, i32 %s, i32 %u)", (int)ptr.n,
+                 ptr.p, size, word);
+    else
+        snprintf(line, sizeof line, "  call void @sw_rt_cnt_mem(ptr %.*s, i32 %s, i32 %u)", (int)ptr.n, ptr.p, size, word);
     ll_insert_before(m, i, line);
 }
 
@@ -240,6 +256,14 @@ static int name_has(ll_span fname, const char *w) {
  * sw_rt_cnt_mma counts its share of each product instead. */
 static int is_collective(ll_span fname) { return name_has(fname, "sw_mma_") || name_has(fname, "8sw_store"); }
 
+/* The prelude's float -> bfloat conversions (__truncsfbf2, __truncdfbf2): the
+ * code generator calls them for an fptrunc, which counts as the one instruction it
+ * is where it stands (as the C library's half conversions are not counted: on the
+ * GPU a conversion is an instruction).  Counting their blocks would also count
+ * whatever the code generator and the second optimisation decided about a pure
+ * instruction: a speculated fptrunc ran them four times as often in attn_fwd. */
+static int is_conversion(ll_span fname) { return ll_span_starts(fname, "@__trunc"); }
+
 /* The prelude's simdgroup_multiply(_accumulate) write a lane's operands into its
  * simdgroup's product log and never touch a buffer: their loads and stores are not
  * hooked (a third of a matrix kernel's hook calls). */
@@ -264,41 +288,184 @@ static int calls(const ll_module *m, const char *fn) {
     return 0;
 }
 
-/* A block's execution, counted inline (a hook call per block was a third of a
- * counted run): the function loads its slot once (sw_rt_cnt_slot: where the worker
- * keeps the running thread's row, count.c), each block adds one to its count in the
- * row and, without a branch (a new block would renumber the module's), appends its
- * id to the row's list of touched blocks, the list's length growing only when the
- * count was 0.  A row is [nb counts][list length][nb + 1 ids]: the store at the
- * list's end is always in bounds, and overwritten unless the length grew. */
-static void count_block(ll_module *m, int first, int b, int nb, int entry) {
-    static const char *const tmpl =
-        "  %R# = load ptr, ptr %__swcnt.slot\n"
-        "  %P# = getelementptr inbounds i32, ptr %R#, i64 #\n"
-        "  %O# = load i32, ptr %P#\n"
-        "  %N# = add i32 %O#, 1\n"
-        "  store i32 %N#, ptr %P#\n"
-        "  %Z# = icmp eq i32 %O#, 0\n"
-        "  %W# = zext i1 %Z# to i32\n"
-        "  %L# = getelementptr inbounds i32, ptr %R#, i64 $\n"
-        "  %M# = load i32, ptr %L#\n"
-        "  %K# = add i32 %M#, %W#\n"
-        "  store i32 %K#, ptr %L#\n"
-        "  %X# = zext i32 %M# to i64\n"
-        "  %I# = getelementptr inbounds i32, ptr %L#, i64 %X#\n"
-        "  %J# = getelementptr inbounds i32, ptr %I#, i64 1\n"
-        "  store i32 #, ptr %J#";
+/* Whether f calls fn. */
+static int func_calls(const ll_module *m, const ll_func *f, const char *fn) {
+    for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
+        const ll_block *blk = ll_block_at(m, b);
+        for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++)
+            if (ll_inst_at(m, i)->op == LL_CALL && ll_span_eq(ll_inst_callee(ll_inst_at(m, i)), fn)) return 1;
+    }
+    return 0;
+}
+
+/* A block's execution, counted inline where it starts (__swcnt.block, below: one
+ * more in the running thread's row, and the block's id appended to the row's list
+ * when it was the first).  A function finds the worker's sw_cnt_ctx once, in its
+ * entry block, and the row in it: the row is the running thread's for the whole
+ * call (a fiber switch inside a call returns to the same thread), except in a
+ * function that pauses counting (sw_rt_cnt_pause: the prelude's simdgroup memo),
+ * whose blocks read it each. */
+static void count_block(ll_module *m, int first, int b, int nb, int entry, int reload) {
     msl_buf t = {0};
-    if (entry) msl_buf_puts(&t, "  %__swcnt.slot = call ptr @sw_rt_cnt_slot(ptr @sw_cnt_fallback)\n");
-    for (const char *p = tmpl; *p; p++) {
-        if (*p == '#') msl_buf_printf(&t, "%d", b);
-        else if (*p == '$') msl_buf_printf(&t, "%d", nb);
-        else if (*p == '%' && p[1] >= 'A' && p[1] <= 'Z') msl_buf_printf(&t, "%%__swcnt.%c", *++p);
-        else msl_buf_printf(&t, "%c", *p);
+    if (entry)
+        msl_buf_puts(&t, "  %__swcnt.ctx = call ptr @sw_rt_cnt_slot(ptr @sw_cnt_fallback)\n"
+                         "  %__swcnt.row = load ptr, ptr %__swcnt.ctx\n");
+    if (reload) {
+        msl_buf_printf(&t, "  %%__swcnt.row%d = load ptr, ptr %%__swcnt.ctx\n", b);
+        msl_buf_printf(&t, "  call void @__swcnt.block(ptr %%__swcnt.row%d, i64 %d, i64 %d)", b, b, nb);
+    } else {
+        msl_buf_printf(&t, "  call void @__swcnt.block(ptr %%__swcnt.row, i64 %d, i64 %d)", b, nb);
     }
     char *text = msl_buf_take(&t);
     ll_insert_before(m, first, text);
     free(text);
+}
+
+/* The inline helpers the pass's calls name.  A row is [nb counts][list length][the
+ * listed block ids]: a block is listed once, when its count leaves 0, so that the
+ * reduction costs what was executed, not the kernel's size (count.c). */
+static void helpers(msl_buf *t) {
+    msl_buf_puts(t, "define internal void @__swcnt.block(ptr %row, i64 %b, i64 %nb) alwaysinline {\n"
+                    "entry:\n"
+                    "  %p = getelementptr inbounds i32, ptr %row, i64 %b\n"
+                    "  %o = load i32, ptr %p\n"
+                    "  %n = add i32 %o, 1\n"
+                    "  store i32 %n, ptr %p\n"
+                    "  %first = icmp eq i32 %o, 0\n"
+                    "  br i1 %first, label %list, label %done\n"
+                    "list:\n"
+                    "  %lp = getelementptr inbounds i32, ptr %row, i64 %nb\n"
+                    "  %len = load i32, ptr %lp\n"
+                    "  %len1 = add i32 %len, 1\n"
+                    "  store i32 %len1, ptr %lp\n"
+                    "  %at = zext i32 %len1 to i64\n"
+                    "  %ep = getelementptr inbounds i32, ptr %lp, i64 %at\n"
+                    "  %id = trunc i64 %b to i32\n"
+                    "  store i32 %id, ptr %ep\n"
+                    "  br label %done\n"
+                    "done:\n"
+                    "  ret void\n"
+                    "}\n");
+    /* a plain access (word's bit 0: a load, else a store): threadgroup bytes summed,
+     * the buffers' hull to the runtime, anything else dropped */
+    msl_buf_printf(t,
+                   "define internal void @__swcnt.mem(ptr %%c, ptr %%p, i32 %%s, i32 %%w) alwaysinline {\n"
+                   "entry:\n"
+                   "  %%a = ptrtoint ptr %%p to i64\n"
+                   "  %%arp = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%ar = load i64, ptr %%arp\n"
+                   "  %%d = sub i64 %%a, %%ar\n"
+                   "  %%tg = icmp ult i64 %%d, %d\n"
+                   "  br i1 %%tg, label %%sum, label %%device\n"
+                   "sum:\n"
+                   "  %%isld = trunc i32 %%w to i1\n"
+                   "  %%f = select i1 %%isld, i64 %zu, i64 %zu\n"
+                   "  %%fp = getelementptr inbounds i8, ptr %%c, i64 %%f\n"
+                   "  %%o = load i64, ptr %%fp\n"
+                   "  %%s64 = zext i32 %%s to i64\n"
+                   "  %%n = add i64 %%o, %%s64\n"
+                   "  store i64 %%n, ptr %%fp\n"
+                   "  ret void\n"
+                   "device:\n"
+                   "  %%lop = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%lo = load i64, ptr %%lop\n"
+                   "  %%hip = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%hi = load i64, ptr %%hip\n"
+                   "  %%ge = icmp uge i64 %%a, %%lo\n"
+                   "  %%lt = icmp ult i64 %%a, %%hi\n"
+                   "  %%in = and i1 %%ge, %%lt\n"
+                   "  br i1 %%in, label %%hook, label %%done\n"
+                   "hook:\n"
+                   "  call void @sw_rt_cnt_mem(ptr %%p, i32 %%s, i32 %%w)\n"
+                   "  br label %%done\n"
+                   "done:\n"
+                   "  ret void\n"
+                   "}\n",
+                   offsetof(sw_cnt_ctx, arena), SW_TG_MEM_LIMIT, offsetof(sw_cnt_ctx, tg_load),
+                   offsetof(sw_cnt_ctx, tg_store), offsetof(sw_cnt_ctx, lo), offsetof(sw_cnt_ctx, hi));
+}
+
+/* The attribute group number a "declare"/"define" line ends with ("... #12 {"), or -1. */
+static int line_group(const char *p, const char *end) {
+    const char *h = NULL;
+    for (const char *q = p; q < end; q++)
+        if (*q == '#' && q + 1 < end && q[1] >= '0' && q[1] <= '9') h = q;
+    return h ? atoi(h + 1) : -1;
+}
+
+/* The first optimisation inferred what each function touches (memory(none),
+ * memory(read), memory(argmem: ...)).  Counting makes every instrumented function
+ * write the worker's counters, so those facts are false now, and the second
+ * optimisation would act on them: drop or merge calls of a memory(none) function,
+ * hoist a memory(read) one out of a loop — counts changed (attn_fwd's integer
+ * operations by 4.5% before this).  Every attribute group loses its memory(...)
+ * but those only declarations use (intrinsics, the C library: not instrumented,
+ * their facts hold). */
+static int forget_memory_effects(ll_module *m) {
+    ll_span t = ll_module_text(m);
+    const char *end = t.p + t.n;
+    enum { DECLARED = 1, DEFINED = 2 };
+    int cap = 256;
+    unsigned char *use = calloc((size_t)cap, 1);
+    if (!use) return -1;
+    for (const char *p = t.p; p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        int kind = (size_t)(eol - p) > 8 && memcmp(p, "declare ", 8) == 0 ? DECLARED
+                   : (size_t)(eol - p) > 7 && memcmp(p, "define ", 7) == 0  ? DEFINED : 0;
+        int g = kind ? line_group(p, eol) : -1;
+        if (g >= cap) {
+            int nc = g + 256;
+            unsigned char *u = realloc(use, (size_t)nc);
+            if (!u) {
+                free(use);
+                return -1;
+            }
+            memset(u + cap, 0, (size_t)(nc - cap));
+            use = u;
+            cap = nc;
+        }
+        if (g >= 0) use[g] |= (unsigned char)kind;
+        p = eol + 1;
+    }
+    static const char key[] = "attributes #";
+    for (const char *p = t.p; p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        if ((size_t)(eol - p) > sizeof key && memcmp(p, key, sizeof key - 1) == 0) {
+            int g = atoi(p + sizeof key - 1);
+            if (g < 0 || g >= cap || use[g] != DECLARED) {
+                for (const char *q = p; q + 7 < eol; q++) {
+                    if (memcmp(q, " memory(", 8) != 0) continue;
+                    const char *close = memchr(q, ')', (size_t)(eol - q));
+                    if (close) ll_replace_text(m, (ll_span){q, (size_t)(close + 1 - q)}, "");
+                }
+            }
+        }
+        p = eol + 1;
+    }
+    free(use);
+    return 0;
+}
+
+/* One function's blocks: counted, and their accesses hooked unless the function
+ * touches no buffer. */
+static void count_func(ll_module *m, const ll_func *f, int nb, uint64_t *rows, uint32_t *site) {
+    int hook = !touches_no_buffer(f->name), reload = func_calls(m, f, "@sw_rt_cnt_pause");
+    for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
+        const ll_block *blk = ll_block_at(m, b);
+        int first = blk->first_inst;
+        while (first < blk->first_inst + blk->ninsts && ll_inst_at(m, first)->op == LL_PHI) first++;
+        /* the count first: the hooks use the entry block's ctx */
+        count_block(m, first, b, nb, b == f->first_block, reload);
+        for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++) {
+            const ll_inst *in = ll_inst_at(m, i);
+            count_inst(in, rows + (size_t)b * SW_CNT_COLS);
+            if (!hook) continue;
+            if (in->op == LL_CALL) hook_intrinsic(m, i, in, f, site);
+            else hook_access(m, i, in, f, site);
+        }
+    }
 }
 
 static int run_count(ll_module *m, char **err) {
@@ -310,40 +477,36 @@ static int run_count(ll_module *m, char **err) {
         return -1;
     }
     uint32_t site = 0;
-    for (int f = 0; f < ll_func_count(m); f++)
-        if (name_has(ll_func_at(m, f)->name, "sw_mma_flush")) pause_around(m, ll_func_at(m, f));
-    for (int b = 0; b < nb; b++) {
-        const ll_block *blk = ll_block_at(m, b);
-        /* a collective function is not hooked at all: it counts nothing, and it
+    for (int f = 0; f < ll_func_count(m); f++) {
+        const ll_func *fn = ll_func_at(m, f);
+        if (name_has(fn->name, "sw_mma_flush")) pause_around(m, fn);
+        /* a collective function is not instrumented at all: it counts nothing, and it
          * touches only the simdgroup's product log and the lanes' matrices */
-        if (is_collective(ll_func_at(m, blk->func)->name)) continue;
-        int first = -1, hook = !touches_no_buffer(ll_func_at(m, blk->func)->name);
-        for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++) {
-            const ll_inst *in = ll_inst_at(m, i);
-            if (first < 0 && in->op != LL_PHI) first = i;
-            count_inst(in, rows + (size_t)b * SW_CNT_COLS);
-            if (!hook) continue;
-            if (in->op == LL_CALL) hook_intrinsic(m, i, in, ll_func_at(m, blk->func), &site);
-            else hook_access(m, i, in, ll_func_at(m, blk->func), &site);
-        }
-        if (first >= 0) count_block(m, first, b, nb, b == ll_func_at(m, blk->func)->first_block);
+        if (!is_collective(fn->name) && !is_conversion(fn->name)) count_func(m, fn, nb, rows, &site);
     }
     if (site >= (1u << (32 - SW_CNT_SITE_SHIFT))) {
         free(rows);
         *err = strdup("too many memory access sites to number");
         return -1;
     }
+    if (forget_memory_effects(m) != 0) {
+        free(rows);
+        *err = strdup("out of memory reading the attribute groups");
+        return -1;
+    }
     msl_buf t = {0};
-    /* the row blocks count into outside a counting worker's thread (a library's
-     * static initialisers, on the host's thread): counted and never read */
+    /* the ctx and row blocks count into outside a counting worker's thread (a
+     * library's static initialisers, on the host's thread): counted and never read */
     msl_buf_printf(&t, "\ndeclare ptr @sw_rt_cnt_slot(ptr)\ndeclare void @sw_rt_cnt_mem(ptr, i32, i32)\n"
                        "declare void @sw_rt_cnt_range(ptr, i64, i32)\n%s"
                        "@sw_cnt_scratch = internal global [%d x i32] zeroinitializer\n"
-                       "@sw_cnt_fallback = internal global ptr @sw_cnt_scratch\n"
-                       "@sw_cnt_nblocks = constant i32 %d\n@sw_cnt_nsites = constant i32 %u\n"
-                       "@sw_cnt_blocks = constant [%d x i64] [",
-                   pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", 2 * nb + 2, nb, site,
-                   (nb ? nb : 1) * SW_CNT_COLS);
+                       "@sw_cnt_fallback = internal global { ptr, [%zu x i64] } { ptr @sw_cnt_scratch, [%zu x i64] "
+                       "zeroinitializer }\n"
+                       "@sw_cnt_nblocks = constant i32 %d\n@sw_cnt_nsites = constant i32 %u\n",
+                   pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", 2 * nb + 2,
+                   sizeof(sw_cnt_ctx) / 8 - 1, sizeof(sw_cnt_ctx) / 8 - 1, nb, site);
+    helpers(&t);
+    msl_buf_printf(&t, "@sw_cnt_blocks = constant [%d x i64] [", (nb ? nb : 1) * SW_CNT_COLS);
     for (int k = 0; k < (nb ? nb : 1) * SW_CNT_COLS; k++)
         msl_buf_printf(&t, "%si64 %llu", k ? ", " : "", (unsigned long long)rows[k]);
     msl_buf_puts(&t, "]\n");
@@ -354,4 +517,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 8, run_count};
+const sw_ir_pass sw_count_pass = {"count", 9, run_count, 1};

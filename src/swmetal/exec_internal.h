@@ -235,7 +235,6 @@ typedef struct sw_worker {
 
     sw_group_state group;        /* the threadgroup being run (group.c) */
     sw_cnt_worker *cnt;          /* the counters' per-thread storage (count.c), or NULL */
-    uint32_t *cnt_row;           /* the row the running thread's blocks count into (count.c) */
     uint8_t wbank[SW_MAX_SIMDGROUPS]; /* exchange bank the next simd sync publishes (kept across
                                          threadgroups, as the slots are) */
     /* Runnable fibers: a ring of thread indices (capacity SW_MAX_THREADS_PER_GROUP;
@@ -331,7 +330,7 @@ void sw_exec_abandon_current(void) __attribute__((noreturn));
  * rather than sw_exec_current_worker(): every sw_rt_* service starts by reading it. */
 extern _Thread_local sw_worker *sw_tls_worker;
 
-/* w->cnt_row follows the running thread (count.c): at every change of it. */
+/* The counters' row follows the running thread (count.c): at every change of it. */
 void sw_cnt_follow(sw_worker *w);
 
 /* The running thread changes: w->cur and what kernel code sees change together. */

@@ -35,6 +35,12 @@ int sw_ir_passes(int instr, const sw_ir_pass **out, int max) {
     return n;
 }
 
+int sw_ir_reoptimise(const sw_ir_pass *const *ps, int n) {
+    for (int i = 0; i < n; i++)
+        if (ps[i]->reoptimise) return 1;
+    return 0;
+}
+
 /* The sources of the passes and of llir.c (a hash the Makefile passes in): an edited
  * pass must never be served an object an older one instrumented. */
 #ifdef SW_IR_ID

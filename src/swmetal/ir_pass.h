@@ -4,8 +4,12 @@
  * A variant that needs one is built in two clang runs (compile.c): the C++ to
  * optimised textual IR (clang's own instrumentation, such as ThreadSanitizer's,
  * included), then — after the passes have edited the text — that IR to the shared
- * object with LLVM's pipeline off, so that what a pass inserted reaches the machine
- * code as inserted.  A pass edits, it never re-optimises. */
+ * object.  A pass edits, it never optimises; the last run either emits the edited IR
+ * as it is (LLVM's pipeline off: what a numeric check inserted reaches the machine
+ * code as inserted) or, for a pass that asks (reoptimise), optimises it again first:
+ * the counting pass's inline counters and hooks are ordinary memory operations and
+ * calls, whose every dynamic effect any correct optimisation keeps, and its static
+ * numbers were taken from the IR before the edit. */
 #ifndef GDN_SW_IR_PASS_H
 #define GDN_SW_IR_PASS_H
 
@@ -16,6 +20,7 @@ typedef struct sw_ir_pass {
     int version;          /* in every variant's cache key: bump when the output changes */
     /* Edits m; 0, or -1 with *err (malloc'd, one line). */
     int (*run)(ll_module *m, char **err);
+    int reoptimise;       /* the last clang run optimises the edited IR (-O2) */
 } sw_ir_pass;
 
 #define SW_IR_MAX_PASSES 8
@@ -26,6 +31,9 @@ typedef struct sw_ir_pass {
  * passes, if any): a test that the reader and writer keep every kernel intact. */
 int sw_ir_passes(int instr, const sw_ir_pass **out, int max);
 int sw_ir_roundtrip(void);
+
+/* Whether one of these passes asks the last run to optimise again. */
+int sw_ir_reoptimise(const sw_ir_pass *const *passes, int n);
 
 /* "name:version,..." of those passes ("" for none; "roundtrip" when forced
  * through with none): what the cache key holds. */

@@ -30,6 +30,11 @@ struct ll_module {
     int nedits, capedits;
     char *tail;          /* ll_append's text */
     size_t tail_len;
+    struct ll_text_edit {
+        size_t at, n;    /* the module text's bytes [at, at + n) */
+        char *text;      /* written in their place */
+    } *texts;
+    int ntexts, captexts;
 };
 
 #define GROW(arr, n, cap)                                                            \
@@ -239,6 +244,8 @@ void ll_module_free(ll_module *m) {
     free(m->blocks);
     free(m->insts);
     free(m->tail);
+    for (int i = 0; i < m->ntexts; i++) free(m->texts[i].text);
+    free(m->texts);
     free(m->text);
     free(m);
 }
@@ -461,6 +468,40 @@ void ll_append(ll_module *m, const char *text) {
     m->tail_len += n;
 }
 
+ll_span ll_module_text(const ll_module *m) { return (ll_span){m->text, m->len}; }
+
+void ll_replace_text(ll_module *m, ll_span at, const char *text) {
+    if (at.p < m->text || at.p + at.n > m->text + m->len) return;
+    if (m->ntexts == m->captexts) {
+        int nc = m->captexts ? 2 * m->captexts : 16;
+        struct ll_text_edit *t = realloc(m->texts, (size_t)nc * sizeof *t);
+        if (!t) abort();
+        m->texts = t;
+        m->captexts = nc;
+    }
+    char *copy = strdup(text);
+    if (!copy) abort();
+    size_t off = (size_t)(at.p - m->text);
+    int i = m->ntexts++; /* kept in text order: the writer walks them with the text */
+    for (; i > 0 && m->texts[i - 1].at > off; i--) m->texts[i] = m->texts[i - 1];
+    m->texts[i] = (struct ll_text_edit){off, at.n, copy};
+}
+
+/* The module's text [p, end) with the text edits that start in it (*k: the next
+ * edit, in order); returns where the copy ended (past end when an edit reached
+ * beyond it). */
+static const char *put_text(const ll_module *m, msl_buf *out, const char *p, const char *end, int *k) {
+    for (; *k < m->ntexts && m->text + m->texts[*k].at < end; (*k)++) {
+        const struct ll_text_edit *t = &m->texts[*k];
+        if (m->text + t->at < p) continue; /* overlaps one written already */
+        msl_buf_put(out, p, (size_t)(m->text + t->at - p));
+        msl_buf_puts(out, t->text);
+        p = m->text + t->at + t->n;
+    }
+    if (p < end) msl_buf_put(out, p, (size_t)(end - p));
+    return p > end ? p : end;
+}
+
 static int edit_order(const void *a, const void *b) {
     const ll_edit *x = a, *y = b;
     if (x->inst != y->inst) return x->inst < y->inst ? -1 : 1;
@@ -485,10 +526,10 @@ void ll_module_write(const ll_module *m, msl_buf *out) {
         qsort(e, (size_t)m->nedits, sizeof *e, edit_order);
     }
     const char *p = m->text;
-    int k = 0;
+    int k = 0, kt = 0;
     for (int i = 0; i < m->ninsts; i++) {
         const ll_inst *in = &m->insts[i];
-        msl_buf_put(out, p, (size_t)(in->text.p - p));
+        put_text(m, out, p, in->text.p, &kt);
         const char *with = NULL; /* the last replacement made wins */
         for (; k < m->nedits && e[k].inst == i && e[k].after < 0; k++) with = e[k].line;
         put_edits(out, e, m->nedits, i, 0, &k);
@@ -503,7 +544,7 @@ void ll_module_write(const ll_module *m, msl_buf *out) {
         put_edits(out, e, m->nedits, i, 1, &k);
         p = eol;
     }
-    msl_buf_put(out, p, (size_t)(m->text + m->len - p));
+    put_text(m, out, p, m->text + m->len, &kt);
     if (m->tail) msl_buf_put(out, m->tail, m->tail_len);
     free(e);
 }

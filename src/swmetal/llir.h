@@ -1,8 +1,8 @@
 /* llir.h — LLVM's textual IR, read just far enough for the software device's IR
  * passes (ir_pass.h): functions, basic blocks, and each instruction's opcode,
  * result, type, operands and !dbg attachment; edits are insertions of whole lines
- * before or after an instruction, a line in an instruction's place, or text at the
- * end of the module.
+ * before or after an instruction, a line in an instruction's place, text in place
+ * of other bytes of the module (an attribute group), or text at the end.
  *
  * A module is clang's own `-S -emit-llvm` output of one variant after its
  * optimisation pipeline.  Nothing here validates IR: the compiler that reads the
@@ -99,6 +99,12 @@ void ll_insert_after(ll_module *m, int inst, const char *line);
  * split); the last replacement made is the one written. */
 void ll_replace(ll_module *m, int inst, const char *line);
 void ll_append(ll_module *m, const char *text);
+/* The module's text as read (the edits are not in it). */
+ll_span ll_module_text(const ll_module *m);
+/* Bytes of the text outside every instruction's line (a define line's attribute
+ * reference, an attribute group) written as text instead; at lies within
+ * ll_module_text.  Of two overlapping replacements the first in the text wins. */
+void ll_replace_text(ll_module *m, ll_span at, const char *text);
 /* The module with its edits; without edits, the text read, byte for byte. */
 void ll_module_write(const ll_module *m, msl_buf *out);
 

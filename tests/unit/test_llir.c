@@ -168,3 +168,29 @@ TEST(ir_pass_signature_names_passes_and_their_sources) {
     sw_ir_pass_signature(SW_INSTR_NONE, sig, sizeof sig);
     CHECK_MSG(sig[0] == 0 || strncmp(sig, "roundtrip@", 10) == 0, "a plain variant: %s", sig);
 }
+
+/* Bytes outside the instructions (an attribute group's) replaced in place, beside
+ * instruction edits; an overlapping second replacement loses to the first. */
+TEST(llir_replace_text_outside_instructions) {
+    static const char text[] = "define void @f() #0 {\n"
+                               "  ret void\n"
+                               "}\n"
+                               "attributes #0 = { nounwind memory(none) uwtable }\n";
+    ll_module *m = ll_module_read(text, strlen(text));
+    CHECK(m != NULL);
+    if (!m) return;
+    ll_span t = ll_module_text(m);
+    const char *mem = strstr(t.p, " memory(none)");
+    ll_insert_before(m, 0, "  ; before-ret");
+    ll_replace_text(m, (ll_span){mem, strlen(" memory(none)")}, "");
+    ll_replace_text(m, (ll_span){mem + 1, 6}, "LOST");
+    const char *def = strstr(t.p, "#0 {");
+    ll_replace_text(m, (ll_span){def, 2}, "#7");
+    msl_buf out = {0};
+    ll_module_write(m, &out);
+    char *s = msl_buf_take(&out);
+    CHECK_MSG(strcmp(s, "define void @f() #7 {\n  ; before-ret\n  ret void\n}\nattributes #0 = { nounwind uwtable }\n") == 0,
+              "got:\n%s", s);
+    free(s);
+    ll_module_free(m);
+}

@@ -1,0 +1,114 @@
+/* test_count_pass.c — the counting pass (src/swmetal/count_pass.c) on a small module
+ * in clang 19's print format: what it leaves uncounted, and the facts of the first
+ * optimisation it takes back before the second (ir_pass.h's reoptimise).  Whole
+ * kernels' counts are tests/cli/test_counters.sh's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "swmetal/count.h"
+#include "swmetal/ir_pass.h"
+#include "swmetal/llir.h"
+#include "test.h"
+
+static const char module_text[] =
+    "define weak hidden bfloat @__truncsfbf2(float noundef %0) local_unnamed_addr #0 {\n"
+    "  %2 = bitcast float %0 to i32\n"
+    "  %3 = lshr i32 %2, 16\n"
+    "  %4 = trunc i32 %3 to i16\n"
+    "  %5 = bitcast i16 %4 to bfloat\n"
+    "  ret bfloat %5\n"
+    "}\n"
+    "\n"
+    "define void @kernel(ptr noundef %p, ptr noundef %q) local_unnamed_addr #1 {\n"
+    "  %1 = load float, ptr %p, align 4\n"
+    "  %2 = call float @llvm.fabs.f32(float %1)\n"
+    "  %3 = fptrunc float %2 to bfloat\n"
+    "  store bfloat %3, ptr %q, align 2\n"
+    "  ret void\n"
+    "}\n"
+    "\n"
+    "declare float @llvm.fabs.f32(float) #2\n"
+    "\n"
+    "attributes #0 = { mustprogress nofree norecurse nosync nounwind willreturn memory(none) uwtable }\n"
+    "attributes #1 = { mustprogress nofree norecurse nosync nounwind willreturn memory(argmem: readwrite) }\n"
+    "attributes #2 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }\n";
+
+static char *counted(void) {
+    const sw_ir_pass *p[1] = {&sw_count_pass};
+    msl_buf out = {0};
+    char *err = NULL;
+    int rc = sw_ir_run_passes(module_text, strlen(module_text), p, 1, &out, &err);
+    CHECK_MSG(rc == 0, "the pass failed: %s", err ? err : "?");
+    free(err);
+    return msl_buf_take(&out);
+}
+
+/* The text of the line that starts with prefix, or NULL. */
+static char *line_of(const char *s, const char *prefix) {
+    const char *p = strstr(s, prefix);
+    if (!p) return NULL;
+    size_t n = strcspn(p, "\n");
+    char *l = malloc(n + 1);
+    memcpy(l, p, n);
+    l[n] = 0;
+    return l;
+}
+
+/* The define of `kernel` through its closing brace. */
+static char *body_of(const char *s, const char *define) {
+    const char *p = strstr(s, define);
+    if (!p) return NULL;
+    const char *e = strstr(p, "\n}\n");
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    char *b = malloc(n + 1);
+    memcpy(b, p, n);
+    b[n] = 0;
+    return b;
+}
+
+/* Its blocks are counted and its loads and stores hooked; the prelude's bfloat
+ * conversion, which the code generator calls for an fptrunc, is neither. */
+TEST(count_pass_counts_the_kernel_not_the_conversion_it_calls) {
+    char *s = counted();
+    char *k = body_of(s, "define void @kernel"), *t = body_of(s, "define weak hidden bfloat @__truncsfbf2");
+    CHECK(k && t);
+    if (!k || !t) {
+        free(k);
+        free(t);
+        free(s);
+        return;
+    }
+    CHECK_MSG(strstr(k, "@sw_rt_cnt_slot") && strstr(k, "@__swcnt.block"), "kernel not counted:\n%s", k);
+    CHECK_MSG(strstr(k, "@__swcnt.mem(ptr %__swcnt.ctx, ptr %p, i32 4,"), "the load is not hooked:\n%s", k);
+    CHECK_MSG(strstr(k, "@__swcnt.mem(ptr %__swcnt.ctx, ptr %q, i32 2,"), "the store is not hooked:\n%s", k);
+    CHECK_MSG(!strstr(t, "__swcnt") && !strstr(t, "sw_rt_cnt"), "the conversion is instrumented:\n%s", t);
+    free(k);
+    free(t);
+    free(s);
+}
+
+/* The second optimisation must not believe what the first inferred of a function
+ * the pass made write the counters (memory(none) would let it drop or merge its
+ * calls); an intrinsic's declaration keeps LLVM's facts. */
+TEST(count_pass_takes_back_memory_facts_of_what_it_instruments) {
+    char *s = counted();
+    char *a0 = line_of(s, "attributes #0 = "), *a1 = line_of(s, "attributes #1 = "), *a2 = line_of(s, "attributes #2 = ");
+    CHECK(a0 && a1 && a2);
+    if (a0 && a1 && a2) {
+        CHECK_MSG(!strstr(a0, "memory(") && strstr(a0, "willreturn uwtable }"), "%s", a0);
+        CHECK_MSG(!strstr(a1, "memory(") && strstr(a1, "willreturn }"), "%s", a1);
+        CHECK_MSG(strstr(a2, "willreturn memory(none) }"), "an intrinsic's facts went: %s", a2);
+    }
+    free(a0);
+    free(a1);
+    free(a2);
+    free(s);
+}
+
+TEST(count_pass_asks_for_the_second_optimisation) {
+    const sw_ir_pass *p[1] = {&sw_count_pass};
+    CHECK(sw_ir_reoptimise(p, 1) == 1);
+    extern const sw_ir_pass sw_ir_numerics_pass; /* what it inserted must reach the code as inserted */
+    const sw_ir_pass *q[1] = {&sw_ir_numerics_pass};
+    CHECK(sw_ir_reoptimise(q, 1) == 0);
+}
