@@ -43,6 +43,8 @@ struct sw_cnt_job {
     int nbuf;
     cnt_buf buf[SW_MAX_BUFFERS];
     const uint8_t *lo, *hi;      /* the hull of the buffers */
+    uint64_t gbase, ngranules, gshift;
+    uint8_t *granules;           /* sw_cnt_ctx's map, shared by the workers */
     pthread_mutex_t mu;          /* guards out */
     swmtl_dispatch_counts out;
     int failed;
@@ -85,7 +87,12 @@ struct swmtl_counts {
 };
 
 /* count_pass.c writes the kernel's side of this layout */
-_Static_assert(sizeof(sw_cnt_ctx) == 6 * 8 && sizeof(uint32_t *) == 8, "sw_cnt_ctx: six 8-byte fields");
+_Static_assert(sizeof(sw_cnt_ctx) == 8 * 8 && sizeof(uint32_t *) == 8, "sw_cnt_ctx: eight 8-byte fields");
+
+/* Granules of the buffers' map (sw_cnt_ctx): pages, or coarser when the buffers lie
+ * so far apart that a page map would pass this many bits. */
+#define GRANULE_SHIFT_MIN 12
+#define GRANULES_MAX ((uint64_t)1 << 24)
 
 /* ---------------------------------------------------------------- hooks */
 
@@ -471,6 +478,27 @@ static int session_memory(swmtl_counts *s, const void *key, size_t length) {
     return s->nmem++;
 }
 
+/* The buffers' granule map (sw_cnt_ctx): 0, or -1 out of memory. */
+static int map_granules(sw_cnt_job *j) {
+    uint64_t lo = (uint64_t)(uintptr_t)j->lo, hi = (uint64_t)(uintptr_t)j->hi, shift = GRANULE_SHIFT_MIN;
+    if (j->nbuf == 0 || hi <= lo) return 0; /* ngranules 0: every access is dropped inline */
+    while (((hi - (lo & ~((1ull << shift) - 1))) >> shift) >= GRANULES_MAX) shift++;
+    lo &= ~((1ull << shift) - 1);
+    uint64_t n = ((hi - 1 - lo) >> shift) + 1;
+    j->granules = calloc((size_t)(n + 7) / 8, 1);
+    if (!j->granules) return -1;
+    for (int i = 0; i < j->nbuf; i++) {
+        if (j->buf[i].hi == j->buf[i].lo) continue;
+        uint64_t g0 = ((uint64_t)(uintptr_t)j->buf[i].lo - lo) >> shift;
+        uint64_t g1 = ((uint64_t)(uintptr_t)j->buf[i].hi - 1 - lo) >> shift;
+        for (uint64_t g = g0; g <= g1; g++) j->granules[g / 8] |= (uint8_t)(1u << (g % 8));
+    }
+    j->gbase = lo;
+    j->ngranules = n;
+    j->gshift = shift;
+    return 0;
+}
+
 int sw_cnt_job_begin(sw_job *job, char *why, size_t n) {
     const sw_dispatch *d = job->d;
     sw_cnt_job *j = calloc(1, sizeof *j);
@@ -503,6 +531,7 @@ int sw_cnt_job_begin(sw_job *job, char *why, size_t n) {
         if (!j->hi || cb->hi > j->hi) j->hi = cb->hi;
     }
     j->out.nbuffers = j->nbuf;
+    if (map_granules(j) != 0) goto oom;
     return 0;
 oom:
     snprintf(why, n, "out of memory for the counters");
@@ -559,8 +588,10 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     if (cap < n) cap = n;
     c->seq = job->seq;
     c->ctx.arena = (uint64_t)(uintptr_t)w->arena;
-    c->ctx.lo = (uint64_t)(uintptr_t)job->cnt->lo;
-    c->ctx.hi = (uint64_t)(uintptr_t)job->cnt->hi;
+    c->ctx.base = job->cnt->gbase;
+    c->ctx.ngranules = job->cnt->ngranules;
+    c->ctx.shift = job->cnt->gshift;
+    c->ctx.granules = job->cnt->granules;
     c->nb = tbl->nblocks ? tbl->nblocks : 1;
     c->nsites = tbl->nsites;
     c->cap_threads = cap;
@@ -637,6 +668,7 @@ void sw_cnt_job_end(sw_job *job, int ok) {
     if (ok && s->nd < s->capd) s->d[s->nd++] = j->out;
     else if (!s->error) s->error = strdup(j->failed ? "out of memory for the counters" : "a counted dispatch failed");
     pthread_mutex_destroy(&j->mu);
+    free(j->granules);
     free(j);
     job->cnt = NULL;
 }

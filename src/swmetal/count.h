@@ -64,7 +64,13 @@ typedef struct sw_cnt_table {
 typedef struct sw_cnt_ctx {
     uint32_t *row;               /* the running thread's row: count_pass.c's block counts */
     uint64_t arena;              /* the threadgroup arena's first byte (SW_TG_MEM_LIMIT of them) */
-    uint64_t lo, hi;             /* the hull of the dispatch's buffers: an access in it calls sw_rt_cnt_mem */
+    /* Where the dispatch's buffers are: granule g = (address - base) >> shift is bit g
+     * of granules (ngranules of them) when a buffer has bytes in it.  An access in
+     * such a granule calls sw_rt_cnt_mem; any other is the thread's own or the
+     * runtime's memory (the heap between the buffers' mappings holds the kernel's
+     * arguments: a hull of the buffers sent chunk_o's billion reads of them there). */
+    uint64_t base, ngranules, shift;
+    const uint8_t *granules;
     uint64_t tg_load, tg_store;  /* threadgroup bytes loaded and stored by plain accesses */
 } sw_cnt_ctx;
 

@@ -8,9 +8,10 @@
  * memcpy/memmove/memset of a pointer that is neither a global nor computed from
  * the function's own allocas (is_local) is hooked with its address, width and
  * static site.  A plain load or store is classified inline (__swcnt.mem, below): in
- * the threadgroup arena it adds its bytes to the worker's sum, outside the buffers'
- * hull it is dropped (the thread's own stack, the runtime's tables), and only one
- * that may be in a buffer calls sw_rt_cnt_mem; atomics and ranges always call.
+ * the threadgroup arena it adds its bytes to the worker's sum, outside the granules
+ * the buffers occupy it is dropped (the thread's own stack, the runtime's tables:
+ * sw_cnt_ctx), and only one that may be in a buffer calls sw_rt_cnt_mem; atomics and
+ * ranges always call.
  *
  * The edited module is optimised again (sw_ir_pass.reoptimise): the helpers are
  * inlined and the kernel's values stay in registers around the rare calls (a call
@@ -347,7 +348,7 @@ static void helpers(msl_buf *t) {
                     "  ret void\n"
                     "}\n");
     /* a plain access (word's bit 0: a load, else a store): threadgroup bytes summed,
-     * the buffers' hull to the runtime, anything else dropped */
+     * one in a buffer's granule to the runtime, anything else dropped */
     msl_buf_printf(t,
                    "define internal void @__swcnt.mem(ptr %%c, ptr %%p, i32 %%s, i32 %%w) alwaysinline {\n"
                    "entry:\n"
@@ -367,13 +368,26 @@ static void helpers(msl_buf *t) {
                    "  store i64 %%n, ptr %%fp\n"
                    "  ret void\n"
                    "device:\n"
-                   "  %%lop = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
-                   "  %%lo = load i64, ptr %%lop\n"
-                   "  %%hip = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
-                   "  %%hi = load i64, ptr %%hip\n"
-                   "  %%ge = icmp uge i64 %%a, %%lo\n"
-                   "  %%lt = icmp ult i64 %%a, %%hi\n"
-                   "  %%in = and i1 %%ge, %%lt\n"
+                   "  %%bp = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%base = load i64, ptr %%bp\n"
+                   "  %%np = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%ng = load i64, ptr %%np\n"
+                   "  %%sp = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%sh = load i64, ptr %%sp\n"
+                   "  %%rel = sub i64 %%a, %%base\n"
+                   "  %%g = lshr i64 %%rel, %%sh\n"
+                   "  %%inr = icmp ult i64 %%g, %%ng\n"
+                   "  br i1 %%inr, label %%granule, label %%done\n"
+                   "granule:\n"
+                   "  %%mp = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%map = load ptr, ptr %%mp\n"
+                   "  %%gb = lshr i64 %%g, 3\n"
+                   "  %%bytep = getelementptr inbounds i8, ptr %%map, i64 %%gb\n"
+                   "  %%byte = load i8, ptr %%bytep\n"
+                   "  %%g8 = trunc i64 %%g to i8\n"
+                   "  %%bit = and i8 %%g8, 7\n"
+                   "  %%sb = lshr i8 %%byte, %%bit\n"
+                   "  %%in = trunc i8 %%sb to i1\n"
                    "  br i1 %%in, label %%hook, label %%done\n"
                    "hook:\n"
                    "  call void @sw_rt_cnt_mem(ptr %%p, i32 %%s, i32 %%w)\n"
@@ -382,7 +396,8 @@ static void helpers(msl_buf *t) {
                    "  ret void\n"
                    "}\n",
                    offsetof(sw_cnt_ctx, arena), SW_TG_MEM_LIMIT, offsetof(sw_cnt_ctx, tg_load),
-                   offsetof(sw_cnt_ctx, tg_store), offsetof(sw_cnt_ctx, lo), offsetof(sw_cnt_ctx, hi));
+                   offsetof(sw_cnt_ctx, tg_store), offsetof(sw_cnt_ctx, base), offsetof(sw_cnt_ctx, ngranules),
+                   offsetof(sw_cnt_ctx, shift), offsetof(sw_cnt_ctx, granules));
 }
 
 /* The attribute group number a "declare"/"define" line ends with ("... #12 {"), or -1. */
@@ -517,4 +532,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 9, run_count, 1};
+const sw_ir_pass sw_count_pass = {"count", 10, run_count, 1};

@@ -570,6 +570,10 @@ inline void sw_mma_product(float (&d)[8][8], const float (&a)[8][8], const float
     for (uint j = 0; j < 8; j++)
         for (uint r = 0; r < 8; r++) {
             float x = a[r][j];
+            // vector code even in the counting variant, whose kernels are scalar
+            // (-fno-vectorize: cxx.c): this evaluation is not counted; one rounding
+            // an element either way
+#pragma clang loop vectorize(enable) unroll(disable)
             for (uint c = 0; c < 8; c++) d[r][c] += x * b[j][c];
         }
 }
