@@ -635,6 +635,7 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
         for (int o = 0; o < 3; o++) {
             const int16_t r0 = e.ref[o][first];
             uint32_t same = 0, refs = 0;
+#pragma clang loop vectorize(enable) // as sw_mma_product's
             for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
                 same |= (uint32_t)(e.ref[o][l] == r0) << l;
                 refs |= (uint32_t)(e.ref[o][l] >= 0) << l;
@@ -660,6 +661,7 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
         // Lanes of one well-formed kernel round to the same type: one call for all.
         const sw_mma_store_fn fn = e.store[first];
         uint32_t one_fn = 0;
+#pragma clang loop vectorize(enable)
         for (uint l = 0; l < SW_SIMD_WIDTH; l++) one_fn |= (uint32_t)(e.store[l] == fn) << l;
         if ((one_fn & lanes) == lanes) {
             fn(e.dst, lanes, d, e.res);
