@@ -259,17 +259,17 @@ static int one_access(sw_cnt_worker *c, const cnt_access *a, uint32_t n) {
     return 0;
 }
 
-/* The lanes' logs [l0, l1) into c->gather sorted by (site, k): the general case
- * (a site the pass did not number executes as k = 0 throughout). */
-static void sort_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, size_t total) {
+/* The lanes' logs [l0, l1) from entry `from` on into c->gather sorted by (site, k):
+ * the general case (a site the pass did not number executes as k = 0 throughout). */
+static void sort_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, uint32_t from, size_t total) {
     size_t k = 0;
     for (uint32_t t = l0; t < l1; t++) {
-        for (uint32_t i = 0; i < c->logs[t].n; i++) {
+        for (uint32_t i = from; i < c->logs[t].n; i++) {
             cnt_access e = c->logs[t].a[i];
             e.k = e.site < c->nsites ? c->sitek[e.site]++ : 0;
             c->gather[k++] = e;
         }
-        for (uint32_t i = 0; i < c->logs[t].n; i++)
+        for (uint32_t i = from; i < c->logs[t].n; i++)
             if (c->logs[t].a[i].site < c->nsites) c->sitek[c->logs[t].a[i].site] = 0;
     }
     qsort(c->gather, total, sizeof *c->gather, cmp_access);
@@ -284,18 +284,18 @@ static void sort_u32(uint32_t *v, uint32_t n) {
     }
 }
 
-/* The lanes' logs [l0, l1) into c->gather, ordered by (site, k) and, within a
+/* The lanes' logs [l0, l1) from entry `from` on into c->gather, ordered by (site, k) and, within a
  * group, by lane: the order the sort by (site, k) gave (glibc's qsort is a stable
  * merge sort), placed directly (perf, attn_fwd counted: the sort was 18% of the
  * samples).  Each lane's k-th execution of a site is group base[site] + k, the
  * sites' groups laid out in site order; counted, then placed.  0; -1 out of
  * memory; 1 for a site the pass did not number (the caller sorts, as before). */
-static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
+static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, uint32_t from) {
     c->nsu = 0;
     int unnumbered = 0;
     for (uint32_t t = l0; t < l1; t++) {
         const cnt_log *l = &c->logs[t];
-        for (uint32_t i = 0; i < l->n; i++) {
+        for (uint32_t i = from; i < l->n; i++) {
             uint32_t st = l->a[i].site;
             if (st >= c->nsites) {
                 unnumbered = 1;
@@ -306,7 +306,7 @@ static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
                 c->maxk[st] = c->sitek[st];
             }
         }
-        for (uint32_t i = 0; i < l->n; i++)
+        for (uint32_t i = from; i < l->n; i++)
             if (l->a[i].site < c->nsites) c->sitek[l->a[i].site] = 0;
     }
     if (unnumbered) {
@@ -325,7 +325,7 @@ static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
         for (int pass = 0; pass < 2; pass++) { /* 0: group sizes (then their starts), 1: placing */
             for (uint32_t t = l0; t < l1; t++) {
                 const cnt_log *l = &c->logs[t];
-                for (uint32_t i = 0; i < l->n; i++) {
+                for (uint32_t i = from; i < l->n; i++) {
                     uint32_t st = l->a[i].site, k = c->sitek[st]++;
                     size_t g = c->base[st] + k;
                     if (pass == 0) {
@@ -336,7 +336,7 @@ static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
                         c->gather[c->gfill[g]++] = e;
                     }
                 }
-                for (uint32_t i = 0; i < l->n; i++) c->sitek[l->a[i].site] = 0;
+                for (uint32_t i = from; i < l->n; i++) c->sitek[l->a[i].site] = 0;
             }
             if (pass == 0)
                 for (size_t g = 0; g < ng; g++) c->gfill[g + 1] += c->gfill[g];
@@ -346,27 +346,36 @@ static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
     return rc;
 }
 
-/* The lanes [l0, l1) of a simdgroup: their accesses grouped by (site, k). */
+/* How many first accesses the lanes [l0, l1) share: entry i is the same site in
+ * every lane's log. */
+static uint32_t common_prefix(const sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
+    uint32_t len = c->logs[l0].n;
+    for (uint32_t t = l0 + 1; t < l1; t++)
+        if (c->logs[t].n < len) len = c->logs[t].n;
+    for (uint32_t i = 0; i < len; i++)
+        for (uint32_t t = l0 + 1; t < l1; t++)
+            if (c->logs[t].a[i].site != c->logs[l0].a[i].site) return i;
+    return len;
+}
+
+/* The lanes [l0, l1) of a simdgroup: their accesses grouped by (site, k).  Up to
+ * where the lanes' logs part (control flow was uniform so far) the i-th access of
+ * every lane is one; the rest is grouped by site, each lane's executions of a site
+ * numbered after the shared part (which executed it equally often in every lane). */
 static int reduce_accesses(sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
     size_t total = 0;
-    int same = 1;
-    for (uint32_t t = l0; t < l1; t++) {
-        total += c->logs[t].n;
-        if (c->logs[t].n != c->logs[l0].n) same = 0;
-    }
+    for (uint32_t t = l0; t < l1; t++) total += c->logs[t].n;
     if (total == 0) return 0;
-    uint32_t len = c->logs[l0].n;
-    for (uint32_t i = 0; same && i < len; i++)
-        for (uint32_t t = l0 + 1; t < l1 && same; t++) same = c->logs[t].a[i].site == c->logs[l0].a[i].site;
-    if (grow((void **)&c->gather, &c->gather_cap, same ? l1 - l0 : total, sizeof *c->gather)) return -1;
+    uint32_t shared = common_prefix(c, l0, l1);
+    total -= (size_t)shared * (l1 - l0);
+    if (grow((void **)&c->gather, &c->gather_cap, total > l1 - l0 ? total : l1 - l0, sizeof *c->gather)) return -1;
     int rc = 0;
-    if (same) { /* uniform control flow: the i-th access of every lane is the same one */
-        for (uint32_t i = 0; i < len && rc == 0; i++) {
-            for (uint32_t t = l0; t < l1; t++) c->gather[t - l0] = c->logs[t].a[i];
-            rc = one_access(c, c->gather, l1 - l0);
-        }
-    } else if ((rc = group_by_site(c, l0, l1)) >= 0) {
-        if (rc == 1) sort_by_site(c, l0, l1, total);
+    for (uint32_t i = 0; i < shared && rc == 0; i++) {
+        for (uint32_t t = l0; t < l1; t++) c->gather[t - l0] = c->logs[t].a[i];
+        rc = one_access(c, c->gather, l1 - l0);
+    }
+    if (rc == 0 && total && (rc = group_by_site(c, l0, l1, shared)) >= 0) {
+        if (rc == 1) sort_by_site(c, l0, l1, shared, total);
         rc = 0;
         for (size_t i = 0; i < total && rc == 0;) {
             size_t j = i + 1;
