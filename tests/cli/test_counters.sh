@@ -145,6 +145,19 @@ kcount odd odd_more 32 32 --buffer x=float32[96]:arange=0,1 --buffer y=float32[3
 same "counters: divergent lanes: the k-th load of a site by the lanes that reach it is one access" \
     "$(Q "$TMPD/odd.json" '.counters.total.buffers[].coalescing' | tr '\n' ' ')" \
     '{"accesses":4,"lines":4,"min_lines":4,"efficiency":1} {"accesses":1,"lines":1,"min_lines":1,"efficiency":1} '
+# an in-place dispatch: one buffer at both indices is one memory in the dispatch's
+# distinct bytes (it was counted once a binding); an address cannot say which binding
+# it went through, so the lower index has the accesses
+cat >"$TMPD/inplace.json" <<JSON
+{"case": 1, "source": "$P",
+ "dispatches": [{"function": "uniform_work", "dispatch": {"grid": [64], "threadgroup": [32]}, "bind": {"y": "x"}}],
+ "buffers": {"x": {"dtype": "float32", "shape": [64], "init": {"arange": [0, 1]}}}}
+JSON
+"$GDNBENCH" kernel "$TMPD/inplace.json" --iters 1 --warmup 0 --quiet --counters --json "$TMPD/inplace.out.json" \
+    >"$TMPD/inplace.out" 2>&1 || fail "counters: the in-place case ran: $(tail -2 "$TMPD/inplace.out")"
+same "counters: in place: the dispatch's distinct bytes count the buffer once, the lower binding has them" \
+    "$(Q "$TMPD/inplace.out.json" .counters.dispatches[0].device.distinct_bytes \
+        '.counters.dispatches[0].buffers[].distinct_bytes' | tr '\n' ' ')" '256 256 0 '
 kcount fma fma_chain 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 same "counters: fma() is 2 flops: 64 threads x 100 x 2" "$(Q "$TMPD/fma.json" .counters.total.flops.float)" 12800
 
