@@ -517,4 +517,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 9, run_count, 1};
+const sw_ir_pass sw_count_pass = {"count", 9, run_count, 1, 1};
