@@ -492,8 +492,9 @@ static int canonical_middle(const build_step *b, const char *ll, sw_ir_target **
         *err = fmt_err("cannot read %s: %s", mid, strerror(errno));
         rc = 2;
     }
-    /* the middle end may call what the canonical target's C library has (sincosf,
-     * exp10) and this host's lacks: no object that fails to load */
+    /* the middle end may call what the canonical target's C library has and this
+     * host's may lack (exp10f: macOS's libm names it __exp10f): no object that
+     * fails to load */
     if (rc == 0 && sw_ir_check_new_calls(fe, fe_len, *text, *len, err) != 0) rc = 2;
     free(fe);
     unlink(mid);

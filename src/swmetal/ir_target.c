@@ -280,8 +280,9 @@ int sw_ir_check_new_calls(const char *before, size_t nbefore, const char *after,
         if (!found) {
             msl_buf b = {0};
             msl_buf_printf(&b,
-                           "the counting variant's canonical middle end (" SW_IR_CANONICAL_TRIPLE
-                           ") calls %.*s, which this host's C library lacks: report it with the kernel",
+                           "the canonical middle end (" SW_IR_CANONICAL_TRIPLE
+                           ") made the kernel call %.*s, which does not resolve in this process: this "
+                           "kernel cannot be counted on this host (run it without --counters, and report it)",
                            (int)name.n, name.p);
             *err = msl_buf_take(&b);
         }
