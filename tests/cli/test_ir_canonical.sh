@@ -81,13 +81,18 @@ tables() {
 }
 
 # name | arguments: the flash-attention forward, two GDN kernels, the simdgroup
-# matrices (chunk_o, chunk_h) and device atomics (micro.reduce).
+# matrices (chunk_o, chunk_h), device atomics (micro.reduce), and 8-byte vectors
+# that x86-64's calling convention passes as a double (wy's bfloat4, decode_ctx's
+# uint2 parameter: bitcasts, which no count includes).  Not recurrent: there the
+# casts of a float2 change how far a loop is unrolled (results/README.md).
 cases=(
     "attn_fwd|attn_fwd --qL 32 --kL 32 --D 64 --Hq 2 --Hkv 1"
     "kkt|kkt --T 64 --H 2 --Hg 1"
     "chunk_o|chunk_o --T 64 --H 2 --Hg 1 --V 64"
     "chunk_h|chunk_h --T 64 --H 2 --Hg 1 --V 64"
     "micro.reduce|micro.reduce --N 1"
+    "wy|wy --T 64 --H 2 --Hg 1 --V 64"
+    "micro.decode_ctx|micro.decode_ctx --ctx 16 --H 2 --Hkv 1"
 )
 for c in "${cases[@]}"; do
     name=${c%%|*}
