@@ -31,6 +31,7 @@
 #include "swmetal/cxx.h"
 #include "swmetal/front_cache.h"
 #include "swmetal/ir_pass.h"
+#include "swmetal/ir_target.h"
 #include "swmetal/msl_front.h"
 #include "msl/msl_include.h"
 #include "swmetal/sw_compile.h"
@@ -399,6 +400,7 @@ typedef struct build_step {
     int instr, mode;
     const char *incl;        /* "-I<prelude dir>" */
     const char *tmp_base;    /* the output's temporary name: trace and stderr go beside it */
+    const char *key;         /* the variant's key */
 } build_step;
 
 static void times_add(sw_clang_times *sum, const sw_clang_times *t) {
@@ -450,36 +452,95 @@ static int run_step(const build_step *b, const char *const *extra, int nextra, c
     return rc;
 }
 
+/* GDNBENCH_SW_KEEP_IR=DIR writes the IR each variant built through the IR stage
+ * gives its last clang run (the passes' edits in) as DIR/<key>.ll: what
+ * tests/cli/test_ir_canonical.sh compares across front-end targets.  Best effort. */
+static void keep_ir(const char *key, const char *text, size_t len) {
+    const char *dir = getenv("GDNBENCH_SW_KEEP_IR");
+    if (!dir || !*dir || sw_mkdir_p(dir) != 0) return;
+    char path[4200];
+    pathf(path, sizeof path, "%s/%s.ll", dir, key);
+    (void)sw_write_file_atomic(path, text, len);
+}
+
+/* The canonical middle end (ir_target.h): the host front end's IR at ll, without
+ * its target, optimised for SW_IR_CANONICAL_TRIPLE into *text; *host keeps the
+ * front end's target for the way back.  Returns as run_step. */
+static int canonical_middle(const build_step *b, const char *ll, sw_ir_target **host, char **text, size_t *len,
+                            sw_clang_times *times, double *wall, char **err) {
+    static const char target[] = "--target=" SW_IR_CANONICAL_TRIPLE;
+    static const char *const middle[] = {"-x", "ir", target, "-S", "-emit-llvm"};
+    char mid[4400];
+    pathf(mid, sizeof mid, "%s.mid.ll", b->tmp_base);
+    size_t fe_len = 0;
+    char *fe = sw_read_file(ll, &fe_len);
+    if (!fe) {
+        *err = fmt_err("cannot read %s: %s", ll, strerror(errno));
+        return 2;
+    }
+    int rc = 2;
+    msl_buf canon = {0};
+    *host = sw_ir_target_read(fe, fe_len, err);
+    if (*host) {
+        sw_ir_strip_target(fe, fe_len, &canon);
+        if (sw_write_file_atomic(ll, canon.p ? canon.p : "", canon.len) == 0) rc = 0;
+        else *err = fmt_err("cannot write %s: %s", ll, strerror(errno));
+    }
+    free(msl_buf_take(&canon));
+    if (rc == 0) rc = run_step(b, middle, 5, mid, ll, times, wall, err);
+    if (rc == 0 && !(*text = sw_read_file(mid, len))) {
+        *err = fmt_err("cannot read %s: %s", mid, strerror(errno));
+        rc = 2;
+    }
+    /* the middle end may call what the canonical target's C library has and this
+     * host's may lack (exp10f: macOS's libm names it __exp10f): no object that
+     * fails to load */
+    if (rc == 0 && sw_ir_check_new_calls(fe, fe_len, *text, *len, err) != 0) rc = 2;
+    free(fe);
+    unlink(mid);
+    return rc;
+}
+
 /* The IR stage (ir_pass.h): C++ -> optimised IR -> the passes -> the object, with
- * LLVM's pipeline off in the second run unless a pass asks for it.  Returns as
- * run_step. */
+ * LLVM's pipeline off in the second run unless a pass asks for it.  For a
+ * canonical pass: C++ -> the front end's IR -> canonical_middle -> the passes ->
+ * the host's target again -> the object.  Returns as run_step. */
 static int build_through_ir(const build_step *b, const sw_ir_pass *const *passes, int npasses, const char *cpp_path,
                             const char *tmp_so, sw_clang_times *times, double *wall, char **err) {
     char ll[4400];
     pathf(ll, sizeof ll, "%s.ll", b->tmp_base);
-    static const char *const to_ir[] = {"-S", "-emit-llvm"};
+    static const char *const to_ir[] = {"-S", "-emit-llvm", "-Xclang", "-disable-llvm-passes"};
     static const char *const from_ir[] = {"-x", "ir", "-Xclang", "-disable-llvm-passes"};
+    int canonical = sw_ir_canonical(passes, npasses);
     int nfrom = sw_ir_reoptimise(passes, npasses) ? 2 : 4; /* without the last two: -O2 again */
-    int rc = run_step(b, to_ir, 2, ll, cpp_path, times, wall, err);
-    if (rc != 0) {
-        unlink(ll);
-        return rc;
-    }
+    int rc = run_step(b, to_ir, canonical ? 4 : 2, ll, cpp_path, times, wall, err);
+    sw_ir_target *host = NULL;
+    char *text = NULL;
     size_t len = 0;
-    char *text = sw_read_file(ll, &len);
+    if (rc == 0 && canonical) rc = canonical_middle(b, ll, &host, &text, &len, times, wall, err);
+    else if (rc == 0 && !(text = sw_read_file(ll, &len))) {
+        *err = fmt_err("cannot read %s: %s", ll, strerror(errno));
+        rc = 2;
+    }
     msl_buf out = {0};
     double t0 = sw_stats_now();
-    rc = text ? sw_ir_run_passes(text, len, passes, npasses, &out, err) : -1;
+    if (rc == 0 && sw_ir_run_passes(text, len, passes, npasses, &out, err) != 0) rc = 2;
+    if (rc == 0 && host) {
+        msl_buf back = {0};
+        sw_ir_put_target(out.p ? out.p : "", out.len, host, &back);
+        free(msl_buf_take(&out));
+        out = back;
+    }
     *wall += sw_stats_now() - t0;
-    if (!text) *err = fmt_err("cannot read %s: %s", ll, strerror(errno));
     free(text);
+    sw_ir_target_free(host);
+    if (rc == 0) keep_ir(b->key, out.p ? out.p : "", out.len);
     if (rc == 0 && sw_write_file_atomic(ll, out.p ? out.p : "", out.len) != 0) {
         *err = fmt_err("cannot write %s: %s", ll, strerror(errno));
-        rc = -1;
+        rc = 2;
     }
     free(msl_buf_take(&out));
     if (rc == 0) rc = run_step(b, from_ir, nfrom, tmp_so, ll, times, wall, err);
-    else rc = 2;
     unlink(ll);
     return rc;
 }
@@ -512,7 +573,7 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
         *err = fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
         return -1;
     }
-    const build_step b = {cc, instr, mode, incl, tmp_so};
+    const build_step b = {cc, instr, mode, incl, tmp_so, key};
     const sw_ir_pass *passes[SW_IR_MAX_PASSES];
     int npasses = mode == BUILD_CHECK ? 0 : sw_ir_passes(instr, passes, SW_IR_MAX_PASSES);
     sw_clang_times times = {-1, -1, -1, -1};

@@ -116,6 +116,16 @@ int sw_cxx_kernel_flags(int instrumented, int darwin, const char **flags, int ma
         f[n++] = "-DSW_COUNT=1";
         f[n++] = "-fno-vectorize";
         f[n++] = "-fno-slp-vectorize";
+        /* What else makes one host's front end write other IR than another's (the
+         * counted IR is optimised for one target on every host: ir_target.h):
+         * Linux keeps errno for the math functions (a call to exp2f, where Darwin
+         * writes llvm.exp2); and the C++ ABI's target variants — ARM's guard
+         * variables test one bit, Apple's constructors return `this` — are not the
+         * generic Itanium ABI's that x86-64 uses.  Neither reaches outside the
+         * kernel library: its interface to the executable is extern "C", and the
+         * guard byte means the same to the C++ runtime in both ABIs. */
+        f[n++] = "-fno-math-errno";
+        f[n++] = "-fc++-abi=itanium";
     }
     if (instrumented & 1) {
         /* Every memory access calls __tsan_*; the executor implements those hooks

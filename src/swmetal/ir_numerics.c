@@ -640,4 +640,4 @@ static int run(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_ir_numerics_pass = {"numerics", 3, run, 0};
+const sw_ir_pass sw_ir_numerics_pass = {"numerics", 3, run, 0, 0};

@@ -41,6 +41,12 @@ int sw_ir_reoptimise(const sw_ir_pass *const *ps, int n) {
     return 0;
 }
 
+int sw_ir_canonical(const sw_ir_pass *const *ps, int n) {
+    for (int i = 0; i < n; i++)
+        if (ps[i]->canonical) return 1;
+    return 0;
+}
+
 /* The sources of the passes and of llir.c (a hash the Makefile passes in): an edited
  * pass must never be served an object an older one instrumented. */
 #ifdef SW_IR_ID
@@ -55,7 +61,8 @@ void sw_ir_pass_signature(int instr, char *out, size_t n) {
     size_t used = 0;
     out[0] = 0;
     for (int i = 0; i < np && used < n; i++)
-        used += (size_t)snprintf(out + used, n - used, "%s%s:%d", i ? "," : "", p[i]->name, p[i]->version);
+        used += (size_t)snprintf(out + used, n - used, "%s%s:%d%s", i ? "," : "", p[i]->name, p[i]->version,
+                                 p[i]->canonical ? "+canonical1" : "");
     if (np == 0 && sw_ir_roundtrip()) used = (size_t)snprintf(out, n, "roundtrip");
     if ((np || sw_ir_roundtrip()) && used < n) snprintf(out + used, n - used, "@%s", ir_id);
 }

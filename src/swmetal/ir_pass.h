@@ -21,6 +21,10 @@ typedef struct sw_ir_pass {
     /* Edits m; 0, or -1 with *err (malloc'd, one line). */
     int (*run)(ll_module *m, char **err);
     int reoptimise;       /* the last clang run optimises the edited IR (-O2) */
+    /* The pass reads IR optimised for SW_IR_CANONICAL_TRIPLE (ir_target.h), the same
+     * on every host: the front end's IR is retargeted, optimised for that target,
+     * given to the passes and put back on the host's target for the last run. */
+    int canonical;
 } sw_ir_pass;
 
 #define SW_IR_MAX_PASSES 8
@@ -32,11 +36,14 @@ typedef struct sw_ir_pass {
 int sw_ir_passes(int instr, const sw_ir_pass **out, int max);
 int sw_ir_roundtrip(void);
 
-/* Whether one of these passes asks the last run to optimise again. */
+/* Whether one of these passes asks the last run to optimise again; whether one
+ * asks for the canonical middle end. */
 int sw_ir_reoptimise(const sw_ir_pass *const *passes, int n);
+int sw_ir_canonical(const sw_ir_pass *const *passes, int n);
 
 /* "name:version,..." of those passes ("" for none; "roundtrip" when forced
- * through with none): what the cache key holds. */
+ * through with none; "+canonical1" after a canonical pass's): what the cache key
+ * holds. */
 void sw_ir_pass_signature(int instr, char *out, size_t n);
 
 /* Reads text as a module, runs the passes, writes the result: 0, or -1 with *err. */

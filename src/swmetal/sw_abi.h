@@ -224,14 +224,15 @@ void sw_rt_cnt_pause(int delta);
  * whenever it changes threads (fibers of one worker never leave its OS thread).  A
  * copy, not a pointer: a read is then one load from the thread pointer, which the
  * compiler need not repeat after every pointer store of the kernel.
- * Elsewhere (Mach-O) kernels call sw_rt_ids() and sw_rt_mma_log(). */
+ * Elsewhere (Mach-O) kernels call sw_rt_ids() and sw_rt_mma_log(), and so does the
+ * counting variant everywhere (SW_COUNT): its IR must be the same on every host. */
 typedef struct sw_current {
     const sw_ids *ids;       /* the thread's ids (a range loop rewrites them in place) */
     void *mma_log;           /* its simdgroup's product log, NULL until sw_rt_mma_log made one */
     uint32_t lane;           /* thread_index_in_simdgroup; not kept in a range loop (which
                                 runs only kernels without simd functions): read ids there */
 } sw_current;
-#if defined(__ELF__)
+#if defined(__ELF__) && !(defined(SW_COUNT) && SW_COUNT)
 #define SW_RT_CURRENT_TLS 1
 extern __thread sw_current sw_rt_current __attribute__((tls_model("initial-exec")));
 #else
