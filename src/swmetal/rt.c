@@ -98,6 +98,10 @@ const sw_ids *sw_rt_ids(void) {
 
 void *sw_rt_mma_log(uint32_t *lane) {
     sw_worker *w = sw_tls_worker;
+    /* every product calls this where kernel code does not read sw_rt_current (Mach-O,
+     * the counting variant): the thread's view holds its log once the worker has them */
+    *lane = w->cur->lane;
+    if (__builtin_expect(w->cur->view.mma_log != NULL, 1)) return w->cur->view.mma_log;
     if (!w->mma_logs) {
         /* fresh zero pages: only the entries a kernel uses become resident */
         void *logs =
@@ -108,7 +112,6 @@ void *sw_rt_mma_log(uint32_t *lane) {
             sw_exec_abandon_current();
         }
     }
-    *lane = w->cur->lane;
     sw_set_view(w, w->cur);
     sw_set_current(w, w->cur);
     return w->cur->view.mma_log;
