@@ -14,11 +14,11 @@
  *   cxx-<hash>.ok|.bad   whether a compiler passed the probe (cxx.c)
  * Every file is written under a temporary name (process and thread) and renamed
  * into place, so concurrent processes and threads share the cache safely.  Where
- * the time goes is counted in compile_stats.c (clang's own -ftime-trace). */
+ * the time goes is counted in compile_stats.c (clang's own -ftime-trace); the clang
+ * runs of one variant's build, the IR stage's included, are clang_step.c's. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +27,11 @@
 
 #include "core/embedded.h"
 #include "core/sha256.h"
+#include "swmetal/clang_step.h"
 #include "swmetal/compile_stats.h"
 #include "swmetal/cxx.h"
 #include "swmetal/front_cache.h"
 #include "swmetal/ir_pass.h"
-#include "swmetal/ir_target.h"
 #include "swmetal/msl_front.h"
 #include "msl/msl_include.h"
 #include "swmetal/sw_compile.h"
@@ -77,26 +77,10 @@ struct sw_library {
     char fe_key[65];             /* its front-end cache key (front_cache.h), "" when none */
 };
 
-static uint64_t compile_invocations, compile_cache_hits;
+static uint64_t compile_cache_hits;
 
-uint64_t sw_compile_invocations(void) { return __atomic_load_n(&compile_invocations, __ATOMIC_RELAXED); }
 uint64_t sw_compile_cache_hits(void) { return __atomic_load_n(&compile_cache_hits, __ATOMIC_RELAXED); }
 
-static char *fmt_err(const char *fmt, const char *a, const char *b) {
-    msl_buf m = {0};
-    msl_buf_printf(&m, fmt, a ? a : "", b ? b : "");
-    return msl_buf_take(&m);
-}
-
-/* snprintf for paths: a path that does not fit is cut, and the file operation on
- * it then fails with a message naming it. */
-static void pathf(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void pathf(char *out, size_t n, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, n, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------- compiler */
 
@@ -143,12 +127,12 @@ static void prelude_hash(char hex[65]) {
 static int prelude_dir(const char *cache, char *out, size_t n, char **err) {
     char hex[65];
     prelude_hash(hex);
-    pathf(out, n, "%s/prelude-%.16s", cache, hex);
+    sw_pathf(out, n, "%s/prelude-%.16s", cache, hex);
     char marker[4200];
-    pathf(marker, sizeof marker, "%s/.complete", out);
+    sw_pathf(marker, sizeof marker, "%s/.complete", out);
     if (access(marker, F_OK) == 0) return 0;
     if (sw_mkdir_p(out) != 0) {
-        *err = fmt_err("cannot create %s: %s", out, strerror(errno));
+        *err = sw_fmt_err("cannot create %s: %s", out, strerror(errno));
         return -1;
     }
     int found = 0;
@@ -159,9 +143,9 @@ static int prelude_dir(const char *cache, char *out, size_t n, char **err) {
         else continue;
         found++;
         char path[4200];
-        pathf(path, sizeof path, "%s/%s", out, base);
+        sw_pathf(path, sizeof path, "%s/%s", out, base);
         if (sw_write_file_atomic(path, f->data, f->len) != 0) {
-            *err = fmt_err("cannot write %s: %s", path, strerror(errno));
+            *err = sw_fmt_err("cannot write %s: %s", path, strerror(errno));
             return -1;
         }
     }
@@ -171,35 +155,6 @@ static int prelude_dir(const char *cache, char *out, size_t n, char **err) {
         return -1;
     }
     return sw_write_file_atomic(marker, "", 0);
-}
-
-/* ------------------------------------------------------- diagnostics */
-
-/* clang's stderr from the first error on (warnings and include chains before it
- * dropped), at most ~4 KB; names .metal lines thanks to the line markers. */
-static char *compiler_message(const char *stderr_path, const char *what) {
-    char *text = sw_read_file(stderr_path, NULL);
-    msl_buf b = {0};
-    if (!text || !*text) {
-        msl_buf_printf(&b, "%s failed without a message", what);
-    } else {
-        const char *e = strstr(text, ": error:");
-        const char *start = text;
-        if (e) {
-            while (e > text && e[-1] != '\n') e--;
-            start = e;
-        }
-        size_t len = strlen(start);
-        while (len > 0 && (start[len - 1] == '\n' || start[len - 1] == ' ')) len--;
-        if (len > 4000) {
-            msl_buf_put(&b, start, 4000);
-            msl_buf_puts(&b, "\n... (more compiler output truncated)");
-        } else {
-            msl_buf_put(&b, start, len);
-        }
-    }
-    free(text);
-    return msl_buf_take(&b);
 }
 
 /* ------------------------------------------------------- preprocessing */
@@ -218,15 +173,15 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
     sha256_final(&c, d);
     sha256_to_hex(d, hex);
     char ii[4200], src[4200], errp[4200];
-    pathf(ii, sizeof ii, "%s/pp-%.32s.ii", cache, hex);
+    sw_pathf(ii, sizeof ii, "%s/pp-%.32s.ii", cache, hex);
     char *cached = sw_read_file(ii, NULL);
     if (cached) return cached;
-    pathf(src, sizeof src, "%s/pp-%.32s.tmp-%d.metal.cpp", cache, hex, (int)getpid());
-    pathf(errp, sizeof errp, "%s.err", src);
+    sw_pathf(src, sizeof src, "%s/pp-%.32s.tmp-%d.metal.cpp", cache, hex, (int)getpid());
+    sw_pathf(errp, sizeof errp, "%s.err", src);
     char out_tmp[4300];
-    pathf(out_tmp, sizeof out_tmp, "%s.out", src);
+    sw_pathf(out_tmp, sizeof out_tmp, "%s.out", src);
     if (sw_write_file_atomic(src, prepared, strlen(prepared)) != 0) {
-        *err = fmt_err("cannot write %s: %s", src, strerror(errno));
+        *err = sw_fmt_err("cannot write %s: %s", src, strerror(errno));
         return NULL;
     }
     char *argv[] = {(char *)cc->path,
@@ -239,11 +194,11 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
                     "-D__HAVE_SIMDGROUP_MATRIX__=1",
                     src,
                     NULL};
-    __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
+    sw_clang_invoked();
     int rc = sw_run_process(argv, out_tmp, errp);
     char *text = NULL;
-    if (rc != 0) *err = compiler_message(errp, "preprocessing the MSL source");
-    else if (!(text = sw_read_file(out_tmp, NULL))) *err = fmt_err("cannot read %s%s", out_tmp, NULL);
+    if (rc != 0) *err = sw_clang_message(errp, "preprocessing the MSL source");
+    else if (!(text = sw_read_file(out_tmp, NULL))) *err = sw_fmt_err("cannot read %s%s", out_tmp, NULL);
     if (text) (void)rename(out_tmp, ii); /* the cache is best effort */
     unlink(src);
     unlink(errp);
@@ -252,17 +207,6 @@ static char *preprocess(const compiler *cc, const char *cache, const char *prepa
 }
 
 /* ------------------------------------------------------------ variants */
-
-/* How a variant is built:
- *   BUILD_RUN      the kernels as they run: -O2, instrumented as asked;
- *   BUILD_LISTING  every kernel at -O0, for the compile command's table of a large
- *                  library (bindings and static threadgroup memory come from the
- *                  loaded object; optimising thousands of instantiations is what
- *                  takes clang minutes);
- *   BUILD_CHECK    clang -fsyntax-only over every kernel: what creating a large
- *                  library costs (errors surface there, as on Metal); only a marker
- *                  file is cached. */
-enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK, BUILD_LANES };
 
 /* What a variant is for, as the compile statistics name it (compile_stats.h). */
 static int variant_kind(int instr, int mode) {
@@ -303,34 +247,6 @@ static int create_builds(const sw_library *lib) {
     return !per_kernel(lib) && lib->unit.nkernels <= 1 && lib->unit.nconstants == 0;
 }
 
-/* This host's flags for one build mode. */
-static int kernel_flags(int instr, int mode, const char **flags, int max) {
-    const char *all[SW_CXX_MAX_FLAGS];
-#ifdef __APPLE__
-    int n = sw_cxx_kernel_flags(instr, 1, all, SW_CXX_MAX_FLAGS);
-#else
-    int n = sw_cxx_kernel_flags(instr, 0, all, SW_CXX_MAX_FLAGS);
-#endif
-    int k = 0;
-    for (int i = 0; i < n && k < max; i++) {
-        const char *f = all[i];
-        if (mode == BUILD_LISTING && strcmp(f, "-O2") == 0) f = "-O0";
-        if (mode == BUILD_CHECK) {
-            /* what only the object or the link needs */
-            if (strcmp(f, "-shared") == 0 || strcmp(f, "-fPIC") == 0 || strncmp(f, "-g", 2) == 0 ||
-                strncmp(f, "-fdebug-", 8) == 0)
-                continue;
-            if (strcmp(f, "-undefined") == 0) {
-                i++; /* and its argument */
-                continue;
-            }
-        }
-        flags[k++] = f;
-    }
-    if (mode == BUILD_CHECK && k < max) flags[k++] = "-fsyntax-only";
-    return k;
-}
-
 /* What a variant's key hashes besides its C++: the ABI version, instrumentation
  * and mode, the prelude, the compiler, the host CPU and the flags. */
 static void key_begin(sha256_ctx *c, const char *tag, const compiler *cc, int instr, int mode) {
@@ -349,7 +265,7 @@ static void key_begin(sha256_ctx *c, const char *tag, const compiler *cc, int in
     const char *cpu = sw_cxx_host_cpu();
     sha256_update(c, cpu, strlen(cpu) + 1);
     const char *flags[SW_CXX_MAX_FLAGS];
-    int nflags = kernel_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
+    int nflags = sw_clang_flags(instr, mode, flags, SW_CXX_MAX_FLAGS);
     for (int i = 0; i < nflags; i++) sha256_update(c, flags[i], strlen(flags[i]) + 1);
 }
 
@@ -376,10 +292,10 @@ static void move_dsym(const char *tmp_so, const char *so_path) {
     const char *tb = strrchr(tmp_so, '/'), *sb = strrchr(so_path, '/');
     tb = tb ? tb + 1 : tmp_so;
     sb = sb ? sb + 1 : so_path;
-    pathf(from, sizeof from, "%s.dSYM", tmp_so);
-    pathf(to, sizeof to, "%s.dSYM", so_path);
-    pathf(inner_from, sizeof inner_from, "%s/Contents/Resources/DWARF/%s", from, tb);
-    pathf(inner_to, sizeof inner_to, "%s/Contents/Resources/DWARF/%s", from, sb);
+    sw_pathf(from, sizeof from, "%s.dSYM", tmp_so);
+    sw_pathf(to, sizeof to, "%s.dSYM", so_path);
+    sw_pathf(inner_from, sizeof inner_from, "%s/Contents/Resources/DWARF/%s", from, tb);
+    sw_pathf(inner_to, sizeof inner_to, "%s/Contents/Resources/DWARF/%s", from, sb);
     if (access(from, F_OK) != 0) return;
     if (rename(inner_from, inner_to) != 0 || rename(from, to) != 0) {
         char *argv[] = {"rm", "-rf", from, NULL};
@@ -391,165 +307,11 @@ static void move_dsym(const char *tmp_so, const char *so_path) {
 #endif
 }
 
-/* One clang run of a build: the mode's flags, the prelude's include directory,
- * `extra` (what this step adds), then "-o out" (none for a syntax check) and the
- * input.  Adds its phases to *times (fields < 0 stay unknown until a run reports
- * them) and its wall time to *wall; a failure's message in *err. */
-typedef struct build_step {
-    const compiler *cc;
-    int instr, mode;
-    const char *incl;        /* "-I<prelude dir>" */
-    const char *tmp_base;    /* the output's temporary name: trace and stderr go beside it */
-    const char *key;         /* the variant's key */
-} build_step;
-
-static void times_add(sw_clang_times *sum, const sw_clang_times *t) {
-    double *s[] = {&sum->execute_s, &sum->frontend_s, &sum->optimise_s, &sum->backend_s};
-    const double v[] = {t->execute_s, t->frontend_s, t->optimise_s, t->backend_s};
-    for (int i = 0; i < 4; i++)
-        if (v[i] >= 0) *s[i] = (*s[i] < 0 ? 0 : *s[i]) + v[i];
-}
-
-static int run_step(const build_step *b, const char *const *extra, int nextra, const char *out, const char *in,
-                    sw_clang_times *times, double *wall, char **err) {
-    char errp[4400], trace[4400], trace_arg[4500];
-    pathf(errp, sizeof errp, "%s.err", b->tmp_base);
-    /* clang's own account of its phases (compile_stats.c); it changes nothing in the
-     * object, so it is not part of the key */
-    pathf(trace, sizeof trace, "%s.trace.json", b->tmp_base);
-    pathf(trace_arg, sizeof trace_arg, "-ftime-trace=%s", trace);
-    char *argv[SW_CXX_MAX_FLAGS + 16];
-    int a = 0;
-    argv[a++] = (char *)b->cc->path;
-    const char *flags[SW_CXX_MAX_FLAGS];
-    int nflags = kernel_flags(b->instr, b->mode, flags, SW_CXX_MAX_FLAGS);
-    for (int i = 0; i < nflags; i++) argv[a++] = (char *)flags[i];
-    argv[a++] = (char *)b->incl;
-    argv[a++] = trace_arg;
-    for (int i = 0; i < nextra && i < 8; i++) argv[a++] = (char *)extra[i];
-    if (out) {
-        argv[a++] = "-o";
-        argv[a++] = (char *)out;
-    }
-    argv[a++] = (char *)in;
-    argv[a] = NULL;
-    __atomic_fetch_add(&compile_invocations, 1, __ATOMIC_RELAXED);
-    double t0 = sw_stats_now();
-    int rc = sw_run_process(argv, NULL, errp);
-    *wall += sw_stats_now() - t0;
-    sw_clang_times t;
-    sw_clang_times_read(trace, &t);
-    times_add(times, &t);
-    unlink(trace);
-    if (rc != 0) {
-        *err = rc < 0 ? fmt_err("cannot run %s: %s", b->cc->path, strerror(errno))
-                      : compiler_message(errp, "compiling the kernel");
-        /* only the compiler's verdict on the C++ (not a kill, a full disk) is final */
-        if (rc > 0 && rc < 128 && *err && strstr(*err, "error:")) rc = 1;
-        else rc = 2;
-    }
-    unlink(errp);
-    return rc;
-}
-
-/* GDNBENCH_SW_KEEP_IR=DIR writes the IR each variant built through the IR stage
- * gives its last clang run (the passes' edits in) as DIR/<key>.ll: what
- * tests/cli/test_ir_canonical.sh compares across front-end targets.  Best effort. */
-static void keep_ir(const char *key, const char *text, size_t len) {
-    const char *dir = getenv("GDNBENCH_SW_KEEP_IR");
-    if (!dir || !*dir || sw_mkdir_p(dir) != 0) return;
-    char path[4200];
-    pathf(path, sizeof path, "%s/%s.ll", dir, key);
-    (void)sw_write_file_atomic(path, text, len);
-}
-
-/* The canonical middle end (ir_target.h): the host front end's IR at ll, without
- * its target, optimised for SW_IR_CANONICAL_TRIPLE into *text; *host keeps the
- * front end's target for the way back.  Returns as run_step. */
-static int canonical_middle(const build_step *b, const char *ll, sw_ir_target **host, char **text, size_t *len,
-                            sw_clang_times *times, double *wall, char **err) {
-    static const char target[] = "--target=" SW_IR_CANONICAL_TRIPLE;
-    static const char *const middle[] = {"-x", "ir", target, "-S", "-emit-llvm"};
-    char mid[4400];
-    pathf(mid, sizeof mid, "%s.mid.ll", b->tmp_base);
-    size_t fe_len = 0;
-    char *fe = sw_read_file(ll, &fe_len);
-    if (!fe) {
-        *err = fmt_err("cannot read %s: %s", ll, strerror(errno));
-        return 2;
-    }
-    int rc = 2;
-    msl_buf canon = {0};
-    *host = sw_ir_target_read(fe, fe_len, err);
-    if (*host) {
-        sw_ir_strip_target(fe, fe_len, &canon);
-        if (sw_write_file_atomic(ll, canon.p ? canon.p : "", canon.len) == 0) rc = 0;
-        else *err = fmt_err("cannot write %s: %s", ll, strerror(errno));
-    }
-    free(msl_buf_take(&canon));
-    if (rc == 0) rc = run_step(b, middle, 5, mid, ll, times, wall, err);
-    if (rc == 0 && !(*text = sw_read_file(mid, len))) {
-        *err = fmt_err("cannot read %s: %s", mid, strerror(errno));
-        rc = 2;
-    }
-    /* the middle end may call what the canonical target's C library has and this
-     * host's may lack (exp10f: macOS's libm names it __exp10f): no object that
-     * fails to load */
-    if (rc == 0 && sw_ir_check_new_calls(fe, fe_len, *text, *len, err) != 0) rc = 2;
-    free(fe);
-    unlink(mid);
-    return rc;
-}
-
-/* The IR stage (ir_pass.h): C++ -> optimised IR -> the passes -> the object, with
- * LLVM's pipeline off in the second run unless a pass asks for it.  For a
- * canonical pass: C++ -> the front end's IR -> canonical_middle -> the passes ->
- * the host's target again -> the object.  Returns as run_step. */
-static int build_through_ir(const build_step *b, const sw_ir_pass *const *passes, int npasses, const char *cpp_path,
-                            const char *tmp_so, sw_clang_times *times, double *wall, char **err) {
-    char ll[4400];
-    pathf(ll, sizeof ll, "%s.ll", b->tmp_base);
-    static const char *const to_ir[] = {"-S", "-emit-llvm", "-Xclang", "-disable-llvm-passes"};
-    static const char *const from_ir[] = {"-x", "ir", "-Xclang", "-disable-llvm-passes"};
-    int canonical = sw_ir_canonical(passes, npasses);
-    int nfrom = sw_ir_reoptimise(passes, npasses) ? 2 : 4; /* without the last two: -O2 again */
-    int rc = run_step(b, to_ir, canonical ? 4 : 2, ll, cpp_path, times, wall, err);
-    sw_ir_target *host = NULL;
-    char *text = NULL;
-    size_t len = 0;
-    if (rc == 0 && canonical) rc = canonical_middle(b, ll, &host, &text, &len, times, wall, err);
-    else if (rc == 0 && !(text = sw_read_file(ll, &len))) {
-        *err = fmt_err("cannot read %s: %s", ll, strerror(errno));
-        rc = 2;
-    }
-    msl_buf out = {0};
-    double t0 = sw_stats_now();
-    if (rc == 0 && sw_ir_run_passes(text, len, passes, npasses, &out, err) != 0) rc = 2;
-    if (rc == 0 && host) {
-        msl_buf back = {0};
-        sw_ir_put_target(out.p ? out.p : "", out.len, host, &back);
-        free(msl_buf_take(&out));
-        out = back;
-    }
-    *wall += sw_stats_now() - t0;
-    free(text);
-    sw_ir_target_free(host);
-    if (rc == 0) keep_ir(b->key, out.p ? out.p : "", out.len);
-    if (rc == 0 && sw_write_file_atomic(ll, out.p ? out.p : "", out.len) != 0) {
-        *err = fmt_err("cannot write %s: %s", ll, strerror(errno));
-        rc = 2;
-    }
-    free(msl_buf_take(&out));
-    if (rc == 0) rc = run_step(b, from_ir, nfrom, tmp_so, ll, times, wall, err);
-    unlink(ll);
-    return rc;
-}
-
 /* Compiles cpp into <cache>/<key>.so (BUILD_CHECK: checks it and writes
  * <key>.checked) unless that is already there. */
 static int build_variant(const compiler *cc, const char *cache, const char *cpp, int instr, int mode,
                          const char *key, char *so_path, size_t n, char **err) {
-    pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
+    sw_pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
     if (access(so_path, F_OK) == 0) {
         __atomic_fetch_add(&compile_cache_hits, 1, __ATOMIC_RELAXED);
         sw_stats_add_cached(variant_kind(instr, mode));
@@ -559,18 +321,18 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     /* A lanes variant that did not compile is remembered (the key hashes its C++ and
      * the compiler): the device runs the library's fibers instead, and every later
      * process would otherwise pay for the same failed compile. */
-    pathf(failed, sizeof failed, "%s/%s.lanes-failed", cache, key);
+    sw_pathf(failed, sizeof failed, "%s/%s.lanes-failed", cache, key);
     if (mode == BUILD_LANES && access(failed, F_OK) == 0) {
         char *msg = sw_read_file(failed, NULL);
         *err = msg ? msg : strdup("its C++ did not compile (an earlier run)");
         return -1;
     }
     if (prelude_dir(cache, pdir, sizeof pdir, err)) return -1;
-    pathf(cpp_path, sizeof cpp_path, "%s/%s.cpp", cache, key);
-    pathf(tmp_so, sizeof tmp_so, "%s.tmp-%d-%lx", so_path, (int)getpid(), (unsigned long)pthread_self());
-    pathf(incl, sizeof incl, "-I%s", pdir);
+    sw_pathf(cpp_path, sizeof cpp_path, "%s/%s.cpp", cache, key);
+    sw_pathf(tmp_so, sizeof tmp_so, "%s.tmp-%d-%lx", so_path, (int)getpid(), (unsigned long)pthread_self());
+    sw_pathf(incl, sizeof incl, "-I%s", pdir);
     if (sw_write_file_atomic(cpp_path, cpp, strlen(cpp)) != 0) {
-        *err = fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
+        *err = sw_fmt_err("cannot write %s: %s", cpp_path, strerror(errno));
         return -1;
     }
     const build_step b = {cc, instr, mode, incl, tmp_so, key};
@@ -579,8 +341,8 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     sw_clang_times times = {-1, -1, -1, -1};
     double wall = 0;
     int rc = npasses || (mode != BUILD_CHECK && sw_ir_roundtrip())
-                 ? build_through_ir(&b, passes, npasses, cpp_path, tmp_so, &times, &wall, err)
-                 : run_step(&b, NULL, 0, mode == BUILD_CHECK ? NULL : tmp_so, cpp_path, &times, &wall, err);
+                 ? sw_clang_through_ir(&b, passes, npasses, cpp_path, tmp_so, &times, &wall, err)
+                 : sw_clang_step(&b, NULL, 0, mode == BUILD_CHECK ? NULL : tmp_so, cpp_path, &times, &wall, err);
     /* clang writes no trace for -fsyntax-only: a syntax check is front end through and through */
     if (mode == BUILD_CHECK && times.execute_s < 0) {
         times.execute_s = times.frontend_s = wall;
@@ -595,13 +357,13 @@ static int build_variant(const compiler *cc, const char *cache, const char *cpp,
     if (mode == BUILD_CHECK) {
         unlink(cpp_path); /* only the verdict is kept */
         if (sw_write_file_atomic(so_path, "", 0) != 0) {
-            *err = fmt_err("cannot write %s: %s", so_path, strerror(errno));
+            *err = sw_fmt_err("cannot write %s: %s", so_path, strerror(errno));
             return -1;
         }
         return 0;
     }
     if (rename(tmp_so, so_path) != 0) {
-        *err = fmt_err("cannot move the compiled kernel into %s: %s", so_path, strerror(errno));
+        *err = sw_fmt_err("cannot move the compiled kernel into %s: %s", so_path, strerror(errno));
         unlink(tmp_so);
         return -1;
     }
@@ -616,7 +378,7 @@ static void keep_cpp(const char *cpp, const char *key) {
     const char *dir = getenv("GDNBENCH_SW_KEEP_CPP");
     if (!dir || !*dir || sw_mkdir_p(dir) != 0) return;
     char path[4200];
-    pathf(path, sizeof path, "%s/%s.cpp", dir, key);
+    sw_pathf(path, sizeof path, "%s/%s.cpp", dir, key);
     (void)sw_write_file_atomic(path, cpp, strlen(cpp));
 }
 
@@ -656,7 +418,7 @@ static void pending_wait(sw_pending *p) {
 static int pending_claim(sw_pending *p, char *so_path, size_t n, char **err) {
     pending_wait(p);
     int rc = p->rc ? -1 : 0;
-    if (rc == 0) pathf(so_path, n, "%s", p->so_path);
+    if (rc == 0) sw_pathf(so_path, n, "%s", p->so_path);
     else *err = p->err ? p->err : strdup("building the variant failed");
     free(p->cpp);
     memset(p, 0, sizeof *p);
@@ -713,12 +475,12 @@ static int variant_by_alias(sw_library *lib, const char *alias, int instr, int m
     }
     if (lib->pending.started && strcmp(lib->pending.key, key) == 0)
         return pending_claim(&lib->pending, so_path, n, err) == 0 ? 2 : -1;
-    pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
+    sw_pathf(so_path, n, "%s/%s.%s", cache, key, mode == BUILD_CHECK ? "checked" : "so");
     if (access(so_path, F_OK) == 0) {
         note_cached(instr, mode);
         return 2;
     }
-    pathf(failed, sizeof failed, "%s/%s.lanes-failed", cache, key);
+    sw_pathf(failed, sizeof failed, "%s/%s.lanes-failed", cache, key);
     char *msg = mode == BUILD_LANES ? sw_read_file(failed, NULL) : NULL;
     if (msg) *err = msg;
     return msg ? -1 : 0;
@@ -745,9 +507,9 @@ static int known_lanes(const char *alias) {
     int dir = sw_cache_dir(cache, sizeof cache, &no_dir) == 0;
     free(no_dir);
     if (!dir || !sw_alias_load(cache, alias, key)) return 0;
-    pathf(path, sizeof path, "%s/%s.so", cache, key);
+    sw_pathf(path, sizeof path, "%s/%s.so", cache, key);
     if (access(path, F_OK) == 0) return 1;
-    pathf(path, sizeof path, "%s/%s.lanes-failed", cache, key);
+    sw_pathf(path, sizeof path, "%s/%s.lanes-failed", cache, key);
     return access(path, F_OK) == 0;
 }
 
@@ -780,7 +542,7 @@ static void prebuild_lanes(sw_library *lib, const sw_fc_value *fcs, int nfcs) {
     if (cpp && sw_cache_dir(cache, sizeof cache, &err) == 0) {
         variant_key(cc, cpp, SW_INSTR_NONE, BUILD_LANES, key);
         if (aliased) sw_alias_store(cache, alias, key);
-        pathf(so, sizeof so, "%s/%s.so", cache, key);
+        sw_pathf(so, sizeof so, "%s/%s.so", cache, key);
         if (access(so, F_OK) != 0) {
             *p = (sw_pending){.cc = cc, .cpp = cpp, .instr = SW_INSTR_NONE, .mode = BUILD_LANES};
             memcpy(p->key, key, sizeof key);
@@ -868,13 +630,13 @@ static void *load_variant(sw_library *lib, const sw_fc_value *fcs, int nfcs, int
      * a missing symbol fails here, at load, instead of in the middle of a dispatch. */
     void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
-        *err = fmt_err("cannot load the compiled kernel library: %s%s", dlerror(), NULL);
+        *err = sw_fmt_err("cannot load the compiled kernel library: %s%s", dlerror(), NULL);
         return NULL;
     }
     const int *abi = dlsym(dl, "sw_abi_version");
     if (!abi || *abi != SW_ABI_VERSION || !dlsym(dl, mode == BUILD_LANES ? "sw_lanes_kernels" : "sw_kernels")) {
         dlclose(dl);
-        *err = fmt_err("compiled kernel library %s has a different ABI version; delete the cache directory%s", so,
+        *err = sw_fmt_err("compiled kernel library %s has a different ABI version; delete the cache directory%s", so,
                        NULL);
         return NULL;
     }
@@ -1104,7 +866,7 @@ static int get_kernel(sw_library *lib, const char *name, const sw_fc_value *fcs,
             return 0;
         }
     }
-    *err = fmt_err("kernel '%s' is missing from its compiled library %s", name, lib->filename);
+    *err = sw_fmt_err("kernel '%s' is missing from its compiled library %s", name, lib->filename);
     return -1;
 }
 

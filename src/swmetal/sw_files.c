@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,4 +84,17 @@ int sw_cache_dir(char *out, size_t n, char **err) {
         return -1;
     }
     return 0;
+}
+
+void sw_pathf(char *out, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+}
+
+char *sw_fmt_err(const char *fmt, const char *a, const char *b) {
+    msl_buf m = {0};
+    msl_buf_printf(&m, fmt, a ? a : "", b ? b : "");
+    return msl_buf_take(&m);
 }

@@ -20,6 +20,13 @@ char *sw_read_file(const char *path, size_t *len_out);
  * processes sharing the cache never see half a file.  Returns 0 or -1 (errno). */
 int sw_write_file_atomic(const char *path, const char *data, size_t len);
 
+/* snprintf for paths: a path that does not fit is cut, and the file operation on
+ * it then fails with a message naming it. */
+void sw_pathf(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* fmt with its two %s as a and b ("" for NULL), malloc'd: a file operation's error. */
+char *sw_fmt_err(const char *fmt, const char *a, const char *b);
+
 /* mkdir -p.  Returns 0 or -1 (errno). */
 int sw_mkdir_p(const char *path);
 
