@@ -22,6 +22,8 @@
 #                      its source relative to itself); case_kernel FILE... copies more
 #   need_sw WHAT       the software Metal device must be available: else skip_all "WHAT:
 #                      this build has no software Metal device (gdnbench info)"
+#   kernel_cxx         prints the path of a clang++ with LLVM >= 17 (the kernels'
+#                      compiler, for a test that wraps it), or nothing
 : "${GDNBENCH:?run through tests/run.sh}"
 TESTDATA=$(dirname "$GDNBENCH")/gdnbench-testdata
 TMPD=$(mktemp -d)
@@ -111,4 +113,15 @@ case_kernel() {
 need_sw() {
     "$GDNBENCH" info 2>/dev/null | grep -Eq '^ *sw +available' ||
         skip_all "$1: this build has no software Metal device (gdnbench info)"
+}
+
+kernel_cxx() {
+    local c v
+    for c in clang++-19 clang++-18 clang++-17 clang++; do
+        v=$("$c" --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n1)
+        if [ -n "$v" ] && [ "$v" -ge 17 ]; then
+            command -v "$c"
+            return
+        fi
+    done
 }

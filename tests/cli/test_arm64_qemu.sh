@@ -77,14 +77,7 @@ if [ "$(od -An -tx1 -j18 -N2 "$bdir/gdnbench-tests" 2>/dev/null | tr -d ' ')" !=
 fi
 
 # ---- the kernels' compiler: the host's clang++, told to build for aarch64 ----
-cxx=
-for c in clang++-19 clang++-18 clang++-17 clang++; do
-    v=$("$c" --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n1)
-    if [ -n "$v" ] && [ "$v" -ge 17 ]; then
-        cxx=$(command -v "$c")
-        break
-    fi
-done
+cxx=$(kernel_cxx)
 wrapper=$bdir/clang++-aarch64
 if [ -n "$cxx" ]; then
     printf '#!/bin/sh\nexec %s --target=aarch64-linux-gnu "$@"\n' "$cxx" >"$wrapper.tmp" && chmod +x "$wrapper.tmp" &&

