@@ -179,10 +179,10 @@ static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word
     }
 }
 
-/* An atomic, or a plain access inside the hull of the buffers: the kernel's inline
- * code (count_pass.c) has summed a plain one in threadgroup memory already and
- * dropped one outside every buffer (the thread's stack through a pointer, the
- * runtime's tables). */
+/* An atomic, or a plain access in a granule a buffer occupies (sw_cnt_ctx): the
+ * kernel's inline code (count_pass.c) has summed a plain one in threadgroup memory
+ * already and dropped one outside those granules (the thread's stack through a
+ * pointer, the runtime's tables). */
 void sw_rt_cnt_mem(void *p, int32_t size, int32_t word) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;

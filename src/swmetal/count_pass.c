@@ -286,22 +286,22 @@ static void pause_around(ll_module *m, const ll_func *f) {
     }
 }
 
-/* Whether the module calls fn already (then clang declared it: the prelude's own
- * calls of sw_rt_cnt_pause). */
-static int calls(const ll_module *m, const char *fn) {
-    for (int i = 0; i < ll_inst_count(m); i++)
+/* Whether an instruction of [from, to) calls fn. */
+static int calls_in(const ll_module *m, int from, int to, const char *fn) {
+    for (int i = from; i < to; i++)
         if (ll_inst_at(m, i)->op == LL_CALL && ll_span_eq(ll_inst_callee(ll_inst_at(m, i)), fn)) return 1;
     return 0;
 }
 
-/* Whether f calls fn. */
+/* Whether the module calls fn already (then clang declared it: the prelude's own
+ * calls of sw_rt_cnt_pause). */
+static int calls(const ll_module *m, const char *fn) { return calls_in(m, 0, ll_inst_count(m), fn); }
+
+/* Whether f calls fn (a function's instructions are contiguous). */
 static int func_calls(const ll_module *m, const ll_func *f, const char *fn) {
-    for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
-        const ll_block *blk = ll_block_at(m, b);
-        for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++)
-            if (ll_inst_at(m, i)->op == LL_CALL && ll_span_eq(ll_inst_callee(ll_inst_at(m, i)), fn)) return 1;
-    }
-    return 0;
+    if (f->nblocks == 0) return 0;
+    const ll_block *last = ll_block_at(m, f->first_block + f->nblocks - 1);
+    return calls_in(m, ll_block_at(m, f->first_block)->first_inst, last->first_inst + last->ninsts, fn);
 }
 
 /* A block's execution, counted inline where it starts (__swcnt.block, below: one
@@ -405,14 +405,6 @@ static void helpers(msl_buf *t) {
                    offsetof(sw_cnt_ctx, shift), offsetof(sw_cnt_ctx, granules));
 }
 
-/* The attribute group number a "declare"/"define" line ends with ("... #12 {"), or -1. */
-static int line_group(const char *p, const char *end) {
-    const char *h = NULL;
-    for (const char *q = p; q < end; q++)
-        if (*q == '#' && q + 1 < end && q[1] >= '0' && q[1] <= '9') h = q;
-    return h ? atoi(h + 1) : -1;
-}
-
 /* The first optimisation inferred what each function touches (memory(none),
  * memory(read), memory(argmem: ...)).  Counting makes every instrumented function
  * write the worker's counters, so those facts are false now, and the second
@@ -433,7 +425,7 @@ static int forget_memory_effects(ll_module *m) {
         if (!eol) eol = end;
         int kind = (size_t)(eol - p) > 8 && memcmp(p, "declare ", 8) == 0 ? DECLARED
                    : (size_t)(eol - p) > 7 && memcmp(p, "define ", 7) == 0  ? DEFINED : 0;
-        int g = kind ? line_group(p, eol) : -1;
+        int g = kind ? ll_line_attr_group((ll_span){p, (size_t)(eol - p)}) : -1;
         if (g >= cap) {
             int nc = g + 256;
             unsigned char *u = realloc(use, (size_t)nc);

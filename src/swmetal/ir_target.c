@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "swmetal/ir_target.h"
+#include "swmetal/llir.h"
 
 struct sw_ir_target {
     char *datalayout; /* the whole line, or NULL */
@@ -50,14 +51,6 @@ static const char *attr_end(line l, const char *a, const char *key) {
     return v < end ? v + 1 : end;
 }
 
-static char *dup_n(const char *p, size_t n) {
-    char *s = malloc(n + 1);
-    if (!s) return NULL;
-    memcpy(s, p, n);
-    s[n] = 0;
-    return s;
-}
-
 /* The CPU attributes of an attribute group's line, each with its leading space. */
 static char *line_cpu_attrs(line l) {
     msl_buf b = {0};
@@ -81,8 +74,8 @@ sw_ir_target *sw_ir_target_read(const char *text, size_t len, char **err) {
     size_t pos = 0;
     line l;
     while (next_line(text, len, &pos, &l)) {
-        if (!t->datalayout && starts(l, "target datalayout = ")) t->datalayout = dup_n(l.p, l.n);
-        else if (!t->triple && starts(l, "target triple = ")) t->triple = dup_n(l.p, l.n);
+        if (!t->datalayout && starts(l, "target datalayout = ")) t->datalayout = strndup(l.p, l.n);
+        else if (!t->triple && starts(l, "target triple = ")) t->triple = strndup(l.p, l.n);
         else if (!t->attrs && starts(l, "attributes #") && find_in(l, cpu_attrs[0])) t->attrs = line_cpu_attrs(l);
     }
     if (!t->attrs) t->attrs = strdup("");
@@ -137,11 +130,8 @@ static void function_groups(const char *text, size_t len, ids *out) {
         if (!starts(l, "define ") && !starts(l, "declare ")) continue;
         /* intrinsics carry no CPU (clang's front end gives them none) */
         if (function_name(l, &name) && name.n >= 5 && memcmp(name.p, "llvm.", 5) == 0) continue;
-        int quoted = 0;
-        for (size_t i = 0; i + 1 < l.n; i++) {
-            if (l.p[i] == '"') quoted = !quoted;
-            else if (!quoted && l.p[i] == ' ' && l.p[i + 1] == '#') ids_add(out, atoi(l.p + i + 2));
-        }
+        int g = ll_line_attr_group((ll_span){l.p, l.n});
+        if (g >= 0) ids_add(out, g);
     }
 }
 
@@ -275,7 +265,7 @@ int sw_ir_check_new_calls(const char *before, size_t nbefore, const char *after,
     while (next_line(after, nafter, &pos, &l)) {
         if (!starts(l, "declare ") || !function_name(l, &name)) continue;
         if ((name.n >= 5 && memcmp(name.p, "llvm.", 5) == 0) || declares(before, nbefore, name)) continue;
-        char *s = dup_n(name.p, name.n);
+        char *s = strndup(name.p, name.n);
         int found = s && dlsym(RTLD_DEFAULT, s) != NULL;
         if (!found) {
             msl_buf b = {0};

@@ -470,6 +470,16 @@ void ll_append(ll_module *m, const char *text) {
 
 ll_span ll_module_text(const ll_module *m) { return (ll_span){m->text, m->len}; }
 
+int ll_line_attr_group(ll_span l) {
+    int quoted = 0;
+    for (size_t i = 0; i + 2 < l.n; i++) {
+        if (l.p[i] == '"') quoted = !quoted;
+        else if (!quoted && l.p[i] == ' ' && l.p[i + 1] == '#' && l.p[i + 2] >= '0' && l.p[i + 2] <= '9')
+            return atoi(l.p + i + 2);
+    }
+    return -1;
+}
+
 void ll_replace_text(ll_module *m, ll_span at, const char *text) {
     if (at.p < m->text || at.p + at.n > m->text + m->len) return;
     if (m->ntexts == m->captexts) {

@@ -99,6 +99,9 @@ void ll_insert_after(ll_module *m, int inst, const char *line);
  * split); the last replacement made is the one written. */
 void ll_replace(ll_module *m, int inst, const char *line);
 void ll_append(ll_module *m, const char *text);
+/* The function attribute group a "define"/"declare" line names (` #N` outside
+ * quoted text; parameters' attributes are spelled out), or -1. */
+int ll_line_attr_group(ll_span line);
 /* The module's text as read (the edits are not in it). */
 ll_span ll_module_text(const ll_module *m);
 /* Bytes of the text outside every instruction's line (a define line's attribute

@@ -850,6 +850,16 @@ static const char *many_bad_src = "template <typename T>\n"
                                   "}\n"
                                   "template [[host_name(\"twice_f\")]] [[kernel]] decltype(twice<float>) twice<float>;\n";
 
+/* many_src created in a fresh cache that keeps each built kernel's C++ in `keep`
+ * (GDNBENCH_SW_KEEP_CPP); *before is the compile count before it.  NULL: skipped. */
+static sw_library *create_many_keeping_cpp(char *keep, size_t n, uint64_t *before) {
+    use_temp_cache();
+    snprintf(keep, n, "%s/keep", cache_dir);
+    setenv("GDNBENCH_SW_KEEP_CPP", keep, 1);
+    *before = sw_compile_invocations();
+    return compile_or_skip(many_src, "many.metal");
+}
+
 /* Runs many_src's fill_5 (its values checked) as the library's first built kernel:
  * one more clang run than `before` counted the two of creation, and the only C++
  * kept in `keep` so far is fill_5's (fill<float, 3> is not in it at all). */
@@ -877,13 +887,10 @@ static void run_fill_5_alone(sw_library *lib, const char *keep, uint64_t before)
 }
 
 TEST(sw_compile_large_library_compiles_one_kernel_at_a_time) {
-    use_temp_cache();
     setenv("GDNBENCH_SW_WHOLE_LIBRARY_MAX", "0", 1);
     char keep[128];
-    snprintf(keep, sizeof keep, "%s/keep", cache_dir);
-    setenv("GDNBENCH_SW_KEEP_CPP", keep, 1);
-    uint64_t before = sw_compile_invocations();
-    sw_library *lib = compile_or_skip(many_src, "many.metal");
+    uint64_t before;
+    sw_library *lib = create_many_keeping_cpp(keep, sizeof keep, &before);
     if (!lib) return;
     CHECK_EQ_INT(sw_library_is_per_kernel(lib), 1);
     CHECK_EQ_INT(sw_library_kernel_count(lib), 3);
@@ -934,12 +941,9 @@ TEST(sw_compile_large_library_compiles_one_kernel_at_a_time) {
  * run builds the kernel it asks for alone, never its siblings; a library of one
  * kernel without constants is built at creation, and its run loads that build. */
 TEST(sw_compile_small_library_builds_only_the_asked_kernel) {
-    use_temp_cache();
     char keep[128];
-    snprintf(keep, sizeof keep, "%s/keep", cache_dir);
-    setenv("GDNBENCH_SW_KEEP_CPP", keep, 1);
-    uint64_t before = sw_compile_invocations();
-    sw_library *lib = compile_or_skip(many_src, "many.metal");
+    uint64_t before;
+    sw_library *lib = create_many_keeping_cpp(keep, sizeof keep, &before);
     if (!lib) return;
     CHECK_EQ_INT(sw_library_is_per_kernel(lib), 0);
     CHECK_EQ_INT((int)(sw_compile_invocations() - before), 2); /* preprocessing and the syntax check */
