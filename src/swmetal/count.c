@@ -200,7 +200,7 @@ void sw_rt_cnt_mma(int type) {
     sw_worker *w = sw_tls_worker;
     if (!w || !w->cnt || !w->cur) return;
     uint64_t *f = type == 1 ? &w->cnt->acc.flops_half : type == 2 ? &w->cnt->acc.flops_bfloat : &w->cnt->acc.flops_float;
-    *f += 1024 / SW_SIMD_WIDTH;
+    *f += SW_CNT_MMA_FLOPS / SW_SIMD_WIDTH;
 }
 
 void sw_rt_cnt_range(void *p, int64_t size, int32_t word) {

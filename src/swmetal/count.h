@@ -40,6 +40,9 @@ enum {
     SW_CNT_COLS
 };
 
+/* Flops of one simdgroup 8x8x8 multiply-accumulate (a lane's share: / 32). */
+#define SW_CNT_MMA_FLOPS 1024
+
 /* A memory hook's word: site << SW_CNT_SITE_SHIFT | atomic kind << 2 | SW_CNT_LOAD/STORE bits. */
 enum { SW_CNT_LOAD = 1, SW_CNT_STORE = 2 };
 #define SW_CNT_SITE_SHIFT 6

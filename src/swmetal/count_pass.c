@@ -58,6 +58,23 @@ static void type_size(ll_span t, char *out, size_t n) {
     else snprintf(out, n, "ptrtoint (ptr getelementptr (%.*s, ptr null, i32 1) to i32)", (int)t.n, t.p);
 }
 
+static int name_has(ll_span fname, const char *w) {
+    size_t n = strlen(w);
+    for (size_t i = 0; i + n <= fname.n; i++)
+        if (memcmp(fname.p + i, w, n) == 0) return 1;
+    return 0;
+}
+
+/* The prelude's simdgroup matrix emulation: a lane's bookkeeping in its
+ * simdgroup's product log (sw_mma_lane_record, sw_mma_lane_settle, sw_mma_lane_forget: out of line
+ * in the counting variant), and the evaluation of the products (sw_mma_flush and all
+ * it calls, such as the typed stores of the results and their conversions), which
+ * one lane runs for the whole simdgroup.  None of it is the kernel's work: such a
+ * function counts nothing (sw_rt_cnt_pause around sw_mma_flush, per thread: its
+ * simd syncs switch threads), nor does a call of one; each lane's sw_rt_cnt_mma
+ * counts its share of each product instead. */
+static int is_collective(ll_span fname) { return name_has(fname, "sw_mma_") || name_has(fname, "8sw_store"); }
+
 /* Flops of one element of this type go to column 0 (float, double), 1 (half) or 2 (bfloat). */
 static int flop_col(ll_scalar s) { return s == LL_S_HALF ? SW_CNT_HALF : s == LL_S_BFLOAT ? SW_CNT_BFLOAT : SW_CNT_FLOAT; }
 
@@ -77,7 +94,7 @@ static void count_inst(const ll_inst *in, uint64_t *row) {
         break;
     case LL_CALL: {
         ll_span c = ll_inst_callee(in);
-        if (ll_span_starts(c, "@llvm.dbg.") || ll_span_starts(c, "@llvm.lifetime.")) return;
+        if (ll_span_starts(c, "@llvm.dbg.") || ll_span_starts(c, "@llvm.lifetime.") || is_collective(c)) return;
         if (ll_span_starts(c, "@llvm.fma.") || ll_span_starts(c, "@llvm.fmuladd.")) {
             s = ll_type_scalar(ll_inst_type(in), &lanes);
             row[flop_col(s)] += 2 * (uint64_t)lanes;
@@ -248,20 +265,6 @@ static void hook_intrinsic(ll_module *m, int i, const ll_inst *in, const ll_func
     }
 }
 
-static int name_has(ll_span fname, const char *w) {
-    size_t n = strlen(w);
-    for (size_t i = 0; i + n <= fname.n; i++)
-        if (memcmp(fname.p + i, w, n) == 0) return 1;
-    return 0;
-}
-
-/* The prelude's evaluation of a simdgroup's matrix products (sw_mma_flush and all it
- * calls, such as the typed stores of the results and their conversions): one lane
- * computes them for the whole simdgroup, so they count nothing (sw_rt_cnt_pause
- * around sw_mma_flush, per thread: its simd syncs switch threads); each lane's
- * sw_rt_cnt_mma counts its share of each product instead. */
-static int is_collective(ll_span fname) { return name_has(fname, "sw_mma_") || name_has(fname, "8sw_store"); }
-
 /* The prelude's float -> bfloat conversions (__truncsfbf2, __truncdfbf2): the
  * code generator calls them for an fptrunc, which counts as the one instruction it
  * is where it stands (as the C library's half conversions are not counted: on the
@@ -270,10 +273,6 @@ static int is_collective(ll_span fname) { return name_has(fname, "sw_mma_") || n
  * instruction: a speculated fptrunc ran them four times as often in attn_fwd. */
 static int is_conversion(ll_span fname) { return ll_span_starts(fname, "@__trunc"); }
 
-/* The prelude's simdgroup_multiply(_accumulate) write a lane's operands into its
- * simdgroup's product log and never touch a buffer: their loads and stores are not
- * hooked (a third of a matrix kernel's hook calls). */
-static int touches_no_buffer(ll_span fname) { return name_has(fname, "simdgroup_multiply"); }
 
 static void pause_around(ll_module *m, const ll_func *f) {
     for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
@@ -460,10 +459,98 @@ static int forget_memory_effects(ll_module *m) {
     return 0;
 }
 
-/* One function's blocks: counted, and their accesses hooked unless the function
- * touches no buffer. */
+/* A lane's share of a simdgroup product (the prelude's sw_rt_cnt_mma(type), type 0
+ * float, 1 half, 2 bfloat): its flops are its block's, like any other instruction's,
+ * and the call goes (the one instruction a product counts as stays counted).  A type
+ * that is not a literal leaves the call, which counts the same at run time. */
+static int fold_mma_count(ll_module *m, int i, const ll_inst *in, uint64_t *row) {
+    if (in->op != LL_CALL || !ll_span_eq(ll_inst_callee(in), "@sw_rt_cnt_mma")) return 0;
+    int ok;
+    ll_span type = ll_inst_operand(in, 0, &ok);
+    if (!ok || type.n != 1 || type.p[0] < '0' || type.p[0] > '2') return 0;
+    int col = type.p[0] == '1' ? SW_CNT_HALF : type.p[0] == '2' ? SW_CNT_BFLOAT : SW_CNT_FLOAT;
+    row[col] += SW_CNT_MMA_FLOPS / SW_SIMD_WIDTH;
+    ll_replace(m, i, "  ; sw_rt_cnt_mma: counted with its block");
+    return 1;
+}
+
+/* The line of the module's text holding p. */
+static ll_span line_at(ll_span text, const char *p) {
+    const char *a = p, *e = p, *end = text.p + text.n;
+    while (a > text.p && a[-1] != '\n') a--;
+    while (e < end && *e != '\n') e++;
+    return (ll_span){a, (size_t)(e - a)};
+}
+
+/* The "attributes #g = { ... }" line, or an empty span. */
+static ll_span attr_group_line(ll_span text, int g) {
+    char key[32];
+    int kn = snprintf(key, sizeof key, "attributes #%d = {", g);
+    for (const char *p = text.p, *end = text.p + text.n; p < end;) {
+        ll_span l = line_at(text, p);
+        if (l.n > (size_t)kn && memcmp(l.p, key, (size_t)kn) == 0) return l;
+        p = l.p + l.n + 1;
+    }
+    return (ll_span){text.p, 0};
+}
+
+/* Group g's attributes as a new group `to`: inlined always, memory facts dropped. */
+static void put_inline_group(msl_buf *t, ll_span g, int to) {
+    const char *open = memchr(g.p, '{', g.n), *close = g.p + g.n;
+    while (close > g.p && close[-1] != '}') close--;
+    msl_buf_printf(t, "attributes #%d = { alwaysinline", to);
+    for (const char *p = open + 1; p < close - 1;) {
+        while (p < close - 1 && *p == ' ') p++;
+        const char *w = p;
+        int quoted = 0, depth = 0;
+        for (; p < close - 1 && (quoted || depth || *p != ' '); p++) {
+            if (*p == '"') quoted = !quoted;
+            else if (!quoted && *p == '(') depth++;
+            else if (!quoted && *p == ')') depth--;
+        }
+        ll_span word = {w, (size_t)(p - w)};
+        if (word.n && !ll_span_eq(word, "noinline") && !ll_span_starts(word, "memory("))
+            msl_buf_printf(t, " %.*s", (int)word.n, word.p);
+    }
+    msl_buf_puts(t, " }\n");
+}
+
+/* The prelude's per-lane bookkeeping of simdgroup matrices (sw_mma_lane_*) is out
+ * of line in the counting variant (noinline) only until this pass has run, so that
+ * none of it is counted or hooked (is_collective).  Then each such function's
+ * attribute group becomes a copy with alwaysinline for noinline, and the second
+ * optimisation puts the bookkeeping back where it is called, uninstrumented: a
+ * product costs a counted run what it costs the plain variant.  The copies are
+ * numbered after the module's last group. */
+static void inline_lane_bookkeeping(ll_module *m, msl_buf *t) {
+    ll_span text = ll_module_text(m);
+    int top = -1, from[16], nfrom = 0;
+    for (const char *p = text.p, *end = text.p + text.n; p < end;) {
+        ll_span l = line_at(text, p);
+        if (ll_span_starts(l, "attributes #") && atoi(l.p + 12) > top) top = atoi(l.p + 12);
+        p = l.p + l.n + 1;
+    }
+    for (int f = 0; f < ll_func_count(m); f++) {
+        const ll_func *fn = ll_func_at(m, f);
+        if (!name_has(fn->name, "sw_mma_lane_")) continue;
+        ll_span line = line_at(text, fn->name.p), ref = ll_line_attr_ref(line);
+        if (!ll_span_starts(line, "define ") || ref.n == 0) continue;
+        int g = atoi(ref.p + 1), k = 0;
+        while (k < nfrom && from[k] != g) k++;
+        if (k == nfrom) {
+            if (nfrom == 16 || attr_group_line(text, g).n == 0) continue; /* stays out of line: slower, same counts */
+            from[nfrom++] = g;
+        }
+        char to[24];
+        snprintf(to, sizeof to, "#%d", top + 1 + k);
+        ll_replace_text(m, ref, to);
+    }
+    for (int k = 0; k < nfrom; k++) put_inline_group(t, attr_group_line(text, from[k]), top + 1 + k);
+}
+
+/* One function's blocks: counted, and their accesses hooked. */
 static void count_func(ll_module *m, const ll_func *f, int nb, uint64_t *rows, uint32_t *site) {
-    int hook = !touches_no_buffer(f->name), reload = func_calls(m, f, "@sw_rt_cnt_pause");
+    int reload = func_calls(m, f, "@sw_rt_cnt_pause");
     for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
         const ll_block *blk = ll_block_at(m, b);
         int first = blk->first_inst;
@@ -473,7 +560,7 @@ static void count_func(ll_module *m, const ll_func *f, int nb, uint64_t *rows, u
         for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++) {
             const ll_inst *in = ll_inst_at(m, i);
             count_inst(in, rows + (size_t)b * SW_CNT_COLS);
-            if (!hook) continue;
+            if (fold_mma_count(m, i, in, rows + (size_t)b * SW_CNT_COLS)) continue;
             if (in->op == LL_CALL) hook_intrinsic(m, i, in, f, site);
             else hook_access(m, i, in, f, site);
         }
@@ -518,6 +605,7 @@ static int run_count(ll_module *m, char **err) {
                    pause_declared ? "" : "declare void @sw_rt_cnt_pause(i32)\n", 2 * nb + 2,
                    sizeof(sw_cnt_ctx) / 8 - 1, sizeof(sw_cnt_ctx) / 8 - 1, nb, site);
     helpers(&t);
+    inline_lane_bookkeeping(m, &t);
     msl_buf_printf(&t, "@sw_cnt_blocks = constant [%d x i64] [", (nb ? nb : 1) * SW_CNT_COLS);
     for (int k = 0; k < (nb ? nb : 1) * SW_CNT_COLS; k++)
         msl_buf_printf(&t, "%si64 %llu", k ? ", " : "", (unsigned long long)rows[k]);
@@ -529,4 +617,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 11, run_count, 1, 1};
+const sw_ir_pass sw_count_pass = {"count", 12, run_count, 1, 1};

@@ -470,14 +470,22 @@ void ll_append(ll_module *m, const char *text) {
 
 ll_span ll_module_text(const ll_module *m) { return (ll_span){m->text, m->len}; }
 
-int ll_line_attr_group(ll_span l) {
+ll_span ll_line_attr_ref(ll_span l) {
     int quoted = 0;
     for (size_t i = 0; i + 2 < l.n; i++) {
         if (l.p[i] == '"') quoted = !quoted;
-        else if (!quoted && l.p[i] == ' ' && l.p[i + 1] == '#' && l.p[i + 2] >= '0' && l.p[i + 2] <= '9')
-            return atoi(l.p + i + 2);
+        else if (!quoted && l.p[i] == ' ' && l.p[i + 1] == '#' && l.p[i + 2] >= '0' && l.p[i + 2] <= '9') {
+            size_t e = i + 2;
+            while (e < l.n && l.p[e] >= '0' && l.p[e] <= '9') e++;
+            return (ll_span){l.p + i + 1, e - i - 1};
+        }
     }
-    return -1;
+    return (ll_span){l.p, 0};
+}
+
+int ll_line_attr_group(ll_span l) {
+    ll_span r = ll_line_attr_ref(l);
+    return r.n ? atoi(r.p + 1) : -1;
 }
 
 void ll_replace_text(ll_module *m, ll_span at, const char *text) {

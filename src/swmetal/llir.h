@@ -102,6 +102,8 @@ void ll_append(ll_module *m, const char *text);
 /* The function attribute group a "define"/"declare" line names (` #N` outside
  * quoted text; parameters' attributes are spelled out), or -1. */
 int ll_line_attr_group(ll_span line);
+/* Where that reference is: "#N" within the line, or an empty span. */
+ll_span ll_line_attr_ref(ll_span line);
 /* The module's text as read (the edits are not in it). */
 ll_span ll_module_text(const ll_module *m);
 /* Bytes of the text outside every instruction's line (a define line's attribute

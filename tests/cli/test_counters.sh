@@ -70,6 +70,14 @@ for t in "0 float" "1 half" "2 bfloat"; do
     same "counters: ... every lane active (the product's evaluation by one lane is not counted)" \
         "$(Q "$TMPD/mma$1.json" .counters.total.simd.lane_utilisation)" 1
 done
+# A product is one instruction: the emulator's log of it is not the kernel's work.
+# Ten more steps add, per simdgroup and step, the 4 chains' products and the loop's
+# add, compare and branch; integer operations, per thread and step, add and compare.
+run_sw mma0s20 micro.alu --groups 2 --steps 20 --mma 1 --type 0 || fail "counters: micro.alu --mma 1 --steps 20 ran"
+read -r i10 n10 <<<"$(Q "$TMPD/mma0.json" .counters.total.simd.instructions .counters.total.int_ops | tr '\n' ' ')"
+read -r i20 n20 <<<"$(Q "$TMPD/mma0s20.json" .counters.total.simd.instructions .counters.total.int_ops | tr '\n' ' ')"
+same "counters: alu MMA: 10 more steps x 16 simdgroups: 4 products + 3 loop instructions each; 2 integer ops a thread" \
+    "$(((i20 - i10) / 160)).$(((i20 - i10) % 160)) $(((n20 - n10) / 5120)).$(((n20 - n10) % 5120))" "7.0 2.0"
 
 # ---- every op that reads each input element: distinct bytes = the op's model
 ops=(

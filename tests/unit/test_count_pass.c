@@ -112,3 +112,61 @@ TEST(count_pass_asks_for_the_second_optimisation) {
     const sw_ir_pass *q[1] = {&sw_ir_numerics_pass};
     CHECK(sw_ir_reoptimise(q, 1) == 0);
 }
+
+/* A simdgroup product as the prelude writes it in the counting variant: a lane's
+ * share of the flops (sw_rt_cnt_mma, type 2: bfloat) and its bookkeeping in the
+ * product log, out of line (noinline) until the pass has run. */
+static const char mma_text[] =
+    "define linkonce_odr void @_ZN5metal18sw_mma_lane_forgetEPs(ptr noundef %0) local_unnamed_addr #0 {\n"
+    "  %2 = load i16, ptr %0, align 2\n"
+    "  %3 = icmp sgt i16 %2, -1\n"
+    "  store i16 -1, ptr %0, align 2\n"
+    "  ret void\n"
+    "}\n"
+    "\n"
+    "define void @kernel(ptr noundef %m) local_unnamed_addr #1 {\n"
+    "  call void @sw_rt_cnt_mma(i32 noundef 2) #2\n"
+    "  call void @_ZN5metal18sw_mma_lane_forgetEPs(ptr noundef %m) #2\n"
+    "  ret void\n"
+    "}\n"
+    "\n"
+    "declare void @sw_rt_cnt_mma(i32 noundef) #1\n"
+    "\n"
+    "attributes #0 = { mustprogress noinline nounwind memory(argmem: readwrite) uwtable \"target-cpu\"=\"x86-64\" }\n"
+    "attributes #1 = { nounwind }\n"
+    "attributes #2 = { nounwind }\n";
+
+/* The product's flops are its block's (32 bfloat flops a lane, the call gone) and it
+ * counts as one instruction; the bookkeeping counts nothing, is not hooked, and
+ * comes back inline for the second optimisation (its own group: alwaysinline, no
+ * noinline, no memory facts). */
+TEST(count_pass_counts_a_product_not_its_bookkeeping) {
+    const sw_ir_pass *p[1] = {&sw_count_pass};
+    msl_buf out = {0};
+    char *err = NULL;
+    int rc = sw_ir_run_passes(mma_text, strlen(mma_text), p, 1, &out, &err);
+    CHECK_MSG(rc == 0, "the pass failed: %s", err ? err : "?");
+    free(err);
+    char *s = msl_buf_take(&out);
+    char *k = body_of(s, "define void @kernel"), *f = body_of(s, "define linkonce_odr void @_ZN5metal18sw_mma_lane_forget");
+    char *g = line_of(s, "attributes #3 = "), *table = line_of(s, "@sw_cnt_blocks = ");
+    CHECK(k && f && g && table);
+    if (k && f && g && table) {
+        CHECK_MSG(!strstr(k, "call void @sw_rt_cnt_mma"), "the product's call stayed:\n%s", k);
+        CHECK_MSG(!strstr(k, "@__swcnt.mem"), "a call of the bookkeeping is hooked:\n%s", k);
+        CHECK_MSG(!strstr(f, "__swcnt") && !strstr(f, "sw_rt_cnt"), "the bookkeeping is instrumented:\n%s", f);
+        CHECK_MSG(strstr(f, ") local_unnamed_addr #3 {"), "the bookkeeping keeps its group:\n%s", f);
+        CHECK_MSG(strstr(g, "alwaysinline") && !strstr(g, "noinline") && !strstr(g, "memory(") &&
+                      strstr(g, "\"target-cpu\"=\"x86-64\""),
+                  "%s", g);
+        /* blocks: the bookkeeping's (nothing), the kernel's: bfloat 32, 2 instructions (the product, ret) */
+        CHECK_MSG(strstr(table, "[i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 32, i64 0, i64 2, "
+                                "i64 0, i64 0]"),
+                  "%s", table);
+    }
+    free(k);
+    free(f);
+    free(g);
+    free(table);
+    free(s);
+}

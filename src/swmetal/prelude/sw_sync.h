@@ -678,6 +678,18 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
     for (uint32_t m = lanes; m; m &= m - 1) L->count[__builtin_ctz(m)] = 0;
 }
 
+// The counting variant (count.h) counts the kernel's work, not this emulation's: the
+// product log's bookkeeping runs out of line there, in functions named sw_mma_*,
+// which count_pass.c neither counts nor hooks (nor a call of one as an instruction);
+// a product counts as its call of sw_rt_cnt_mma (one instruction and its flops).
+#ifdef SW_COUNT
+#define SW_MMA_BOOKKEEPING __attribute__((noinline))
+#else
+#define SW_MMA_BOOKKEEPING __attribute__((always_inline))
+#endif
+SW_MMA_BOOKKEEPING inline void sw_mma_lane_settle(int16_t pending, int line);
+SW_MMA_BOOKKEEPING inline void sw_mma_lane_forget(int16_t *pending);
+
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
     static_assert(Cols == 8 && Rows == 8, "not MSL: simdgroup matrices are 8x8 only (spec sections 2.4 and 6.7)");
     vec<T, 2> sw_elems;
@@ -720,13 +732,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     }
     void sw_resolve(int line) const;
     // The matrix gets a new value: a pending product no longer lands here.
-    void sw_forget() {
-        if (sw_pending >= 0) {
-            uint lane;
-            sw_mma_log_here(&lane)->entry[sw_pending].dst[lane] = nullptr;
-            sw_pending = -1;
-        }
-    }
+    void sw_forget() { sw_mma_lane_forget(&sw_pending); }
     // A product's result, through the log (sw_mma_store_fn).
     static void sw_store(void *const *dst, uint32_t lanes, const float (*d)[8], float (*res)[8]) {
         for (uint r = 0; r < 8; r++)
@@ -757,7 +763,18 @@ __attribute__((noinline)) inline void sw_mma_flush(int line) {
 }
 
 template <class T, int C, int R> inline void simdgroup_matrix<T, C, R>::sw_resolve(int line) const {
-    if (sw_pending >= 0) sw_mma_flush(line);
+    sw_mma_lane_settle(sw_pending, line);
+}
+SW_MMA_BOOKKEEPING inline void sw_mma_lane_settle(int16_t pending, int line) {
+    if (pending >= 0) sw_mma_flush(line);
+}
+// A pending product no longer lands in the matrix whose sw_pending this is.
+SW_MMA_BOOKKEEPING inline void sw_mma_lane_forget(int16_t *pending) {
+    if (*pending >= 0) {
+        uint lane;
+        sw_mma_log_here(&lane)->entry[*pending].dst[lane] = nullptr;
+        *pending = -1;
+    }
 }
 
 template <class T, int C, int R = C> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T value) {
@@ -807,12 +824,9 @@ inline void sw_mma_operand(sw_mma_entry &e, int o, uint lane, uint pos, const si
     x[1] = m ? (float)m->sw_elems[1] : 0.0f;
 }
 template <class TD, class TA, class TB, class TC>
-__attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
-                             const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
-                             int line) {
-#ifdef SW_COUNT
-    sw_rt_cnt_mma(std::is_same_v<TA, half> ? 1 : sizeof(TA) == 2 ? 2 : 0);
-#endif
+SW_MMA_BOOKKEEPING inline void sw_mma_lane_record(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+                                             const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
+                                             int line) {
     uint lane;
     sw_mma_log *L = sw_mma_log_here(&lane);
     if (L->count[lane] == SW_MMA_ENTRIES) sw_mma_flush(line); // full: settle it (every operand becomes a value)
@@ -828,6 +842,15 @@ __attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD,
     d.sw_pending = (int16_t)k;
     L->count[lane] = k + 1;
     if (d.sw_pinned) sw_mma_flush(line);
+}
+template <class TD, class TA, class TB, class TC>
+__attribute__((always_inline)) inline void sw_simdgroup_mma(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
+                             const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> *c,
+                             int line) {
+#ifdef SW_COUNT
+    sw_rt_cnt_mma(std::is_same_v<TA, half> ? 1 : sizeof(TA) == 2 ? 2 : 0);
+#endif
+    sw_mma_lane_record(d, a, b, c, line);
 }
 template <class TD, class TA, class TB, class TC>
 inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, 8, 8> &d,
