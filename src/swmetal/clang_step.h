@@ -17,8 +17,11 @@
  *                  takes clang minutes);
  *   BUILD_CHECK    clang -fsyntax-only over every kernel: what creating a large
  *                  library costs (errors surface there, as on Metal); only a marker
- *                  file is cached. */
-enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK, BUILD_LANES };
+ *                  file is cached;
+ *   BUILD_LANES    the lanes variant (lanes.c) as it runs;
+ *   BUILD_CODEGEN  the last run of a canonical build (IR in: clang_step.c): the
+ *                  plain variant's code generation for this host. */
+enum { BUILD_RUN, BUILD_LISTING, BUILD_CHECK, BUILD_LANES, BUILD_CODEGEN };
 
 /* One run of a build, as sw_clang_step takes it. */
 typedef struct build_step {

@@ -415,6 +415,8 @@ static void reduce_blocks(sw_cnt_worker *c, const sw_cnt_table *tbl, uint32_t l0
         a->active_lanes += r[SW_CNT_INSTS] * sm;
         a->barriers_threadgroup += r[SW_CNT_BAR_TG] * mx;
         a->barriers_simdgroup += r[SW_CNT_BAR_SIMD] * mx;
+        a->tg_load_bytes += r[SW_CNT_TG_LOAD] * sm;
+        a->tg_store_bytes += r[SW_CNT_TG_STORE] * sm;
         c->mx[b] = c->sm[b] = 0;
     }
 }

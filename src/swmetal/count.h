@@ -16,8 +16,9 @@
  *   - memory, per access of a thread: a load or store that lands in a bound buffer
  *     (setBytes data excluded: it travels with the command) is device memory,
  *     attributed to its [[buffer(n)]]; one in the threadgroup arena is threadgroup
- *     memory; anything else (the thread's stack, the runtime's tables) is not
- *     counted.  Distinct bytes are bitmaps over each buffer; lines are 128-byte
+ *     memory (a plain access of a declared threadgroup variable is known to be so
+ *     where it stands: its bytes are its block's, SW_CNT_TG_*); anything else (the
+ *     thread's stack, the runtime's tables) is not counted.  Distinct bytes are bitmaps over each buffer; lines are 128-byte
  *     lines from each buffer's first byte (Metal buffers are page aligned);
  *   - coalescing: the k-th execution of a static access site by each lane of a
  *     simdgroup is one simdgroup-wide access; its lines are the distinct lines the
@@ -37,6 +38,7 @@ enum {
     SW_CNT_INT,                                   /* integer operations */
     SW_CNT_INSTS,                                 /* instructions */
     SW_CNT_BAR_TG, SW_CNT_BAR_SIMD,               /* barrier calls */
+    SW_CNT_TG_LOAD, SW_CNT_TG_STORE,              /* bytes of its plain accesses of threadgroup variables */
     SW_CNT_COLS
 };
 

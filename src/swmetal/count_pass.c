@@ -50,11 +50,17 @@ static int scalar_bytes(ll_scalar s) {
 
 /* The bytes a value of this type occupies when loaded or stored, as IR text: a
  * number, or LLVM's own size-of constant for an aggregate. */
-static void type_size(ll_span t, char *out, size_t n) {
+/* The bytes of a scalar or vector type; 0 for another (an aggregate). */
+static int known_bytes(ll_span t) {
     int lanes = 1;
     ll_scalar s = ll_type_scalar(t, &lanes);
-    if (s == LL_S_I1 && lanes > 1) snprintf(out, n, "%d", (lanes + 7) / 8);
-    else if (scalar_bytes(s)) snprintf(out, n, "%d", scalar_bytes(s) * lanes);
+    if (s == LL_S_I1 && lanes > 1) return (lanes + 7) / 8;
+    return scalar_bytes(s) * lanes;
+}
+
+static void type_size(ll_span t, char *out, size_t n) {
+    int b = known_bytes(t);
+    if (b) snprintf(out, n, "%d", b);
     else snprintf(out, n, "ptrtoint (ptr getelementptr (%.*s, ptr null, i32 1) to i32)", (int)t.n, t.p);
 }
 
@@ -167,40 +173,64 @@ static const ll_inst *defined_in(const ll_module *m, const ll_func *f, ll_span v
     return NULL;
 }
 
-/* Whether ptr is one of f's own allocas or an address computed from them (a
- * getelementptr off one, a phi of such): a local variable of the thread, never
- * device or threadgroup memory (an address computed from a local variable cannot
- * leave it without undefined behaviour), so the runtime would drop the access;
- * not hooking it saves the call (a pointer walking a local array was most of a
- * matrix kernel's hook calls).  A phi's own name among its incoming values (a
- * pointer stepped round a loop) adds nothing; longer cycles are not followed. */
-static int is_local(const ll_module *m, const ll_func *f, ll_span ptr, int depth) {
-    if (ptr.n == 0 || ptr.p[0] != '%' || depth > 12) return 0;
+/* Where an address computed in f comes from, when f says (pointer_root).  A
+ * thread's local variable (one of f's allocas) is never device or threadgroup
+ * memory: an address computed from a local cannot leave it without undefined
+ * behaviour, so the runtime would drop the access, and not hooking it saves the
+ * call (a pointer walking a local array was most of a matrix kernel's hook calls).
+ * A threadgroup variable (the front end's sw_rt_tg_alloc(_init), which returns its
+ * place in the threadgroup arena) is threadgroup memory for the same reason: its
+ * plain accesses' bytes are their block's (SW_CNT_TG_LOAD/STORE), counted with the
+ * block's executions instead of by an inline check per access (most of a
+ * flash-attention kernel's hooks). */
+enum { ROOT_UNKNOWN, ROOT_LOCAL, ROOT_THREADGROUP, ROOT_CYCLE /* back to the phi being resolved */ };
+
+/* The root of ptr: an alloca, a threadgroup allocation, or a getelementptr or phi
+ * of such (every incoming value the same root).  A phi's incoming value that leads
+ * back to the phi (a pointer stepped round a loop: the phi itself, or a
+ * getelementptr of it) adds nothing; cycles through other phis are not followed. */
+static int pointer_root(const ll_module *m, const ll_func *f, ll_span ptr, ll_span phi, int depth) {
+    if (ptr.n == 0 || ptr.p[0] != '%' || depth > 12) return ROOT_UNKNOWN;
+    if (ptr.n == phi.n && memcmp(ptr.p, phi.p, phi.n) == 0) return ROOT_CYCLE;
     const ll_inst *in = defined_in(m, f, ptr);
-    if (!in) return 0;
-    if (in->op == LL_ALLOCA) return 1;
-    if (in->op == LL_GEP) return is_local(m, f, pointer_after_type(in), depth + 1);
-    if (in->op != LL_PHI) return 0;
+    if (!in) return ROOT_UNKNOWN;
+    if (in->op == LL_ALLOCA) return ROOT_LOCAL;
+    if (in->op == LL_CALL) {
+        ll_span c = ll_inst_callee(in);
+        return ll_span_eq(c, "@sw_rt_tg_alloc_init") || ll_span_eq(c, "@sw_rt_tg_alloc") ? ROOT_THREADGROUP
+                                                                                          : ROOT_UNKNOWN;
+    }
+    if (in->op == LL_GEP) return pointer_root(m, f, pointer_after_type(in), phi, depth + 1);
+    if (in->op != LL_PHI) return ROOT_UNKNOWN;
     /* "phi ptr [ %a, %bb1 ], [ %b, %bb2 ]" */
     const char *p = in->body.p, *end = in->body.p + in->body.n;
-    int any = 0;
+    int root = ROOT_CYCLE;
     while ((p = memchr(p, '[', (size_t)(end - p))) != NULL) {
         const char *v = p + 1;
         while (v < end && *v == ' ') v++;
         const char *q = v;
         while (q < end && *q != ',' && *q != ' ') q++;
-        ll_span inc = {v, (size_t)(q - v)};
-        if (!(inc.n == ptr.n && memcmp(inc.p, ptr.p, ptr.n) == 0) && !is_local(m, f, inc, depth + 1)) return 0;
-        any = 1;
+        int r = pointer_root(m, f, (ll_span){v, (size_t)(q - v)}, ptr, depth + 1);
+        if (r == ROOT_UNKNOWN || (r != ROOT_CYCLE && root != ROOT_CYCLE && r != root)) return ROOT_UNKNOWN;
+        if (r != ROOT_CYCLE) root = r;
         p = q;
     }
-    return any;
+    return root == ROOT_CYCLE ? ROOT_UNKNOWN : root;
+}
+
+static int root_of(const ll_module *m, const ll_func *f, ll_span ptr) {
+    return pointer_root(m, f, ptr, (ll_span){ptr.p, 0}, 0);
+}
+
+static int is_local(const ll_module *m, const ll_func *f, ll_span ptr) {
+    return root_of(m, f, ptr) == ROOT_LOCAL;
 }
 
 /* The hook call before a memory instruction, or nothing for an access it cannot
  * be (a global, the thread's own local variable) or one it does not know: a plain
- * one through the inline classifier, an atomic straight to the runtime. */
-static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f, uint32_t *site) {
+ * one through the inline classifier, an atomic straight to the runtime.  A plain
+ * access of a threadgroup variable is counted in its block's row instead. */
+static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f, uint32_t *site, uint64_t *row) {
     ll_span ptr = {in->body.p, 0}, type = ll_inst_type(in);
     int rw = 0, kind = SW_CNT_AT_NONE, ok = 1;
     if (in->op == LL_LOAD) {
@@ -231,7 +261,13 @@ static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f
     } else {
         return;
     }
-    if (!ok || ptr.n == 0 || ptr.p[0] != '%' || type.n == 0 || is_local(m, f, ptr, 0)) return;
+    if (!ok || ptr.n == 0 || ptr.p[0] != '%' || type.n == 0) return;
+    int root = root_of(m, f, ptr);
+    if (root == ROOT_LOCAL) return;
+    if (root == ROOT_THREADGROUP && kind == SW_CNT_AT_NONE && known_bytes(type)) {
+        row[rw == SW_CNT_LOAD ? SW_CNT_TG_LOAD : SW_CNT_TG_STORE] += (uint64_t)known_bytes(type);
+        return;
+    }
     char size[512], line[1200];
     type_size(type, size, sizeof size);
     uint32_t word = (*site)++ << SW_CNT_SITE_SHIFT | (uint32_t)kind << 2 | (uint32_t)rw;
@@ -253,12 +289,12 @@ static void hook_intrinsic(ll_module *m, int i, const ll_inst *in, const ll_func
     ll_span dst = ll_inst_operand(in, 0, &ok0), src = ll_inst_operand(in, 1, &ok1), len = ll_inst_operand(in, 2, &ok2);
     if (!ok0 || !ok1 || !ok2) return;
     char line[600];
-    if (dst.n && dst.p[0] == '%' && !is_local(m, f, dst, 0)) {
+    if (dst.n && dst.p[0] == '%' && !is_local(m, f, dst)) {
         snprintf(line, sizeof line, "  call void @sw_rt_cnt_range(ptr %.*s, i64 %.*s, i32 %u)", (int)dst.n, dst.p,
                  (int)len.n, len.p, (*site)++ << SW_CNT_SITE_SHIFT | SW_CNT_STORE);
         ll_insert_before(m, i, line);
     }
-    if (copy && src.n && src.p[0] == '%' && !is_local(m, f, src, 0)) {
+    if (copy && src.n && src.p[0] == '%' && !is_local(m, f, src)) {
         snprintf(line, sizeof line, "  call void @sw_rt_cnt_range(ptr %.*s, i64 %.*s, i32 %u)", (int)src.n, src.p,
                  (int)len.n, len.p, (*site)++ << SW_CNT_SITE_SHIFT | SW_CNT_LOAD);
         ll_insert_before(m, i, line);
@@ -562,7 +598,7 @@ static void count_func(ll_module *m, const ll_func *f, int nb, uint64_t *rows, u
             count_inst(in, rows + (size_t)b * SW_CNT_COLS);
             if (fold_mma_count(m, i, in, rows + (size_t)b * SW_CNT_COLS)) continue;
             if (in->op == LL_CALL) hook_intrinsic(m, i, in, f, site);
-            else hook_access(m, i, in, f, site);
+            else hook_access(m, i, in, f, site, rows + (size_t)b * SW_CNT_COLS);
         }
     }
 }
@@ -617,4 +653,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 12, run_count, 1, 1};
+const sw_ir_pass sw_count_pass = {"count", 13, run_count, 1, 1};

@@ -87,6 +87,10 @@ sw_ir_target *sw_ir_target_read(const char *text, size_t len, char **err) {
     return t;
 }
 
+void sw_ir_target_forget_cpu(sw_ir_target *t) {
+    if (t && t->attrs) *t->attrs = '\0';
+}
+
 void sw_ir_target_free(sw_ir_target *t) {
     if (!t) return;
     free(t->datalayout);

@@ -27,6 +27,9 @@ typedef struct sw_ir_target sw_ir_target;
  * when the text has no target triple. */
 sw_ir_target *sw_ir_target_read(const char *text, size_t len, char **err);
 void sw_ir_target_free(sw_ir_target *t);
+/* t without its CPU attributes: a module put on it names no CPU, and the last clang
+ * run's flags (-march, or the triple's default) choose one. */
+void sw_ir_target_forget_cpu(sw_ir_target *t);
 
 /* The module with no target of its own, for clang to optimise under
  * --target=SW_IR_CANONICAL_TRIPLE (which supplies that target's layout): no

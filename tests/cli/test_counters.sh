@@ -166,6 +166,23 @@ JSON
 same "counters: in place: the dispatch's distinct bytes count the buffer once, the lower binding has them" \
     "$(Q "$TMPD/inplace.out.json" .counters.dispatches[0].device.distinct_bytes \
         '.counters.dispatches[0].buffers[].distinct_bytes' | tr '\n' ' ')" '256 256 0 '
+# threadgroup memory: 64 threads store 4 bytes into each of two arrays and load 4 back
+# from each; 2 threadgroups of 128 + 128 bytes
+cat >"$TMPD/tg.json" <<JSON
+{"case": 1, "source": "$P",
+ "dispatches": [{"function": "tg_both", "dispatch": {"grid": [64], "threadgroup": [32], "threadgroup_memory": {"0": 128}}}],
+ "buffers": {"x": {"dtype": "float32", "shape": [64], "init": {"arange": [0, 1]}},
+             "y": {"dtype": "float32", "shape": [64], "init": "zeros"}}}
+JSON
+"$GDNBENCH" kernel "$TMPD/tg.json" --iters 1 --warmup 0 --quiet --counters --json "$TMPD/tg.out.json" \
+    >"$TMPD/tg.out" 2>&1 || fail "counters: the threadgroup case ran: $(tail -2 "$TMPD/tg.out")"
+same "counters: threadgroup memory: a declared array and an argument, 64 threads x 2 x 4 bytes each way" \
+    "$(Q "$TMPD/tg.out.json" .counters.dispatches[0].threadgroup_memory | tr '\n' ' ')" \
+    '{"bytes_per_threadgroup":256,"load_bytes":512,"store_bytes":512} '
+run_sw tgmem micro.tgmem --groups 2 --rounds 16
+same "counters: micro.tgmem: 2 groups store 4096 words, 256 threads x 16 rounds load one" \
+    "$(Q "$TMPD/tgmem.json" .counters.total.threadgroup_memory.load_bytes .counters.total.threadgroup_memory.store_bytes | tr '\n' ' ')" \
+    "32768 32768 "
 kcount fma fma_chain 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 same "counters: fma() is 2 flops: 64 threads x 100 x 2" "$(Q "$TMPD/fma.json" .counters.total.flops.float)" 12800
 

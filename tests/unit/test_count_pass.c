@@ -66,6 +66,20 @@ static char *body_of(const char *s, const char *define) {
     return b;
 }
 
+/* Column col of block b in the text of @sw_cnt_blocks; -1 when it has none. */
+static long long table_at(const char *table, int b, int col) {
+    const char *p = strchr(table, '=');
+    p = p ? strchr(p, '[') : NULL;
+    p = p ? strchr(p + 1, '[') : NULL; /* after the array type's */
+    for (int k = 0; p && k <= b * SW_CNT_COLS + col; k++) {
+        p = strstr(p, "i64 ");
+        if (!p) return -1;
+        p += 4;
+        if (k == b * SW_CNT_COLS + col) return strtoll(p, NULL, 10);
+    }
+    return -1;
+}
+
 /* Its blocks are counted and its loads and stores hooked; the prelude's bfloat
  * conversion, which the code generator calls for an fptrunc, is neither. */
 TEST(count_pass_counts_the_kernel_not_the_conversion_it_calls) {
@@ -160,13 +174,66 @@ TEST(count_pass_counts_a_product_not_its_bookkeeping) {
                       strstr(g, "\"target-cpu\"=\"x86-64\""),
                   "%s", g);
         /* blocks: the bookkeeping's (nothing), the kernel's: bfloat 32, 2 instructions (the product, ret) */
-        CHECK_MSG(strstr(table, "[i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 0, i64 32, i64 0, i64 2, "
-                                "i64 0, i64 0]"),
+        for (int c = 0; c < SW_CNT_COLS; c++) CHECK_MSG(table_at(table, 0, c) == 0, "column %d: %s", c, table);
+        CHECK_MSG(table_at(table, 1, SW_CNT_BFLOAT) == 32 && table_at(table, 1, SW_CNT_FLOAT) == 0 &&
+                      table_at(table, 1, SW_CNT_INSTS) == 2,
                   "%s", table);
     }
     free(k);
     free(f);
     free(g);
+    free(table);
+    free(s);
+}
+
+/* A kernel's threadgroup variable (the front end's sw_rt_tg_alloc_init) through a
+ * getelementptr and a loop's phi: its plain accesses are its blocks' bytes, not
+ * hooks; an atomic on it and an access of unknown memory are hooked. */
+static const char tg_text[] =
+    "define void @kernel(ptr noundef %d, i64 %n) local_unnamed_addr #0 {\n"
+    "  %t = call ptr @sw_rt_tg_alloc_init(i64 noundef 4096, i64 noundef 16, ptr noundef null, i32 noundef 7, ptr noundef null)\n"
+    "  br label %loop\n"
+    "loop:\n"
+    "  %p = phi ptr [ %t, %0 ], [ %q, %loop ]\n"
+    "  %i = phi i64 [ 0, %0 ], [ %j, %loop ]\n"
+    "  %v = load <2 x float>, ptr %p, align 8\n"
+    "  %q = getelementptr inbounds i8, ptr %p, i64 8\n"
+    "  store half 0xH3C00, ptr %q, align 2\n"
+    "  %j = add i64 %i, 1\n"
+    "  %c = icmp eq i64 %j, %n\n"
+    "  br i1 %c, label %done, label %loop\n"
+    "done:\n"
+    "  %a = atomicrmw add ptr %t, i32 1 monotonic, align 4\n"
+    "  %w = load float, ptr %d, align 4\n"
+    "  ret void\n"
+    "}\n"
+    "\n"
+    "declare ptr @sw_rt_tg_alloc_init(i64 noundef, i64 noundef, ptr noundef, i32 noundef, ptr noundef) #0\n"
+    "\n"
+    "attributes #0 = { nounwind }\n";
+
+TEST(count_pass_counts_threadgroup_variables_by_block) {
+    const sw_ir_pass *p[1] = {&sw_count_pass};
+    msl_buf out = {0};
+    char *err = NULL;
+    int rc = sw_ir_run_passes(tg_text, strlen(tg_text), p, 1, &out, &err);
+    CHECK_MSG(rc == 0, "the pass failed: %s", err ? err : "?");
+    free(err);
+    char *s = msl_buf_take(&out);
+    char *k = body_of(s, "define void @kernel"), *table = line_of(s, "@sw_cnt_blocks = ");
+    CHECK(k && table);
+    if (k && table) {
+        CHECK_MSG(!strstr(k, "__swcnt.ctx, ptr %p,") && !strstr(k, "__swcnt.ctx, ptr %q,"),
+                  "a threadgroup access is hooked:\n%s", k);
+        CHECK_MSG(strstr(k, "call void @sw_rt_cnt_mem(ptr %t, i32 4,"), "the atomic is not hooked:\n%s", k);
+        CHECK_MSG(strstr(k, "call void @__swcnt.mem(ptr %__swcnt.ctx, ptr %d, i32 4,"), "the load of %%d:\n%s", k);
+        /* blocks: entry, loop (8 bytes loaded, 2 stored), done */
+        CHECK_MSG(table_at(table, 1, SW_CNT_TG_LOAD) == 8 && table_at(table, 1, SW_CNT_TG_STORE) == 2, "%s", table);
+        CHECK_MSG(table_at(table, 0, SW_CNT_TG_LOAD) == 0 && table_at(table, 2, SW_CNT_TG_LOAD) == 0 &&
+                      table_at(table, 2, SW_CNT_TG_STORE) == 0,
+                  "%s", table);
+    }
+    free(k);
     free(table);
     free(s);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swmetal/clang_step.h"
 #include "swmetal/count.h"
 #include "swmetal/ir_pass.h"
 #include "swmetal/ir_target.h"
@@ -123,4 +124,34 @@ TEST(ir_target_the_count_pass_and_only_it_asks_for_the_canonical_middle_end) {
     char sig[256];
     sw_ir_pass_signature(SW_INSTR_COUNT, sig, sizeof sig);
     CHECK_MSG(strstr(sig, "count:") && strstr(sig, "+canonical1"), "%s", sig);
+}
+
+/* The last run of a canonical build chooses the CPU (clang_step.c): the module put
+ * back names none, and that run's flags are the plain variant's (this host's CPU,
+ * the vectorisers), not the counting variant's scalar ones. */
+TEST(ir_target_the_last_run_compiles_as_the_plain_variant) {
+    char *err = NULL;
+    sw_ir_target *t = sw_ir_target_read(front_end, sizeof front_end - 1, &err);
+    CHECK(t && !err);
+    if (!t) return;
+    sw_ir_target_forget_cpu(t);
+    char *s = stripped();
+    msl_buf b = {0};
+    sw_ir_put_target(s, strlen(s), t, &b);
+    char *back = msl_buf_take(&b);
+    CHECK(strstr(back, "target triple = \"arm64-apple-macosx14.0.0\"\n"));
+    CHECK_MSG(!strstr(back, "target-cpu") && !strstr(back, "target-features") && !strstr(back, "tune-cpu"), "%s", back);
+    free(back);
+    free(s);
+    sw_ir_target_free(t);
+
+    const char *last[SW_CXX_MAX_FLAGS], *plain[SW_CXX_MAX_FLAGS], *counting[SW_CXX_MAX_FLAGS];
+    int nl = sw_clang_flags(SW_INSTR_COUNT, BUILD_CODEGEN, last, SW_CXX_MAX_FLAGS);
+    int np = sw_clang_flags(SW_INSTR_NONE, BUILD_RUN, plain, SW_CXX_MAX_FLAGS);
+    int nc = sw_clang_flags(SW_INSTR_COUNT, BUILD_RUN, counting, SW_CXX_MAX_FLAGS);
+    CHECK_EQ_INT(nl, np);
+    for (int i = 0; i < nl && i < np; i++) CHECK_MSG(strcmp(last[i], plain[i]) == 0, "%s vs %s", last[i], plain[i]);
+    int scalar = 0;
+    for (int i = 0; i < nc; i++) scalar |= strcmp(counting[i], "-fno-vectorize") == 0;
+    CHECK_MSG(scalar, "the counting variant's front end is not scalar");
 }

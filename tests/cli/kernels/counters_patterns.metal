@@ -10,7 +10,11 @@
 //                 k-th execution of the load by the lanes that reach it is one access
 //                 (k = 0: 32 lanes, line 0; k = 1 and 2: 16 lanes, lines 1 and 2),
 //                 and every lane's load of x[0] one more: x: 4 accesses of 4 lines, 4
-//                 at least (divergent lanes' grouping).
+//                 at least (divergent lanes' grouping);
+//   tg_both:      threadgroup memory both ways a kernel gets it, a declared array (the
+//                 front end's allocation: counted by block) and a [[threadgroup(0)]]
+//                 argument (counted by address): each thread stores a float into
+//                 each and loads one back from each: 8 bytes stored, 8 loaded.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -48,4 +52,14 @@ kernel void odd_more(device const float *x [[buffer(0)]], device float *y [[buff
     float s = 0;
     for (uint k = 0; k < 1 + extra * (i & 1); k++) s += x[k * 32 + i];
     y[i] = s;
+}
+
+kernel void tg_both(device const float *x [[buffer(0)]], device float *y [[buffer(1)]],
+                    threadgroup float *arg [[threadgroup(0)]], uint gid [[thread_position_in_grid]],
+                    uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float local[32];
+    local[tid] = x[gid];
+    arg[tid] = x[gid] * 2.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    y[gid] = local[tid ^ 1] + arg[31 - tid];
 }
