@@ -73,28 +73,36 @@ tables() {
     done | sort
 }
 
-# name | arguments: the flash-attention forward, two GDN kernels, the simdgroup
-# matrices (chunk_o, chunk_h), device atomics (micro.reduce), and 8-byte vectors
-# that x86-64's calling convention passes as a double (wy's bfloat4, decode_ctx's
-# uint2 parameter: bitcasts, which no count includes).  Not recurrent: there the
-# casts of a float2 change how far a loop is unrolled (results/README.md).
+# name | arguments (@K/: tests/cli/kernels/): the flash-attention forward, two GDN
+# kernels, the simdgroup matrices (chunk_o, chunk_h), device atomics (micro.reduce),
+# and 8-byte vectors, which x86-64's calling convention passes as a double: wy's
+# bfloat4 and decode_ctx's uint2 parameter (bitcasts, which no count includes),
+# recurrent's simd_sum of a float2 (the casts had made the canonical optimiser
+# unroll the prelude's lane fold otherwise: sw_simd_fold, sw_sync.h) and
+# canonical_vectors.metal's float2 and half4 reductions, prefix sum and shuffles.
 cases=(
-    "attn_fwd|attn_fwd --qL 32 --kL 32 --D 64 --Hq 2 --Hkv 1"
-    "kkt|kkt --T 64 --H 2 --Hg 1"
-    "chunk_o|chunk_o --T 64 --H 2 --Hg 1 --V 64"
-    "chunk_h|chunk_h --T 64 --H 2 --Hg 1 --V 64"
-    "micro.reduce|micro.reduce --N 1"
-    "wy|wy --T 64 --H 2 --Hg 1 --V 64"
-    "micro.decode_ctx|micro.decode_ctx --ctx 16 --H 2 --Hkv 1"
+    "attn_fwd|attn_fwd --qL 32 --kL 32 --D 64 --Hq 2 --Hkv 1 --check none"
+    "kkt|kkt --T 64 --H 2 --Hg 1 --check none"
+    "chunk_o|chunk_o --T 64 --H 2 --Hg 1 --V 64 --check none"
+    "chunk_h|chunk_h --T 64 --H 2 --Hg 1 --V 64 --check none"
+    "micro.reduce|micro.reduce --N 1 --check none"
+    "wy|wy --T 64 --H 2 --Hg 1 --V 64 --check none"
+    "micro.decode_ctx|micro.decode_ctx --ctx 16 --H 2 --Hkv 1 --check none"
+    "recurrent|recurrent --T 64 --H 2 --Hg 1 --check none"
+    "canonical_vectors|kernel @K/canonical_vectors.metal --function canonical_vectors --grid 64 --threadgroup 64
+        --buffer x=float32[128]:uniform=-1,1 --buffer h=float16[256]:uniform=-1,1 --buffer out=float32[256]
+        --buffer n=uint32:8"
 )
+kdir=$(cd "$(dirname "$0")" && pwd)/kernels
 for c in "${cases[@]}"; do
     name=${c%%|*}
-    read -r -a args <<<"${c#*|}"
+    read -r -d '' -a args <<<"${c#*|}"
+    args=("${args[@]/#@K/$kdir}")
     for t in "${targets[@]}"; do
         d=$TMPD/$name/$t
         mkdir -p "$d"
         FRONT_TARGET=$t GDNBENCH_CXX=$wrap GDNBENCH_SW_KEEP_IR=$d/ir GDNBENCH_CACHE_DIR=$d/cache \
-            "$GDNBENCH" "${args[@]}" --backend sw --counters --iters 1 --warmup 0 --check none --quiet \
+            "$GDNBENCH" "${args[@]}" --backend sw --counters --iters 1 --warmup 0 --quiet \
             </dev/null >"$d.out" 2>&1
         tables "$d/ir" >"$d.tables"
     done

@@ -80,18 +80,23 @@ template <class T> inline T sw_slot_value(const char *slots, uint lane) {
 }
 
 // Fold the values of lanes in `mask` (below `upto`, exclusive, or all when upto=32)
-// with op, starting from the lowest lane.
+// with op into acc, starting from the lowest lane; acc keeps its value when no lane
+// takes part (any = false).  The lane's value is copied here and the fold is kept in
+// acc, not returned: x86-64 passes an 8-byte vector (float2, half4) across a call as
+// a double, which would make the copy a double load and the loop's value a double
+// between casts, and the counting variant's canonical optimiser (ir_target.h) would
+// then unroll this loop otherwise than from an arm64 front end (recurrent's
+// simd_sum(float2): tests/cli/test_ir_canonical.sh).
 template <class T, class Op>
-inline T sw_simd_fold(const char *slots, uint32_t mask, uint upto, T init, bool &any, Op op) {
-    T acc = init;
+inline void sw_simd_fold(const char *slots, uint32_t mask, uint upto, T &acc, bool &any, Op op) {
     any = false;
     for (uint l = 0; l < upto && l < 32; l++) {
         if (!(mask >> l & 1u)) continue;
-        T v = sw_slot_value<T>(slots, l);
+        T v;
+        __builtin_memcpy(&v, slots + l * SW_SIMD_SLOT_BYTES, sizeof(T));
         acc = any ? op(acc, v) : v;
         any = true;
     }
-    return acc;
 }
 
 // The result every lane of a sync shares, computed once: the first lane to read
@@ -141,7 +146,9 @@ template <class T, class F> inline T sw_bitwise(T a, T b, F op) {
         return sw_simd_exchange(x, line, [](uint32_t mask, uint, const char *slots) {                              \
             return sw_simd_memo<T>(slots, &tag, [&] {                                                              \
                 bool any;                                                                                          \
-                return sw_simd_fold(slots, mask, 32, T(), any, [](T a, T b) { return OP; });                       \
+                T r = T();                                                                                         \
+                sw_simd_fold(slots, mask, 32, r, any, [](T a, T b) { return OP; });                                \
+                return r;                                                                                          \
             });                                                                                                    \
         });                                                                                                        \
     }
@@ -158,7 +165,8 @@ SW_SIMD_REDUCE(simd_xor, sw_bitwise(a, b, [](auto x, auto y) { return x ^ y; }))
     template <class T> inline T NAME(T x, int line = __builtin_LINE()) {                                           \
         return sw_simd_exchange(x, line, [](uint32_t mask, uint lane, const char *slots) {                         \
             bool any;                                                                                              \
-            T r = sw_simd_fold(slots, mask, lane + (INCLUSIVE), T(), any, [](T a, T b) { return OP; });            \
+            T r = T();                                                                                             \
+            sw_simd_fold(slots, mask, lane + (INCLUSIVE), r, any, [](T a, T b) { return OP; });                    \
             return any ? r : T(IDENTITY);                                                                          \
         });                                                                                                        \
     }
@@ -305,7 +313,8 @@ template <class T, class I> inline T quad_shuffle_rotate_up(T x, I delta, int li
         return sw_simd_exchange(x, line, [](uint32_t mask, uint lane, const char *slots) {                         \
             bool any;                                                                                              \
             uint base = lane & ~3u;                                                                                \
-            T r = sw_simd_fold(slots, mask & (0xfu << base), base + 4, T(), any, [](T a, T b) { return OP; });     \
+            T r = T();                                                                                             \
+            sw_simd_fold(slots, mask & (0xfu << base), base + 4, r, any, [](T a, T b) { return OP; });             \
             return r;                                                                                              \
         });                                                                                                        \
     }
@@ -322,8 +331,9 @@ SW_QUAD_REDUCE(quad_xor, sw_bitwise(a, b, [](auto x, auto y) { return x ^ y; }))
         return sw_simd_exchange(x, line, [](uint32_t mask, uint lane, const char *slots) {                         \
             bool any;                                                                                              \
             uint base = lane & ~3u;                                                                                \
-            T r = sw_simd_fold(slots, mask & (0xfu << base), lane + (INCLUSIVE), T(), any,                         \
-                               [](T a, T b) { return OP; });                                                       \
+            T r = T();                                                                                             \
+            sw_simd_fold(slots, mask & (0xfu << base), lane + (INCLUSIVE), r, any,                                 \
+                         [](T a, T b) { return OP; });                                                             \
             return any ? r : T(IDENTITY);                                                                          \
         });                                                                                                        \
     }
