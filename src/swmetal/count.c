@@ -18,19 +18,6 @@
 
 #include "swmetal/count_internal.h"
 
-typedef struct cnt_access {
-    uint32_t site, k;
-    uint16_t buf;                /* the job's buffer */
-    uint16_t rw;                 /* SW_CNT_LOAD | SW_CNT_STORE */
-    uint32_t size;
-    uint64_t off;
-} cnt_access;
-
-typedef struct cnt_log {
-    cnt_access *a;
-    uint32_t n, cap;
-} cnt_log;
-
 typedef struct cnt_buf {
     const uint8_t *lo, *hi;      /* the buffer's bytes */
     int index;                   /* [[buffer(index)]] */
@@ -58,7 +45,10 @@ struct sw_cnt_worker {
     uint32_t *rows;              /* [thread]: the row count_pass.c's blocks count into */
     uint32_t *scratch;           /* the row of a paused thread or of none: counted, never read */
     uint32_t *paused;            /* [thread]: inside a simdgroup-collective evaluation (count_pass.c) */
-    cnt_log *logs;               /* [thread] */
+    sw_cnt_log *logs;            /* [thread] */
+    int last_buf;                /* find_buffer's */
+    sw_cnt_log nolog;            /* ctx.log when no thread's is current: no room, so the
+                                  * inline code calls the runtime */
     uint64_t *mx, *sm;           /* [block] reduction scratch */
     uint32_t *ulist, nu;         /* blocks some lane of the simdgroup touched */
     uint32_t *sitek;             /* [site] executions so far by the lane being gathered */
@@ -66,7 +56,7 @@ struct sw_cnt_worker {
     uint32_t *sites, nsu;        /* the sites some lane executed */
     uint32_t *gfill;             /* [group]: the next place of a (site, k) group */
     size_t gfill_cap;
-    cnt_access *gather;
+    sw_cnt_access *gather;
     size_t gather_cap;
     uint64_t *lines;             /* a simdgroup-wide access's lines (buffer << 48 | line) */
     size_t lines_cap;
@@ -88,7 +78,8 @@ struct swmtl_counts {
 };
 
 /* count_pass.c writes the kernel's side of this layout */
-_Static_assert(sizeof(sw_cnt_ctx) == 8 * 8 && sizeof(uint32_t *) == 8, "sw_cnt_ctx: eight 8-byte fields");
+_Static_assert(sizeof(sw_cnt_ctx) == 9 * 8 && sizeof(uint32_t *) == 8, "sw_cnt_ctx: nine 8-byte fields");
+_Static_assert(sizeof(sw_cnt_access) == 24 && sizeof(sw_cnt_log) == 16, "the layouts count_pass.c writes");
 
 /* Granules of the buffers' map (sw_cnt_ctx): pages, or coarser when the buffers lie
  * so far apart that a page map would pass this many bits. */
@@ -113,18 +104,17 @@ void *sw_rt_cnt_slot(void *fallback) {
 void sw_cnt_follow(sw_worker *w) {
     sw_cnt_worker *c = w->cnt;
     sw_gpu_thread *t = w->cur;
-    if (t && w->job && w->job->cnt && c->seq == w->job->seq && t->index < c->cap_threads && !c->paused[t->index])
-        c->ctx.row = c->rows + t->index * c->stride;
-    else
-        c->ctx.row = c->scratch;
+    int own = t && w->job && w->job->cnt && c->seq == w->job->seq && t->index < c->cap_threads;
+    c->ctx.row = own && !c->paused[t->index] ? c->rows + t->index * c->stride : c->scratch;
+    c->ctx.log = own ? &c->logs[t->index] : &c->nolog;
 }
 
 static void log_access(sw_cnt_worker *c, size_t t, uint32_t site, int buf, uint32_t rw, uint64_t off,
                        uint64_t size) {
-    cnt_log *l = &c->logs[t];
+    sw_cnt_log *l = &c->logs[t];
     if (l->n == l->cap) {
         uint32_t nc = l->cap ? 2 * l->cap : 64;
-        cnt_access *a = realloc(l->a, (size_t)nc * sizeof *a);
+        sw_cnt_access *a = realloc(l->a, (size_t)nc * sizeof *a);
         if (!a) {
             c->oom = 1; /* the dispatch's counts fail (sw_cnt_group_end) */
             return;
@@ -132,8 +122,23 @@ static void log_access(sw_cnt_worker *c, size_t t, uint32_t site, int buf, uint3
         l->a = a;
         l->cap = nc;
     }
-    l->a[l->n++] = (cnt_access){site, 0, (uint16_t)buf, (uint16_t)rw, (uint32_t)(size > UINT32_MAX ? UINT32_MAX : size),
+    l->a[l->n++] = (sw_cnt_access){site, 0, (uint16_t)buf, (uint16_t)rw, (uint32_t)(size > UINT32_MAX ? UINT32_MAX : size),
                                 off};
+}
+
+/* The job's buffer holding a, or -1; *last is the one found before (tried first:
+ * a thread's accesses mostly stay in one buffer a while). */
+static int find_buffer(const sw_cnt_job *j, const uint8_t *a, int *last) {
+    if (a < j->lo || a >= j->hi) return -1;
+    if (*last < j->nbuf && a >= j->buf[*last].lo && a < j->buf[*last].hi) return *last;
+    for (int i = 0; i < j->nbuf; i++)
+        if (a >= j->buf[i].lo && a < j->buf[i].hi) return *last = i;
+    return -1;
+}
+
+static void add_bytes(swmtl_mem_counts *m, uint32_t rw, uint64_t size) {
+    if (rw & SW_CNT_LOAD) m->load_bytes += size;
+    if (rw & SW_CNT_STORE) m->store_bytes += size;
 }
 
 static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word) {
@@ -149,20 +154,14 @@ static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word
         }
         return;
     }
-    if (a < j->lo || a >= j->hi) return;
-    for (int i = 0; i < j->nbuf; i++) {
-        cnt_buf *b = &j->buf[i];
-        if (a < b->lo || a >= b->hi) continue;
-        swmtl_mem_counts *m = &c->acc.buffers[i].m;
-        if (rw & SW_CNT_LOAD) m->load_bytes += size;
-        if (rw & SW_CNT_STORE) m->store_bytes += size;
-        if (kind) {
-            c->acc.atomics_device++;
-            c->acc.atomics_kind[kind]++;
-        }
-        log_access(c, w->cur->index, word >> SW_CNT_SITE_SHIFT, i, rw, (uint64_t)(a - b->lo), size);
-        return;
+    int i = find_buffer(j, a, &c->last_buf);
+    if (i < 0) return;
+    add_bytes(&c->acc.buffers[i].m, rw, size);
+    if (kind) {
+        c->acc.atomics_device++;
+        c->acc.atomics_kind[kind]++;
     }
+    log_access(c, w->cur->index, word >> SW_CNT_SITE_SHIFT, i, rw, (uint64_t)(a - j->buf[i].lo), size);
 }
 
 /* An atomic, or a plain access in a granule a buffer occupies (sw_cnt_ctx): the
@@ -203,7 +202,7 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 static int cmp_access(const void *a, const void *b) {
-    const cnt_access *x = a, *y = b;
+    const sw_cnt_access *x = a, *y = b;
     if (x->site != y->site) return x->site < y->site ? -1 : 1;
     return x->k < y->k ? -1 : x->k > y->k;
 }
@@ -247,7 +246,7 @@ static void run_add(bit_run *r, _Atomic uint64_t *bm, uint64_t off, uint64_t n) 
 }
 
 /* The lanes' bytes (within their buffers) into the dispatch's distinct-byte bitmaps. */
-static void mark_distinct(const sw_cnt_job *j, const cnt_access *a, uint32_t n) {
+static void mark_distinct(const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
     bit_run ld = {0}, st = {0};
     for (uint32_t i = 0; i < n; i++) {
         const cnt_buf *b = &j->buf[a[i].buf];
@@ -259,31 +258,62 @@ static void mark_distinct(const sw_cnt_job *j, const cnt_access *a, uint32_t n) 
     run_flush(&st);
 }
 
-/* One simdgroup-wide access: the lanes' entries a[0..n) of one (site, k). */
-static int one_access(sw_cnt_worker *c, const sw_cnt_job *j, const cnt_access *a, uint32_t n) {
-    mark_distinct(j, a, n);
+/* The distinct lines of entries a[0..n) in ascending order of (buffer, offset) — the
+ * usual simdgroup access: lane i a little after lane i - 1 — without sorting: each
+ * entry's lines are contiguous and start no earlier than the previous entry's, so a
+ * line is new exactly when it lies past the last one counted. */
+static void count_lines_sorted(sw_cnt_worker *c, const sw_cnt_access *a, uint32_t n) {
+    uint64_t prev = 0;
+    int any = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t first = (uint64_t)a[i].buf << 48 | a[i].off / SWMTL_LINE_BYTES;
+        uint64_t last = (uint64_t)a[i].buf << 48 | (a[i].off + a[i].size - 1) / SWMTL_LINE_BYTES;
+        if (any && first <= prev) first = prev + 1;
+        if (first > last) continue;
+        c->acc.buffers[a[i].buf].m.lines += last - first + 1;
+        prev = last;
+        any = 1;
+    }
+}
+
+/* The same for entries in any order: their lines listed, sorted, counted once. */
+static int count_lines(sw_cnt_worker *c, const sw_cnt_access *a, uint32_t n) {
     size_t nl = 0;
-    uint32_t width = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t first = a[i].off / SWMTL_LINE_BYTES, last = (a[i].off + a[i].size - 1) / SWMTL_LINE_BYTES;
         if (grow((void **)&c->lines, &c->lines_cap, nl + (size_t)(last - first + 1), sizeof *c->lines)) return -1;
         for (uint64_t l = first; l <= last; l++) c->lines[nl++] = (uint64_t)a[i].buf << 48 | l;
-        if (a[i].size > width) width = a[i].size;
     }
     if (nl > 48) qsort(c->lines, nl, sizeof *c->lines, cmp_u64);
-    else /* a simdgroup's access is mostly 32 lines, nearly in order: qsort's merge sort cost more */
+    else /* mostly 32 lines, nearly in order: qsort's merge sort cost more */
         for (size_t i = 1; i < nl; i++) {
             uint64_t x = c->lines[i];
             size_t k = i;
             for (; k > 0 && c->lines[k - 1] > x; k--) c->lines[k] = c->lines[k - 1];
             c->lines[k] = x;
         }
-    swmtl_mem_counts *m0 = &c->acc.buffers[a[0].buf].m;
-    m0->accesses++;
-    m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
     for (size_t i = 0; i < nl; i++)
         if (i == 0 || c->lines[i] != c->lines[i - 1]) c->acc.buffers[c->lines[i] >> 48].m.lines++;
     return 0;
+}
+
+/* One simdgroup-wide access: the lanes' entries a[0..n) of one (site, k). */
+static int one_access(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
+    mark_distinct(j, a, n);
+    uint32_t width = a[0].size;
+    int sorted = 1;
+    for (uint32_t i = 1; i < n; i++) {
+        if (a[i].size > width) width = a[i].size;
+        if (a[i].buf < a[i - 1].buf || (a[i].buf == a[i - 1].buf && a[i].off < a[i - 1].off)) sorted = 0;
+    }
+    swmtl_mem_counts *m0 = &c->acc.buffers[a[0].buf].m;
+    m0->accesses++;
+    m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
+    if (sorted) {
+        count_lines_sorted(c, a, n);
+        return 0;
+    }
+    return count_lines(c, a, n);
 }
 
 /* The lanes' logs [l0, l1) from entry `from` on into c->gather sorted by (site, k):
@@ -292,7 +322,7 @@ static void sort_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, uint32_t fr
     size_t k = 0;
     for (uint32_t t = l0; t < l1; t++) {
         for (uint32_t i = from; i < c->logs[t].n; i++) {
-            cnt_access e = c->logs[t].a[i];
+            sw_cnt_access e = c->logs[t].a[i];
             e.k = e.site < c->nsites ? c->sitek[e.site]++ : 0;
             c->gather[k++] = e;
         }
@@ -321,7 +351,7 @@ static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, uint32_t fr
     c->nsu = 0;
     int unnumbered = 0;
     for (uint32_t t = l0; t < l1; t++) {
-        const cnt_log *l = &c->logs[t];
+        const sw_cnt_log *l = &c->logs[t];
         for (uint32_t i = from; i < l->n; i++) {
             uint32_t st = l->a[i].site;
             if (st >= c->nsites) {
@@ -351,14 +381,14 @@ static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, uint32_t fr
         memset(c->gfill, 0, (ng + 1) * sizeof *c->gfill);
         for (int pass = 0; pass < 2; pass++) { /* 0: group sizes (then their starts), 1: placing */
             for (uint32_t t = l0; t < l1; t++) {
-                const cnt_log *l = &c->logs[t];
+                const sw_cnt_log *l = &c->logs[t];
                 for (uint32_t i = from; i < l->n; i++) {
                     uint32_t st = l->a[i].site, k = c->sitek[st]++;
                     size_t g = c->base[st] + k;
                     if (pass == 0) {
                         c->gfill[g + 1]++;
                     } else {
-                        cnt_access e = l->a[i];
+                        sw_cnt_access e = l->a[i];
                         e.k = k;
                         c->gather[c->gfill[g]++] = e;
                     }
@@ -415,6 +445,27 @@ static int reduce_accesses(sw_cnt_worker *c, const sw_cnt_job *job, uint32_t l0,
     return rc;
 }
 
+/* A thread's log with the entries the kernel's inline code appended raw (count.h)
+ * attributed as account() does at an access: each to its buffer, its bytes summed;
+ * one in no buffer (a granule of the map holds other bytes too) dropped, before the
+ * reduction numbers a site's executions. */
+static void attribute_raw(sw_cnt_worker *c, const sw_cnt_job *j, sw_cnt_log *l) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        sw_cnt_access e = l->a[i];
+        if (e.buf == SW_CNT_RAW) {
+            const uint8_t *a = (const uint8_t *)(uintptr_t)e.off;
+            int b = find_buffer(j, a, &c->last_buf);
+            if (b < 0) continue;
+            e.buf = (uint16_t)b;
+            e.off = (uint64_t)(a - j->buf[b].lo);
+            add_bytes(&c->acc.buffers[b].m, e.rw, e.size);
+        }
+        l->a[k++] = e;
+    }
+    l->n = k;
+}
+
 /* The lanes [l0, l1): blocks by max and sum over the lanes. */
 static void reduce_blocks(sw_cnt_worker *c, const sw_cnt_table *tbl, uint32_t l0, uint32_t l1) {
     c->nu = 0;
@@ -465,6 +516,7 @@ void sw_cnt_group_end(sw_worker *w) {
     c->acc.tg_load_bytes += c->ctx.tg_load;
     c->acc.tg_store_bytes += c->ctx.tg_store;
     c->ctx.tg_load = c->ctx.tg_store = 0;
+    for (uint32_t t = 0; t < n; t++) attribute_raw(c, j, &c->logs[t]);
     for (uint32_t l0 = 0; l0 < n; l0 += SW_SIMD_WIDTH) {
         uint32_t l1 = l0 + SW_SIMD_WIDTH < n ? l0 + SW_SIMD_WIDTH : n;
         reduce_blocks(c, &j->tbl, l0, l1);
@@ -615,6 +667,7 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     if (c && c->seq == job->seq) {
         memset(c->scratch, 0, c->stride * sizeof *c->scratch); /* its list stays within its row */
         c->ctx.row = c->scratch;
+        c->ctx.log = &c->nolog;
         return 0;
     }
     sw_cnt_worker_free(w);
@@ -646,6 +699,7 @@ int sw_cnt_group_begin(sw_worker *w, uint32_t n) {
     c->base = calloc(c->nsites + 1, sizeof *c->base);
     c->sites = calloc(c->nsites + 1, sizeof *c->sites);
     c->ctx.row = c->scratch;
+    c->ctx.log = &c->nolog;
     if (c->rows && c->scratch && c->paused && c->logs && c->mx && c->sm && c->ulist && c->sitek && c->maxk && c->base && c->sites)
         return 0;
 oom:

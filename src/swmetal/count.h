@@ -63,6 +63,24 @@ typedef struct sw_cnt_table {
     uint32_t nblocks, nsites;
 } sw_cnt_table;
 
+/* One device access in a thread's log, in program order (count.c reduces the lanes'
+ * logs at the end of a threadgroup).  The kernel's inline code (count_pass.c) appends
+ * raw ones while the log has room: buf SW_CNT_RAW, off the address, k not set; the
+ * runtime (an atomic, a full log) appends them attributed. */
+typedef struct sw_cnt_access {
+    uint32_t site, k;            /* the access site; its execution by this thread (the reduction's) */
+    uint16_t buf;                /* the job's buffer, or SW_CNT_RAW */
+    uint16_t rw;                 /* SW_CNT_LOAD | SW_CNT_STORE */
+    uint32_t size;               /* bytes */
+    uint64_t off;                /* from the buffer's first byte; the address while raw */
+} sw_cnt_access;
+#define SW_CNT_RAW 0xffff
+
+typedef struct sw_cnt_log {
+    sw_cnt_access *a;
+    uint32_t n, cap;
+} sw_cnt_log;
+
 /* What a counting function's inline code reads and writes: the worker's, which
  * sw_rt_cnt_slot returns once a call of the function (count_pass.c emits these
  * fields' offsets; every field is 8 bytes). */
@@ -77,6 +95,8 @@ typedef struct sw_cnt_ctx {
     uint64_t base, ngranules, shift;
     const uint8_t *granules;
     uint64_t tg_load, tg_store;  /* threadgroup bytes loaded and stored by plain accesses */
+    sw_cnt_log *log;             /* the running thread's access log (an empty one, never
+                                  * appended to inline, when no thread's is current) */
 } sw_cnt_ctx;
 
 /* The hooks the pass calls (exported by the executable, as sw_rt_* are). */

@@ -1,17 +1,19 @@
 /* count_pass.c — the counting variant's IR pass (SW_INSTR_COUNT, count.h).
  *
- * Counts are per basic block of the optimised IR: the pass gives every block of the
- * module an id (its index in the module), counts its executions inline where the
+ * Counts are per basic block of the optimised IR: the pass gives every block it
+ * counts an id (is_counted: in module order), counts its executions inline where the
  * block starts (after its phis: count_block), and appends the static table the
  * runtime multiplies by those executions (sw_cnt_blocks: SW_CNT_COLS numbers a
- * block, count.h).  Memory is dynamic: every load, store, atomic and
- * memcpy/memmove/memset of a pointer that is neither a global nor computed from
- * the function's own allocas (is_local) is hooked with its address, width and
- * static site.  A plain load or store is classified inline (__swcnt.mem, below): in
- * the threadgroup arena it adds its bytes to the worker's sum, outside the granules
- * the buffers occupy it is dropped (the thread's own stack, the runtime's tables:
- * sw_cnt_ctx), and only one that may be in a buffer calls sw_rt_cnt_mem; atomics and
- * ranges always call.
+ * block, count.h).  Memory: a plain load or store of a declared threadgroup
+ * variable is static too (its bytes are its block's); any other load, store, atomic
+ * and memcpy/memmove/memset of a pointer that is not computed from memory that is
+ * never a buffer (the function's allocas, the library's globals, the runtime's:
+ * pointer_root) is hooked with its address, width and static site.  A plain load or
+ * store is classified inline (__swcnt.mem, below): in the threadgroup arena it adds
+ * its bytes to the worker's sum, outside the granules the buffers occupy it is
+ * dropped (the thread's own stack, the runtime's tables: sw_cnt_ctx), and one that
+ * may be in a buffer is appended to the running thread's log (sw_rt_cnt_mem when the
+ * log is full); atomics and ranges always call the runtime.
  *
  * The edited module is optimised again (sw_ir_pass.reoptimise): the helpers are
  * inlined and the kernel's values stay in registers around the rare calls (a call
@@ -100,7 +102,10 @@ static void count_inst(const ll_inst *in, uint64_t *row) {
         break;
     case LL_CALL: {
         ll_span c = ll_inst_callee(in);
-        if (ll_span_starts(c, "@llvm.dbg.") || ll_span_starts(c, "@llvm.lifetime.") || is_collective(c)) return;
+        /* sw_rt_tg_arg: the entry's unpacking of a threadgroup argument, as a marker */
+        if (ll_span_starts(c, "@llvm.dbg.") || ll_span_starts(c, "@llvm.lifetime.") || is_collective(c) ||
+            ll_span_eq(c, "@sw_rt_tg_arg"))
+            return;
         if (ll_span_starts(c, "@llvm.fma.") || ll_span_starts(c, "@llvm.fmuladd.")) {
             s = ll_type_scalar(ll_inst_type(in), &lanes);
             row[flop_col(s)] += 2 * (uint64_t)lanes;
@@ -173,33 +178,103 @@ static const ll_inst *defined_in(const ll_module *m, const ll_func *f, ll_span v
     return NULL;
 }
 
-/* Where an address computed in f comes from, when f says (pointer_root).  A
- * thread's local variable (one of f's allocas) is never device or threadgroup
- * memory: an address computed from a local cannot leave it without undefined
- * behaviour, so the runtime would drop the access, and not hooking it saves the
- * call (a pointer walking a local array was most of a matrix kernel's hook calls).
- * A threadgroup variable (the front end's sw_rt_tg_alloc(_init), which returns its
- * place in the threadgroup arena) is threadgroup memory for the same reason: its
- * plain accesses' bytes are their block's (SW_CNT_TG_LOAD/STORE), counted with the
- * block's executions instead of by an inline check per access (most of a
- * flash-attention kernel's hooks). */
-enum { ROOT_UNKNOWN, ROOT_LOCAL, ROOT_THREADGROUP, ROOT_CYCLE /* back to the phi being resolved */ };
+/* Where an address computed in f comes from, when f says (pointer_root).
+ *   ROOT_OWN: memory that is never a buffer nor threadgroup memory, so the runtime
+ *     would drop an access there, and not hooking it saves the check: a thread's
+ *     local variable (one of f's allocas: an address computed from a local cannot
+ *     leave it without undefined behaviour; a pointer walking a local array was most
+ *     of a matrix kernel's hook calls), the library's own data (a global, such as
+ *     the prelude's lane tables), the runtime's (below).
+ *   ROOT_THREADGROUP: a threadgroup variable (the front end's sw_rt_tg_alloc(_init),
+ *     which returns its place in the threadgroup arena), threadgroup memory for the
+ *     same reason: its plain accesses' bytes are their block's (SW_CNT_TG_LOAD/STORE),
+ *     counted with the block's executions instead of by an inline check per access
+ *     (most of a flash-attention kernel's hooks). */
+enum { ROOT_UNKNOWN, ROOT_OWN, ROOT_THREADGROUP, ROOT_CYCLE /* back to the phi being resolved */ };
+
+/* What a call that returns a pointer gives: the front end's threadgroup variable,
+ * or the runtime's own memory (a thread's ids, its simd slots, its simdgroup's
+ * product log: never a buffer, so the runtime would drop an access there). */
+static int call_root(ll_span callee) {
+    if (ll_span_eq(callee, "@sw_rt_tg_alloc_init") || ll_span_eq(callee, "@sw_rt_tg_alloc") ||
+        ll_span_eq(callee, "@sw_rt_tg_arg"))
+        return ROOT_THREADGROUP;
+    if (ll_span_eq(callee, "@sw_rt_ids") || ll_span_eq(callee, "@sw_rt_mma_log") ||
+        ll_span_starts(callee, "@sw_rt_simd_"))
+        return ROOT_OWN;
+    return ROOT_UNKNOWN;
+}
+
+static int pointer_root(const ll_module *m, const ll_func *f, ll_span ptr, ll_span phi, int depth);
+
+/* f's parameters as its define line lists them: how many, and which is named v
+ * (*at, -1 when none is). */
+static int params_of(const ll_module *m, const ll_func *f, ll_span v, int *at) {
+    ll_span t = ll_module_text(m);
+    const char *p = f->name.p + f->name.n, *end = t.p + t.n;
+    *at = -1;
+    if (p >= end || *p != '(') return 0;
+    int k = 0, depth = 0, any = 0;
+    for (const char *q = p + 1; q < end && *q != '\n'; q++) {
+        if (*q == '(' || *q == '[' || *q == '{' || *q == '<') depth++;
+        else if ((*q == ')' || *q == ']' || *q == '}' || *q == '>') && depth-- == 0) break;
+        else if (depth == 0 && *q == ',') k++;
+        else if (*q == '%' && *at < 0 && (size_t)(end - q) > v.n && memcmp(q, v.p, v.n) == 0 &&
+                 (q[v.n] == ',' || q[v.n] == ')'))
+            *at = k;
+        if (*q != ' ') any = 1;
+    }
+    return any ? k + 1 : 0;
+}
+
+/* The number of arguments of a call. */
+static int call_args(const ll_inst *in) {
+    int n = 0, ok = 1;
+    while (ok) {
+        ll_inst_operand(in, n, &ok);
+        n += ok;
+    }
+    return n;
+}
+
+/* The root of parameter k of f (np parameters): the same at every call.  An indirect
+ * call with as many arguments might be another call of f (a kernel's address is in
+ * the library's threadgroup table, compared, never called; the product log's store
+ * functions are called through pointers): then none is known. */
+static int param_root(const ll_module *m, const ll_func *f, int k, int np, int depth) {
+    int root = ROOT_UNKNOWN, calls = 0;
+    for (int i = 0; i < ll_inst_count(m); i++) {
+        const ll_inst *in = ll_inst_at(m, i);
+        if (in->op != LL_CALL) continue;
+        ll_span c = ll_inst_callee(in);
+        if (c.n == 0 && call_args(in) == np) return ROOT_UNKNOWN;
+        if (c.n != f->name.n || memcmp(c.p, f->name.p, c.n) != 0) continue;
+        int ok;
+        ll_span arg = ll_inst_operand(in, k, &ok);
+        const ll_func *caller = ll_func_at(m, ll_block_at(m, in->block)->func);
+        int r = ok ? pointer_root(m, caller, arg, (ll_span){arg.p, 0}, depth + 1) : ROOT_UNKNOWN;
+        if (r != ROOT_THREADGROUP && r != ROOT_OWN) return ROOT_UNKNOWN;
+        if (calls++ && r != root) return ROOT_UNKNOWN;
+        root = r;
+    }
+    return root;
+}
 
 /* The root of ptr: an alloca, a threadgroup allocation, or a getelementptr or phi
  * of such (every incoming value the same root).  A phi's incoming value that leads
  * back to the phi (a pointer stepped round a loop: the phi itself, or a
  * getelementptr of it) adds nothing; cycles through other phis are not followed. */
 static int pointer_root(const ll_module *m, const ll_func *f, ll_span ptr, ll_span phi, int depth) {
+    if (ptr.n > 1 && ptr.p[0] == '@') return ROOT_OWN; /* the library's own data */
     if (ptr.n == 0 || ptr.p[0] != '%' || depth > 12) return ROOT_UNKNOWN;
     if (ptr.n == phi.n && memcmp(ptr.p, phi.p, phi.n) == 0) return ROOT_CYCLE;
     const ll_inst *in = defined_in(m, f, ptr);
-    if (!in) return ROOT_UNKNOWN;
-    if (in->op == LL_ALLOCA) return ROOT_LOCAL;
-    if (in->op == LL_CALL) {
-        ll_span c = ll_inst_callee(in);
-        return ll_span_eq(c, "@sw_rt_tg_alloc_init") || ll_span_eq(c, "@sw_rt_tg_alloc") ? ROOT_THREADGROUP
-                                                                                          : ROOT_UNKNOWN;
+    if (!in) {
+        int k, np = params_of(m, f, ptr, &k);
+        return k < 0 ? ROOT_UNKNOWN : param_root(m, f, k, np, depth);
     }
+    if (in->op == LL_ALLOCA) return ROOT_OWN;
+    if (in->op == LL_CALL) return call_root(ll_inst_callee(in));
     if (in->op == LL_GEP) return pointer_root(m, f, pointer_after_type(in), phi, depth + 1);
     if (in->op != LL_PHI) return ROOT_UNKNOWN;
     /* "phi ptr [ %a, %bb1 ], [ %b, %bb2 ]" */
@@ -222,8 +297,8 @@ static int root_of(const ll_module *m, const ll_func *f, ll_span ptr) {
     return pointer_root(m, f, ptr, (ll_span){ptr.p, 0}, 0);
 }
 
-static int is_local(const ll_module *m, const ll_func *f, ll_span ptr) {
-    return root_of(m, f, ptr) == ROOT_LOCAL;
+static int is_own(const ll_module *m, const ll_func *f, ll_span ptr) {
+    return root_of(m, f, ptr) == ROOT_OWN;
 }
 
 /* The hook call before a memory instruction, or nothing for an access it cannot
@@ -263,7 +338,7 @@ static void hook_access(ll_module *m, int i, const ll_inst *in, const ll_func *f
     }
     if (!ok || ptr.n == 0 || ptr.p[0] != '%' || type.n == 0) return;
     int root = root_of(m, f, ptr);
-    if (root == ROOT_LOCAL) return;
+    if (root == ROOT_OWN) return;
     if (root == ROOT_THREADGROUP && kind == SW_CNT_AT_NONE && known_bytes(type)) {
         row[rw == SW_CNT_LOAD ? SW_CNT_TG_LOAD : SW_CNT_TG_STORE] += (uint64_t)known_bytes(type);
         return;
@@ -289,12 +364,12 @@ static void hook_intrinsic(ll_module *m, int i, const ll_inst *in, const ll_func
     ll_span dst = ll_inst_operand(in, 0, &ok0), src = ll_inst_operand(in, 1, &ok1), len = ll_inst_operand(in, 2, &ok2);
     if (!ok0 || !ok1 || !ok2) return;
     char line[600];
-    if (dst.n && dst.p[0] == '%' && !is_local(m, f, dst)) {
+    if (dst.n && dst.p[0] == '%' && !is_own(m, f, dst)) {
         snprintf(line, sizeof line, "  call void @sw_rt_cnt_range(ptr %.*s, i64 %.*s, i32 %u)", (int)dst.n, dst.p,
                  (int)len.n, len.p, (*site)++ << SW_CNT_SITE_SHIFT | SW_CNT_STORE);
         ll_insert_before(m, i, line);
     }
-    if (copy && src.n && src.p[0] == '%' && !is_local(m, f, src)) {
+    if (copy && src.n && src.p[0] == '%' && !is_own(m, f, src)) {
         snprintf(line, sizeof line, "  call void @sw_rt_cnt_range(ptr %.*s, i64 %.*s, i32 %u)", (int)src.n, src.p,
                  (int)len.n, len.p, (*site)++ << SW_CNT_SITE_SHIFT | SW_CNT_LOAD);
         ll_insert_before(m, i, line);
@@ -388,7 +463,8 @@ static void helpers(msl_buf *t) {
                     "  ret void\n"
                     "}\n");
     /* a plain access (word's bit 0: a load, else a store): threadgroup bytes summed,
-     * one in a buffer's granule to the runtime, anything else dropped */
+     * one in a buffer's granule appended raw to the running thread's log (count.h;
+     * to the runtime when the log is full), anything else dropped */
     msl_buf_printf(t,
                    "define internal void @__swcnt.mem(ptr %%c, ptr %%p, i32 %%s, i32 %%w) alwaysinline {\n"
                    "entry:\n"
@@ -430,6 +506,34 @@ static void helpers(msl_buf *t) {
                    "  %%in = trunc i8 %%sb to i1\n"
                    "  br i1 %%in, label %%hook, label %%done\n"
                    "hook:\n"
+                   "  %%lp = getelementptr inbounds i8, ptr %%c, i64 %zu\n"
+                   "  %%log = load ptr, ptr %%lp\n"
+                   "  %%nump = getelementptr inbounds i8, ptr %%log, i64 %zu\n"
+                   "  %%num = load i32, ptr %%nump\n"
+                   "  %%capp = getelementptr inbounds i8, ptr %%log, i64 %zu\n"
+                   "  %%cap = load i32, ptr %%capp\n"
+                   "  %%room = icmp ult i32 %%num, %%cap\n"
+                   "  br i1 %%room, label %%append, label %%runtime\n"
+                   "append:\n"
+                   "  %%arr = load ptr, ptr %%log\n"
+                   "  %%num64 = zext i32 %%num to i64\n"
+                   "  %%e = getelementptr inbounds [%zu x i8], ptr %%arr, i64 %%num64\n"
+                   "  %%site = lshr i32 %%w, %d\n"
+                   "  store i32 %%site, ptr %%e\n"
+                   "  %%bufp = getelementptr inbounds i8, ptr %%e, i64 %zu\n"
+                   "  store i16 %d, ptr %%bufp\n"
+                   "  %%rwp = getelementptr inbounds i8, ptr %%e, i64 %zu\n"
+                   "  %%rw32 = and i32 %%w, 3\n"
+                   "  %%rw = trunc i32 %%rw32 to i16\n"
+                   "  store i16 %%rw, ptr %%rwp\n"
+                   "  %%szp = getelementptr inbounds i8, ptr %%e, i64 %zu\n"
+                   "  store i32 %%s, ptr %%szp\n"
+                   "  %%offp = getelementptr inbounds i8, ptr %%e, i64 %zu\n"
+                   "  store i64 %%a, ptr %%offp\n"
+                   "  %%num1 = add i32 %%num, 1\n"
+                   "  store i32 %%num1, ptr %%nump\n"
+                   "  br label %%done\n"
+                   "runtime:\n"
                    "  call void @sw_rt_cnt_mem(ptr %%p, i32 %%s, i32 %%w)\n"
                    "  br label %%done\n"
                    "done:\n"
@@ -437,7 +541,10 @@ static void helpers(msl_buf *t) {
                    "}\n",
                    offsetof(sw_cnt_ctx, arena), SW_TG_MEM_LIMIT, offsetof(sw_cnt_ctx, tg_load),
                    offsetof(sw_cnt_ctx, tg_store), offsetof(sw_cnt_ctx, base), offsetof(sw_cnt_ctx, ngranules),
-                   offsetof(sw_cnt_ctx, shift), offsetof(sw_cnt_ctx, granules));
+                   offsetof(sw_cnt_ctx, shift), offsetof(sw_cnt_ctx, granules), offsetof(sw_cnt_ctx, log),
+                   offsetof(sw_cnt_log, n), offsetof(sw_cnt_log, cap), sizeof(sw_cnt_access), SW_CNT_SITE_SHIFT,
+                   offsetof(sw_cnt_access, buf), (int16_t)SW_CNT_RAW, offsetof(sw_cnt_access, rw),
+                   offsetof(sw_cnt_access, size), offsetof(sw_cnt_access, off));
 }
 
 /* The first optimisation inferred what each function touches (memory(none),
@@ -584,27 +691,36 @@ static void inline_lane_bookkeeping(ll_module *m, msl_buf *t) {
     for (int k = 0; k < nfrom; k++) put_inline_group(t, attr_group_line(text, from[k]), top + 1 + k);
 }
 
-/* One function's blocks: counted, and their accesses hooked. */
-static void count_func(ll_module *m, const ll_func *f, int nb, uint64_t *rows, uint32_t *site) {
+/* Whether the pass counts f's blocks: a collective function is not instrumented at
+ * all (it counts nothing, and it touches only the simdgroup's product log and the
+ * lanes' matrices), nor is a conversion.  Only counted blocks get an id, so what
+ * the rest compiles to (which may differ by host) is not in the table. */
+static int is_counted(const ll_func *f) { return f->nblocks && !is_collective(f->name) && !is_conversion(f->name); }
+
+/* One function's blocks, ids id0 on: counted, and their accesses hooked. */
+static void count_func(ll_module *m, const ll_func *f, int id0, int nb, uint64_t *rows, uint32_t *site) {
     int reload = func_calls(m, f, "@sw_rt_cnt_pause");
     for (int b = f->first_block; b < f->first_block + f->nblocks; b++) {
         const ll_block *blk = ll_block_at(m, b);
-        int first = blk->first_inst;
+        int first = blk->first_inst, id = id0 + (b - f->first_block);
+        uint64_t *row = rows + (size_t)id * SW_CNT_COLS;
         while (first < blk->first_inst + blk->ninsts && ll_inst_at(m, first)->op == LL_PHI) first++;
         /* the count first: the hooks use the entry block's ctx */
-        count_block(m, first, b, nb, b == f->first_block, reload);
+        count_block(m, first, id, nb, b == f->first_block, reload);
         for (int i = blk->first_inst; i < blk->first_inst + blk->ninsts; i++) {
             const ll_inst *in = ll_inst_at(m, i);
-            count_inst(in, rows + (size_t)b * SW_CNT_COLS);
-            if (fold_mma_count(m, i, in, rows + (size_t)b * SW_CNT_COLS)) continue;
+            count_inst(in, row);
+            if (fold_mma_count(m, i, in, row)) continue;
             if (in->op == LL_CALL) hook_intrinsic(m, i, in, f, site);
-            else hook_access(m, i, in, f, site, rows + (size_t)b * SW_CNT_COLS);
+            else hook_access(m, i, in, f, site, row);
         }
     }
 }
 
 static int run_count(ll_module *m, char **err) {
-    int nb = ll_block_count(m);
+    int nb = 0;
+    for (int f = 0; f < ll_func_count(m); f++)
+        if (is_counted(ll_func_at(m, f))) nb += ll_func_at(m, f)->nblocks;
     int pause_declared = calls(m, "@sw_rt_cnt_pause");
     uint64_t *rows = calloc((size_t)(nb ? nb : 1) * SW_CNT_COLS, sizeof *rows);
     if (!rows) {
@@ -612,12 +728,12 @@ static int run_count(ll_module *m, char **err) {
         return -1;
     }
     uint32_t site = 0;
-    for (int f = 0; f < ll_func_count(m); f++) {
+    for (int f = 0, id = 0; f < ll_func_count(m); f++) {
         const ll_func *fn = ll_func_at(m, f);
         if (name_has(fn->name, "sw_mma_flush")) pause_around(m, fn);
-        /* a collective function is not instrumented at all: it counts nothing, and it
-         * touches only the simdgroup's product log and the lanes' matrices */
-        if (!is_collective(fn->name) && !is_conversion(fn->name)) count_func(m, fn, nb, rows, &site);
+        if (!is_counted(fn)) continue;
+        count_func(m, fn, id, nb, rows, &site);
+        id += fn->nblocks;
     }
     if (site >= (1u << (32 - SW_CNT_SITE_SHIFT))) {
         free(rows);
@@ -653,4 +769,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 13, run_count, 1, 1};
+const sw_ir_pass sw_count_pass = {"count", 16, run_count, 1, 1};

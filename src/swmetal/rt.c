@@ -139,6 +139,8 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line) {
     return sw_rt_tg_alloc_init(size, align, var, line, NULL);
 }
 
+void *sw_rt_tg_arg(void *p) { return p; }
+
 void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init) {
     sw_worker *w = sw_tls_worker;
     sw_range_sync_thread(w);

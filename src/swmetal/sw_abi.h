@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_ABI_VERSION 12
+#define SW_ABI_VERSION 13
 #define SW_MAX_BUFFERS 31
 #define SW_MAX_TG_PARAMS 31
 #define SW_SIMD_WIDTH 32
@@ -165,6 +165,11 @@ void *sw_rt_tg_alloc(size_t size, size_t align, const char *var, int line);
  * variable starts with that value once per threadgroup. */
 void *sw_rt_tg_alloc_init(size_t size, size_t align, const char *var, int line, const void *init);
 
+/* A [[threadgroup(n)]] argument in the counting variant: p itself, through a call
+ * the count pass knows (count_pass.c), so that the kernel's accesses through it are
+ * known to be threadgroup memory where they stand. */
+void *sw_rt_tg_arg(void *p);
+
 /* threadgroup_barrier(): suspends until every live thread of the group arrives.
  * line is the .metal line (divergent-barrier diagnostics name it). */
 void sw_rt_threadgroup_barrier(unsigned mem_flags, int line);
@@ -225,16 +230,22 @@ void sw_rt_cnt_pause(int delta);
  * copy, not a pointer: a read is then one load from the thread pointer, which the
  * compiler need not repeat after every pointer store of the kernel.
  * Elsewhere (Mach-O) kernels call sw_rt_ids() and sw_rt_mma_log(), and so does the
- * counting variant everywhere (SW_COUNT): its IR must be the same on every host. */
+ * counting variant everywhere (SW_COUNT): its IR must be the same on every host —
+ * but for what it does not count (the prelude's product log: SW_RT_CURRENT_ELF). */
 typedef struct sw_current {
     const sw_ids *ids;       /* the thread's ids (a range loop rewrites them in place) */
     void *mma_log;           /* its simdgroup's product log, NULL until sw_rt_mma_log made one */
     uint32_t lane;           /* thread_index_in_simdgroup; not kept in a range loop (which
                                 runs only kernels without simd functions): read ids there */
 } sw_current;
-#if defined(__ELF__) && !(defined(SW_COUNT) && SW_COUNT)
-#define SW_RT_CURRENT_TLS 1
+#if defined(__ELF__)
 extern __thread sw_current sw_rt_current __attribute__((tls_model("initial-exec")));
+#define SW_RT_CURRENT_ELF 1
+#else
+#define SW_RT_CURRENT_ELF 0
+#endif
+#if SW_RT_CURRENT_ELF && !(defined(SW_COUNT) && SW_COUNT)
+#define SW_RT_CURRENT_TLS 1
 #else
 #define SW_RT_CURRENT_TLS 0
 #endif

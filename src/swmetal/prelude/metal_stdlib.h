@@ -574,8 +574,13 @@ template <int I> inline buffer_arg_t<I> buffer_arg(const sw_thread_args *a) { re
 template <int I> struct threadgroup_arg_t {
     void *p;
     template <class A> A get() const {
-        if constexpr (std::is_pointer_v<A>) return (A)p;
-        else return *(std::remove_reference_t<A> *)p;
+#ifdef SW_COUNT
+        void *q = sw_rt_tg_arg(p); // counted by block where the kernel uses it (count_pass.c)
+#else
+        void *q = p;
+#endif
+        if constexpr (std::is_pointer_v<A>) return (A)q;
+        else return *(std::remove_reference_t<A> *)q;
     }
 };
 template <int I> inline threadgroup_arg_t<I> threadgroup_arg(const sw_thread_args *a) { return {a->tg_params[I]}; }

@@ -573,6 +573,19 @@ inline uint sw_mat_lane(uint row, uint col) {
     return ((row & 4u) << 2) | ((col & 4u) << 1) | ((row & 2u) << 1) | ((row & 1u) << 1) | ((col >> 1) & 1u);
 }
 
+// Vector loops over a product's columns and a simdgroup's lanes.  The counting
+// variant's middle end vectorises for the baseline CPU (ir_target.h: 128-bit SSE),
+// and its last run cannot widen that (clang_step.c): there the IR's vectors are
+// made as wide as the loop, and the last run compiles them for this host's units
+// (the product log's evaluation was 3x the plain variant's time in a counted run).
+#ifdef SW_COUNT
+#define SW_COLUMN_LOOP _Pragma("clang loop vectorize(enable) vectorize_width(8) unroll(disable)")
+#define SW_LANE_LOOP _Pragma("clang loop vectorize(enable) vectorize_width(32)")
+#else
+#define SW_COLUMN_LOOP _Pragma("clang loop vectorize(enable) unroll(disable)")
+#define SW_LANE_LOOP _Pragma("clang loop vectorize(enable)")
+#endif
+
 // D += A B for 8x8 float matrices, j outermost: every element still sums j = 0..7 in
 // order (the MMA's order, and the bits of both the fiber and the lanes build), and
 // the loop over columns runs the 8 columns together (vector code, no reordering).
@@ -583,7 +596,7 @@ inline void sw_mma_product(float (&d)[8][8], const float (&a)[8][8], const float
             // vector code even in the counting variant, whose kernels are scalar
             // (-fno-vectorize: cxx.c): this evaluation is not counted; one rounding
             // an element either way
-#pragma clang loop vectorize(enable) unroll(disable)
+            SW_COLUMN_LOOP
             for (uint c = 0; c < 8; c++) d[r][c] += x * b[j][c];
         }
 }
@@ -611,8 +624,10 @@ struct sw_mma_log {
 static_assert(sizeof(sw_mma_log) <= SW_MMA_LOG_BYTES, "product log larger than the executor's block");
 static_assert(SW_MMA_ENTRIES <= INT16_MAX, "entry indices are int16_t (ref, sw_pending)");
 static_assert(SW_MMA_LOG_HEADER == sizeof(uint32_t) * SW_SIMD_WIDTH, "the header the executor zeroes");
+// Only the product log's own functions call it, which the counting variant does not
+// count (count_pass.c: is_collective): it reads the thread-local copy there too.
 inline sw_mma_log *sw_mma_log_here(uint *lane) {
-#if SW_RT_CURRENT_TLS
+#if SW_RT_CURRENT_ELF
     if (__builtin_expect(sw_rt_current.mma_log != nullptr, 1)) {
         *lane = sw_rt_current.lane;
         return static_cast<sw_mma_log *>(sw_rt_current.mma_log);
@@ -645,7 +660,7 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
         for (int o = 0; o < 3; o++) {
             const int16_t r0 = e.ref[o][first];
             uint32_t same = 0, refs = 0;
-#pragma clang loop vectorize(enable) // as sw_mma_product's
+            SW_LANE_LOOP
             for (uint l = 0; l < SW_SIMD_WIDTH; l++) {
                 same |= (uint32_t)(e.ref[o][l] == r0) << l;
                 refs |= (uint32_t)(e.ref[o][l] >= 0) << l;
@@ -671,7 +686,7 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
         // Lanes of one well-formed kernel round to the same type: one call for all.
         const sw_mma_store_fn fn = e.store[first];
         uint32_t one_fn = 0;
-#pragma clang loop vectorize(enable)
+        SW_LANE_LOOP
         for (uint l = 0; l < SW_SIMD_WIDTH; l++) one_fn |= (uint32_t)(e.store[l] == fn) << l;
         if ((one_fn & lanes) == lanes) {
             fn(e.dst, lanes, d, e.res);
