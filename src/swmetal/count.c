@@ -245,6 +245,33 @@ static void run_add(bit_run *r, _Atomic uint64_t *bm, uint64_t off, uint64_t n) 
     }
 }
 
+/* Bytes [lo, hi) of a bitmap set, a word at a time. */
+static void set_range(_Atomic uint64_t *bm, uint64_t lo, uint64_t hi) {
+    bit_run r = {bm, lo / 64, 0};
+    run_add(&r, bm, lo, hi - lo);
+    run_flush(&r);
+}
+
+/* mark_distinct for entries in ascending (buffer, offset) order: runs of touching
+ * or overlapping entries of one buffer and kind become one range each (chunk_o's
+ * lanes: four runs of eight). */
+static void mark_sorted(const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
+    for (uint32_t i = 0; i < n;) {
+        const cnt_buf *b = &j->buf[a[i].buf];
+        uint64_t len = (uint64_t)(b->hi - b->lo), lo = a[i].off, hi = lo;
+        uint32_t k = i;
+        for (; k < n && a[k].buf == a[i].buf && a[k].rw == a[i].rw && a[k].off <= hi; k++) {
+            uint64_t end = a[k].off + a[k].size > len ? len : a[k].off + a[k].size;
+            if (end > hi) hi = end;
+        }
+        if (hi > lo) {
+            if (a[i].rw & SW_CNT_LOAD) set_range(b->ld, lo, hi);
+            if (a[i].rw & SW_CNT_STORE) set_range(b->st, lo, hi);
+        }
+        i = k;
+    }
+}
+
 /* The lanes' bytes (within their buffers) into the dispatch's distinct-byte bitmaps. */
 static void mark_distinct(const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
     bit_run ld = {0}, st = {0};
@@ -299,7 +326,6 @@ static int count_lines(sw_cnt_worker *c, const sw_cnt_access *a, uint32_t n) {
 
 /* One simdgroup-wide access: the lanes' entries a[0..n) of one (site, k). */
 static int one_access(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
-    mark_distinct(j, a, n);
     uint32_t width = a[0].size;
     int sorted = 1;
     for (uint32_t i = 1; i < n; i++) {
@@ -310,9 +336,11 @@ static int one_access(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access
     m0->accesses++;
     m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
     if (sorted) {
+        mark_sorted(j, a, n);
         count_lines_sorted(c, a, n);
         return 0;
     }
+    mark_distinct(j, a, n);
     return count_lines(c, a, n);
 }
 

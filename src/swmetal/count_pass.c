@@ -691,11 +691,34 @@ static void inline_lane_bookkeeping(ll_module *m, msl_buf *t) {
     for (int k = 0; k < nfrom; k++) put_inline_group(t, attr_group_line(text, from[k]), top + 1 + k);
 }
 
+/* Whether f calls a function the module defines. */
+static int calls_defined(const ll_module *m, const ll_func *f) {
+    const ll_block *last = ll_block_at(m, f->first_block + f->nblocks - 1);
+    for (int i = ll_block_at(m, f->first_block)->first_inst; i < last->first_inst + last->ninsts; i++) {
+        ll_span c = ll_inst_callee(ll_inst_at(m, i));
+        for (int g = 0; c.n && g < ll_func_count(m); g++)
+            if (ll_func_at(m, g)->nblocks && ll_func_at(m, g)->name.n == c.n &&
+                memcmp(ll_func_at(m, g)->name.p, c.p, c.n) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* A device entry of a kernel (msl_emit.c: sw_entry_N, and sw_range_N, which the
+ * counting variant never runs): it unpacks a thread's arguments and calls the
+ * kernel, which the counting variant keeps out of line (the prelude's invoke).  One
+ * that calls no function of the module has the kernel in it after all: counted. */
+static int is_entry(const ll_module *m, const ll_func *f) {
+    return (ll_span_starts(f->name, "@sw_entry_") || ll_span_starts(f->name, "@sw_range_")) && calls_defined(m, f);
+}
+
 /* Whether the pass counts f's blocks: a collective function is not instrumented at
  * all (it counts nothing, and it touches only the simdgroup's product log and the
- * lanes' matrices), nor is a conversion.  Only counted blocks get an id, so what
- * the rest compiles to (which may differ by host) is not in the table. */
-static int is_counted(const ll_func *f) { return f->nblocks && !is_collective(f->name) && !is_conversion(f->name); }
+ * lanes' matrices), nor is a conversion or an entry.  Only counted blocks get an id,
+ * so what the rest compiles to (which may differ by host) is not in the table. */
+static int is_counted(const ll_module *m, const ll_func *f) {
+    return f->nblocks && !is_collective(f->name) && !is_conversion(f->name) && !is_entry(m, f);
+}
 
 /* One function's blocks, ids id0 on: counted, and their accesses hooked. */
 static void count_func(ll_module *m, const ll_func *f, int id0, int nb, uint64_t *rows, uint32_t *site) {
@@ -720,7 +743,7 @@ static void count_func(ll_module *m, const ll_func *f, int id0, int nb, uint64_t
 static int run_count(ll_module *m, char **err) {
     int nb = 0;
     for (int f = 0; f < ll_func_count(m); f++)
-        if (is_counted(ll_func_at(m, f))) nb += ll_func_at(m, f)->nblocks;
+        if (is_counted(m, ll_func_at(m, f))) nb += ll_func_at(m, f)->nblocks;
     int pause_declared = calls(m, "@sw_rt_cnt_pause");
     uint64_t *rows = calloc((size_t)(nb ? nb : 1) * SW_CNT_COLS, sizeof *rows);
     if (!rows) {
@@ -731,7 +754,7 @@ static int run_count(ll_module *m, char **err) {
     for (int f = 0, id = 0; f < ll_func_count(m); f++) {
         const ll_func *fn = ll_func_at(m, f);
         if (name_has(fn->name, "sw_mma_flush")) pause_around(m, fn);
-        if (!is_counted(fn)) continue;
+        if (!is_counted(m, fn)) continue;
         count_func(m, fn, id, nb, rows, &site);
         id += fn->nblocks;
     }
@@ -769,4 +792,4 @@ static int run_count(ll_module *m, char **err) {
     return 0;
 }
 
-const sw_ir_pass sw_count_pass = {"count", 16, run_count, 1, 1};
+const sw_ir_pass sw_count_pass = {"count", 17, run_count, 1, 1};

@@ -40,6 +40,11 @@ same "counters: copy float4: requested and distinct bytes" \
         .counters.total.device.load_distinct_bytes .counters.total.device.store_distinct_bytes | tr '\n' ' ')" \
     "$MB $MB $MB $MB "
 same "counters: ... lines: 2 x 1 MiB / 128" "$(Q "$TMPD/copy4.json" .counters.total.device.distinct_lines)" 16384
+# the kernel's own instructions, not the device's unpacking of its arguments (the
+# entry around it): its bounds check (load, compare, branch), the copy (index, two
+# addresses, load, store), branch and return: 10 a simdgroup, 2048 simdgroups
+same "counters: ... 10 instructions a simdgroup, the kernel's alone" \
+    "$(Q "$TMPD/copy4.json" .counters.total.simd.instructions)" 20480
 # float4: a simdgroup moves 32 x 16 bytes = 4 lines per access, 65536 threads = 2048 simdgroups
 same "counters: ... src coalescing: 2048 accesses of 4 lines, all needed" \
     "$(Q "$TMPD/copy4.json" '.counters.total.buffers[0].name' '.counters.total.buffers[0].coalescing' | tr '\n' ' ')" \

@@ -241,8 +241,8 @@ TEST(count_pass_counts_threadgroup_variables_by_block) {
 
 /* Memory that is never a buffer needs no hook (the library's globals, the runtime's
  * ids), and a threadgroup argument is known where the kernel uses it: the entry
- * unpacks it through sw_rt_tg_arg (no instruction) and passes it to the kernel,
- * whose parameter then is threadgroup memory at its only call. */
+ * (not counted) unpacks it through sw_rt_tg_arg and passes it to the kernel, whose
+ * parameter then is threadgroup memory at its only call. */
 static const char args_text[] =
     "@table = internal constant [4 x i32] [i32 1, i32 2, i32 3, i32 4]\n"
     "\n"
@@ -290,10 +290,14 @@ TEST(count_pass_knows_threadgroup_arguments_and_memory_that_is_no_buffer) {
                       !strstr(k, "__swcnt.ctx, ptr %8,"),
                   "hooked:\n%s", k);
         CHECK_MSG(strstr(k, "@__swcnt.mem(ptr %__swcnt.ctx, ptr %0, i32 4,"), "the store to %%0:\n%s", k);
-        /* kernel: 8 instructions, 4 threadgroup bytes loaded; entry: 5 (its marker none) */
-        CHECK_MSG(table_at(table, 0, SW_CNT_TG_LOAD) == 4 && table_at(table, 0, SW_CNT_INSTS) == 8 &&
-                      table_at(table, 1, SW_CNT_INSTS) == 5,
+        /* the kernel alone: 8 instructions, 4 threadgroup bytes loaded (the entry,
+         * the device's unpacking of the arguments, is not counted) */
+        CHECK_MSG(strstr(table, "constant [9 x i64]") && table_at(table, 0, SW_CNT_TG_LOAD) == 4 &&
+                      table_at(table, 0, SW_CNT_INSTS) == 8,
                   "%s", table);
+        char *e = body_of(s, "define void @sw_entry_0");
+        CHECK_MSG(e && !strstr(e, "__swcnt"), "the entry is instrumented:\n%s", e ? e : s);
+        free(e);
     }
     free(k);
     free(table);
@@ -313,4 +317,26 @@ TEST(count_pass_knows_threadgroup_arguments_and_memory_that_is_no_buffer) {
     free(k);
     free(s);
     free(text);
+}
+
+/* An entry with the kernel inlined into it (it calls nothing the module defines) is
+ * the kernel: counted. */
+TEST(count_pass_counts_an_entry_that_holds_its_kernel) {
+    static const char text[] = "define void @sw_entry_0(ptr noundef %0) local_unnamed_addr #0 {\n"
+                               "  %2 = load ptr, ptr %0, align 8\n"
+                               "  store float 1.000000e+00, ptr %2, align 4\n"
+                               "  ret void\n"
+                               "}\n"
+                               "\n"
+                               "attributes #0 = { nounwind }\n";
+    char *s = counted_text(text, sizeof text - 1);
+    char *e = body_of(s, "define void @sw_entry_0"), *table = line_of(s, "@sw_cnt_blocks = ");
+    CHECK(e && table);
+    if (e && table) {
+        CHECK_MSG(strstr(e, "@__swcnt.block") && strstr(e, "__swcnt.ctx, ptr %2, i32 4,"), "%s", e);
+        CHECK_MSG(table_at(table, 0, SW_CNT_INSTS) == 3, "%s", table);
+    }
+    free(e);
+    free(table);
+    free(s);
 }

@@ -708,9 +708,25 @@ template <auto F, size_t S, size_t A, int K> struct tg_static {
 };
 template <auto F, size_t S, size_t A, int K> const int tg_static<F, S, A, K>::reg = tg_static_add((const void *)F, S, A, K);
 
+#ifdef SW_COUNT
+// The counting variant keeps the kernel a function of its own: what an entry does
+// around it (a thread's arguments unpacked from sw_thread_args) is the device's, not
+// the kernel's, and the count pass counts the kernel alone (count_pass.c).
+template <class T> struct same_type {
+    using type = T;
+};
+template <class... A> inline void call_kernel(void (*f)(A...), typename same_type<A>::type... a) {
+    [[clang::noinline]] f(static_cast<A>(a)...);
+}
+#endif
+
 template <class... A, class... P> inline void invoke(void (*f)(A...), P... p) {
     static_assert(sizeof...(A) == sizeof...(P), "kernel parameter count differs from its bindings");
+#ifdef SW_COUNT
+    call_kernel(f, p.template get<A>()...);
+#else
     f(p.template get<A>()...);
+#endif
 }
 
 // sw_range_fn (sw_abi.h): the threads of a threadgroup of a kernel that never
