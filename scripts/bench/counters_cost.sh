@@ -6,9 +6,10 @@
 # Per op, at its default shape: `gdnbench OP --backend sw --iters 1 --warmup 0 --check
 # none` without and with --counters, each run once untimed first so that neither time
 # holds the kernel's compile (--cold times the first runs instead), then N times each
-# (--runs, default 3), alternating; the run with the least CPU time of each stands
-# (the least disturbed by whatever else the machine does).  Prints wall, user and sys
-# seconds of those runs (the tool and its children) and the counted/uncounted ratio
+# (--runs, default 5), alternating; the run with the median CPU time of each stands
+# (one run, or the least of several, moved with whatever else the machine did by
+# more than the margin judged).  Prints wall, user and sys seconds of those runs (the
+# tool and its children) and the counted/uncounted ratio
 # of CPU time (user + sys) and of wall time; the verdict holds the CPU ratio against
 # 3x, since wall time on a loaded machine says more about the load than the run.
 # The load average is printed for the same reason.
@@ -17,7 +18,7 @@
 # Exit 0 when every op meets the target; 1 when one misses it (named on its row and
 # in the last line); 2 when something could not run.
 set -u
-ops="kkt,chunk_o,attn_fwd" cold=0 target=3 runs=3
+ops="kkt,chunk_o,attn_fwd" cold=0 target=3 runs=5
 while [ $# -gt 0 ]; do
     case "$1" in
     --ops) ops=${2:-}; shift 2 ;;
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=${2:-}; shift 2 ;;
     --runs=*) runs=${1#--runs=}; shift ;;
     --cold) cold=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "counters_cost.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
     esac
@@ -56,11 +57,12 @@ timed() {
     return 0
 }
 
-# least BASE: the "wall user sys" of BASE.* with the least user + sys
-least() { cat "$1".* | awk '{ c = $2 + $3; if (NR == 1 || c < best) { best = c; line = $0 } } END { print line }'; }
+# median BASE: the "wall user sys" of BASE.* with the median user + sys (the lower
+# of the middle two for an even count)
+median() { cat "$1".* | awk '{ print $2 + $3, $0 }' | sort -n | awk '{ l[NR] = $2 " " $3 " " $4 } END { print l[int((NR + 1) / 2)] }'; }
 
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')
-echo "counters_cost.sh: $(uname -m), $cores cores, load average $(loadavg) at start; $([ "$cold" -eq 1 ] && echo 'first runs (compile included)' || echo "warm runs (each variant run once before), the least CPU of $runs"), default shapes, target counted <= ${target}x uncounted CPU"
+echo "counters_cost.sh: $(uname -m), $cores cores, load average $(loadavg) at start; $([ "$cold" -eq 1 ] && echo 'first runs (compile included)' || echo "warm runs (each variant run once before), the median CPU of $runs"), default shapes, target counted <= ${target}x uncounted CPU"
 printf '%-10s %22s %22s %9s %9s  %s\n' op "uncounted wall/usr/sys" "counted wall/usr/sys" "cpu ratio" "wall ratio" verdict
 missed="" failed=0
 for op in ${ops//,/ }; do
@@ -73,8 +75,8 @@ for op in ${ops//,/ }; do
         timed "$tmp/plain.$r" "$op" && timed "$tmp/counted.$r" "$op" --counters || ok=0
     done
     [ "$ok" -eq 1 ] || { failed=1; continue; }
-    read -r pw pu ps < <(least "$tmp/plain")
-    read -r cw cu cs < <(least "$tmp/counted")
+    read -r pw pu ps < <(median "$tmp/plain")
+    read -r cw cu cs < <(median "$tmp/counted")
     row=$(awk -v pw="$pw" -v pu="$pu" -v ps="$ps" -v cw="$cw" -v cu="$cu" -v cs="$cs" -v t="$target" 'BEGIN {
         pc = pu + ps; cc = cu + cs
         r = pc > 0 ? cc / pc : 0; rw = pw > 0 ? cw / pw : 0

@@ -23,6 +23,10 @@ typedef struct cnt_buf {
     int index;                   /* [[buffer(index)]] */
     int memory;                  /* the session's memory */
     _Atomic uint64_t *ld, *st;   /* bit per byte, this dispatch */
+    size_t words;                /* of ld and st */
+    _Atomic uint64_t *ldfull, *stfull; /* bit per 128-byte line whose bits in ld (st) are
+                                  * all set: a map a thousandth of the size, mostly in
+                                  * cache (set_range) */
 } cnt_buf;
 
 struct sw_cnt_job {
@@ -245,11 +249,27 @@ static void run_add(bit_run *r, _Atomic uint64_t *bm, uint64_t off, uint64_t n) 
     }
 }
 
-/* Bytes [lo, hi) of a bitmap set, a word at a time. */
-static void set_range(_Atomic uint64_t *bm, uint64_t lo, uint64_t hi) {
-    bit_run r = {bm, lo / 64, 0};
-    run_add(&r, bm, lo, hi - lo);
-    run_flush(&r);
+/* Bytes [lo, hi) of a bitmap (words of them) set, a line (two words) at a time; a
+ * line full already, as full says, is skipped without reading the bitmap, whose cache
+ * misses were most of this (chunk_o reads its q and k eight times over), and one the
+ * bits fill is marked there. */
+static void set_range(_Atomic uint64_t *bm, _Atomic uint64_t *full, size_t words, uint64_t lo, uint64_t hi) {
+    for (uint64_t line = lo / 128; line * 128 < hi; line++) {
+        uint64_t fbit = 1ull << (line % 64);
+        if (atomic_load_explicit(&full[line / 64], memory_order_relaxed) & fbit) continue;
+        uint64_t all = ~0ull;
+        for (uint64_t w = 2 * line; w < 2 * line + 2 && w < words; w++) {
+            uint64_t a = lo > w * 64 ? lo - w * 64 : 0, b = hi < w * 64 + 64 ? hi - w * 64 : 64;
+            uint64_t mask = a >= b ? 0 : (b - a == 64 ? ~0ull : ((1ull << (b - a)) - 1) << a);
+            uint64_t old = atomic_load_explicit(&bm[w], memory_order_relaxed);
+            /* the OR's result unused: a locked OR, not a compare-exchange loop; bits
+             * another worker sets meanwhile only make `all` too low (never wrong) */
+            if ((old & mask) != mask) (void)atomic_fetch_or_explicit(&bm[w], mask, memory_order_relaxed);
+            all &= old | mask;
+        }
+        if (all == ~0ull && 2 * line + 1 < words)
+            (void)atomic_fetch_or_explicit(&full[line / 64], fbit, memory_order_relaxed);
+    }
 }
 
 /* mark_distinct for entries in ascending (buffer, offset) order: runs of touching
@@ -265,8 +285,8 @@ static void mark_sorted(const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n)
             if (end > hi) hi = end;
         }
         if (hi > lo) {
-            if (a[i].rw & SW_CNT_LOAD) set_range(b->ld, lo, hi);
-            if (a[i].rw & SW_CNT_STORE) set_range(b->st, lo, hi);
+            if (a[i].rw & SW_CNT_LOAD) set_range(b->ld, b->ldfull, b->words, lo, hi);
+            if (a[i].rw & SW_CNT_STORE) set_range(b->st, b->stfull, b->words, lo, hi);
         }
         i = k;
     }
@@ -639,12 +659,15 @@ int sw_cnt_job_begin(sw_job *job, char *why, size_t n) {
         cb->index = i;
         cb->memory = session_memory(j->sess, b->mem ? (const void *)b->mem : (const void *)b->data, b->length);
         size_t words = b->length / 64 + 1;
+        cb->words = words;
         cb->ld = calloc(words, sizeof *cb->ld);
         cb->st = calloc(words, sizeof *cb->st);
+        cb->ldfull = calloc(words / 128 + 1, sizeof *cb->ldfull);
+        cb->stfull = calloc(words / 128 + 1, sizeof *cb->stfull);
         j->out.buffers[j->nbuf].index = i;
         j->out.buffers[j->nbuf].memory = cb->memory;
         j->nbuf++;
-        if (cb->memory < 0 || !cb->ld || !cb->st) goto oom;
+        if (cb->memory < 0 || !cb->ld || !cb->st || !cb->ldfull || !cb->stfull) goto oom;
         if (!j->lo || cb->lo < j->lo) j->lo = cb->lo;
         if (!j->hi || cb->hi > j->hi) j->hi = cb->hi;
     }
@@ -776,6 +799,8 @@ void sw_cnt_job_end(sw_job *job, int ok) {
         }
         free((void *)b->ld);
         free((void *)b->st);
+        free((void *)b->ldfull);
+        free((void *)b->stfull);
     }
     if (ok && s->nd == s->capd) {
         int nc = s->capd ? 2 * s->capd : 8;
