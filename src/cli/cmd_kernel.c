@@ -56,6 +56,7 @@ static void usage(FILE *f) {
             "  --sw-max-findings N  distinct bugs the software device's checks show (default 5; the JSON has all)\n"
             "  --counters           (software device) one more run, counted exactly: device bytes, lines,\n"
             "                       coalescing, flops, simd lanes, barriers, atomics (JSON: counters)\n"
+            "  --all-floors         with --counters, the table's floor for every chip (default: the range)\n"
             "every run starts from the same initial buffers and all must give the same bytes; how many runs:\n",
             backend_default_name(), SWMTL_DEFAULT_TIMEOUT_S);
     cli_print_sampling_help(f);
@@ -146,6 +147,7 @@ static int parse_args(int argc, char **argv, int mode, kernel_args *a, int *help
         if (!strcmp(s, "--quiet")) { a->ro.quiet = 1; continue; }
         if (!strcmp(s, "--fast-math")) { a->ro.fast_math = 1; continue; }
         if (!strcmp(s, "--counters")) { a->ro.counters = 1; continue; }
+        if (!strcmp(s, "--all-floors")) { a->ro.all_floors = 1; continue; }
         int k = 0;
         while (value_flags[k] && strcmp(s, value_flags[k]) != 0) k++;
         if (value_flags[k] && i + 1 >= argc) {

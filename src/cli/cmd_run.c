@@ -87,6 +87,9 @@ static void print_op_help(const op_desc *op) {
            "  --counters               (software device) one more run after the timed ones, counting\n"
            "                           exactly: device bytes requested and distinct, 128-byte lines,\n"
            "                           coalescing, flops, simd lanes, barriers, atomics (JSON: counters)\n"
+           "  --all-floors             with --counters, the table's floor model for every chip of the\n"
+           "                           chip table (default: this machine's chip and the range; the JSON\n"
+           "                           always has every chip)\n"
            "  --sw-max-findings N      distinct bugs the software device's checks show per case (default 5;\n"
            "                           the JSON report has all)\n"
            "  --dtype bf16             element type (the GDN kernels are bf16)\n"
@@ -226,12 +229,13 @@ static int parse_run_args(const op_desc *op, int argc, char **argv, run_cli *rc,
         }
         char name[64];
         const char *val = NULL;
-        static const char *const bare[] = {"quiet", "fast-math", "verbose", "counters", NULL};
+        static const char *const bare[] = {"quiet", "fast-math", "verbose", "counters", "all-floors", NULL};
         if (cli_split_option(argc, argv, &i, bare, name, sizeof name, &val, err, errlen)) return -1;
         if (!val) {
             *(strcmp(name, "quiet") == 0     ? &o->quiet
               : strcmp(name, "verbose") == 0 ? &o->verbose
               : strcmp(name, "counters") == 0 ? &o->counters
+              : strcmp(name, "all-floors") == 0 ? &o->all_floors
                                              : &o->fast_math) = 1;
             continue;
         }

@@ -188,7 +188,7 @@ static void print_help(void) {
            "otherwise); --stage replaces one stage (e.g. kkt) wherever a case runs it.  Each case's table\n"
            "and JSON say which file and function every stage ran.  --sw-timeout is the software device's\n"
            "watchdog per dispatch (default %g s; 0 = never).  --counters counts every case exactly on the\n"
-           "software device (see gdnbench run --help).\n\nsuites:\n",
+           "software device, --all-floors prints every chip's floor (see gdnbench run --help).\n\nsuites:\n",
            SWMTL_DEFAULT_TIMEOUT_S);
     print_suites(stdout);
 }
@@ -209,6 +209,8 @@ static int parse_args(int argc, char **argv, suite_cli *sc, char *err, size_t er
             o->fast_math = 1;
         } else if (strcmp(a, "--counters") == 0) {
             o->counters = 1;
+        } else if (strcmp(a, "--all-floors") == 0) {
+            o->all_floors = 1;
         } else if (a[0] != '-') {
             if (sc->name) {
                 snprintf(err, errlen, "suite: one suite name at a time ('%s' and '%s')", sc->name, a);

@@ -35,14 +35,17 @@ static void work_lines(FILE *f, const rc_dispatch *d, const char *in) {
 
 /* Each chip's floor for the counted work.  The model works on the record's JSON
  * (report/floor_model.h, shared with `gdnbench report`), so the table builds the
- * same `counters` object the JSON report holds. */
+ * same `counters` object the JSON report holds.  By default the run's own chip
+ * (a Metal run's) and the range over the table; --all-floors every chip. */
 static void print_floors(FILE *f, const run_record *r) {
     json_build b = {1};
     cJSON *root = cJSON_CreateObject();
     if (!root) return;
     report_add_counters(&b, root, r);
     const cJSON *counters = cJSON_GetObjectItemCaseSensitive(root, "counters");
-    if (b.ok && counters) floor_model_print(f, counters);
+    const rec_machine *m = &r->machine;
+    const chip_info *self = m->collected && m->gpu_name[0] ? chip_find(m->gpu_name, m->gpu_cores) : NULL;
+    if (b.ok && counters) floor_model_print(f, counters, self, r->all_floors);
     cJSON_Delete(root);
 }
 

@@ -93,24 +93,62 @@ void floor_model_fmt_s(char *out, size_t n, double s) {
         snprintf(out, n, "%.3g s", s);
 }
 
-void floor_model_print(FILE *f, const cJSON *counters) {
-    if (!cJSON_IsObject(counters)) return;
+int floor_model_range(const cJSON *counters, floor_est *fastest, floor_est *slowest, int *n_memory) {
     int n, rows = 0;
     const chip_info *t = chip_table(&n);
+    *n_memory = 0;
     for (int i = 0; i < n; i++) {
         floor_est e;
         if (floor_model_estimate(counters, &t[i], &e)) continue;
-        if (rows++ == 0)
-            fprintf(f, "  floor per chip (a MODEL, not a measurement: max(distinct bytes / bandwidth, flops / peak); "
-                       "* = a derived peak)\n"
-                       "    %-16s %5s  %10s  %10s  %10s  %s\n",
-                    "chip", "cores", "memory", "compute", "floor", "bound");
-        char mem[32], comp[32], fl[32];
-        floor_model_fmt_s(mem, sizeof mem, e.memory_s);
-        floor_model_fmt_s(comp, sizeof comp, e.compute_s);
-        floor_model_fmt_s(fl, sizeof fl, e.floor_s);
-        int derived = e.compute_bound ? !e.flops_verified : !t[i].bandwidth_verified;
-        fprintf(f, "    %-16s %5d  %10s  %10s  %10s  %s%s\n", t[i].name, t[i].gpu_cores, mem, comp, fl,
-                e.compute_bound ? "compute" : "memory", derived ? " *" : "");
+        if (!rows++ || e.floor_s < fastest->floor_s) *fastest = e;
+        if (rows == 1 || e.floor_s > slowest->floor_s) *slowest = e;
+        *n_memory += !e.compute_bound;
     }
+    return rows;
+}
+
+static void print_row(FILE *f, const floor_est *e, const char *mark) {
+    char mem[32], comp[32], fl[32];
+    floor_model_fmt_s(mem, sizeof mem, e->memory_s);
+    floor_model_fmt_s(comp, sizeof comp, e->compute_s);
+    floor_model_fmt_s(fl, sizeof fl, e->floor_s);
+    int derived = e->compute_bound ? !e->flops_verified : !e->chip->bandwidth_verified;
+    fprintf(f, "    %-16s %5d  %10s  %10s  %10s  %s%s%s\n", e->chip->name, e->chip->gpu_cores, mem, comp, fl,
+            e->compute_bound ? "compute" : "memory", derived ? " *" : "", mark);
+}
+
+/* "Apple M1 (8 cores) 12.3 us *": a chip's floor in the summary line. */
+static void fmt_chip_floor(char *out, size_t n, const floor_est *e) {
+    char fl[32];
+    floor_model_fmt_s(fl, sizeof fl, e->floor_s);
+    int derived = e->compute_bound ? !e->flops_verified : !e->chip->bandwidth_verified;
+    snprintf(out, n, "%s (%d cores) %s%s", e->chip->name, e->chip->gpu_cores, fl, derived ? " *" : "");
+}
+
+void floor_model_print(FILE *f, const cJSON *counters, const chip_info *self, int all) {
+    if (!cJSON_IsObject(counters)) return;
+    floor_est fast, slow, mine;
+    int nmem, rows = floor_model_range(counters, &fast, &slow, &nmem);
+    if (!rows) return;
+    int have_self = self && !floor_model_estimate(counters, self, &mine);
+    fprintf(f, "  floor per chip (a MODEL, not a measurement: max(distinct bytes / bandwidth, flops / peak); "
+               "* = a derived peak)\n");
+    if (have_self || all)
+        fprintf(f, "    %-16s %5s  %10s  %10s  %10s  %s\n", "chip", "cores", "memory", "compute", "floor", "bound");
+    if (have_self) print_row(f, &mine, "  <- this machine");
+    if (all) {
+        int n;
+        const chip_info *t = chip_table(&n);
+        for (int i = 0; i < n; i++) {
+            floor_est e;
+            if (&t[i] != self && !floor_model_estimate(counters, &t[i], &e)) print_row(f, &e, "");
+        }
+        return;
+    }
+    char a[128], b[128];
+    fmt_chip_floor(a, sizeof a, &fast);
+    fmt_chip_floor(b, sizeof b, &slow);
+    fprintf(f, "    %d chips: fastest %s, slowest %s\n", rows, a, b);
+    fprintf(f, "    bound: %s; --all-floors prints every chip's row\n",
+            nmem == rows ? "memory on every chip" : nmem == 0 ? "compute on every chip" : "memory on some chips, compute on others");
 }

@@ -40,9 +40,15 @@ int floor_model_estimate(const cJSON *counters, const chip_info *chip, floor_est
  * null or a counters object without a total.  0, or -1 when memory runs out. */
 int floor_model_add(cJSON *counters);
 
-/* Prints the model's rows for the table (what the run prints after its counters):
- * a header saying it is a model, then a row per chip.  Nothing for null counters. */
-void floor_model_print(FILE *f, const cJSON *counters);
+/* The fastest and slowest chip's floors over the chip table, and how many chips
+ * are memory-bound; returns how many chips have a floor (0: the outputs are unset). */
+int floor_model_range(const cJSON *counters, floor_est *fastest, floor_est *slowest, int *n_memory);
+
+/* Prints the model for the table (what the run prints after its counters): a header
+ * saying it is a model; self's row (the run's own chip, NULL when unknown) marked as
+ * this machine's; then every other chip's row when all, else a two-line summary of
+ * the range over the table naming --all-floors.  Nothing for null counters. */
+void floor_model_print(FILE *f, const cJSON *counters, const chip_info *self, int all);
 
 /* "1.23 us", "45.6 ms": a time in seconds for a table cell. */
 void floor_model_fmt_s(char *out, size_t n, double s);

@@ -230,6 +230,7 @@ typedef struct run_record {
     /* --counters: asked; what the counting run counted (owned), or NULL with
      * counters_unavailable saying why (a backend that cannot count, a failure) */
     int counters_asked;
+    int all_floors;                    /* --all-floors: the table prints every chip's floor */
     rec_counters *counters;
     char counters_unavailable[200];
     dev_finding *findings;     /* malloc'd, owned */

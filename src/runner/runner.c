@@ -463,6 +463,7 @@ static int run_case(backend *b, op_case *c, const run_opts *o, run_record *rec) 
     rec->seed = c->seed;
     rec->noise = -1;
     rec->counters_asked = o->counters;
+    rec->all_floors = o->all_floors;
     if (o->counters)
         snprintf(rec->counters_unavailable, sizeof rec->counters_unavailable,
                  "not counted: the case failed before its counting run");

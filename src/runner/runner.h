@@ -66,6 +66,7 @@ struct run_opts {
     int has_sw_max_findings;   /* --sw-max-findings given */
     int sw_max_findings;       /* distinct findings of the device's checks shown per case in tables */
     int counters;              /* --counters: one counted run after the timed ones (record.counters) */
+    int all_floors;            /* --all-floors: the table prints every chip's floor (record.all_floors) */
     int quiet;
     int verbose;               /* --verbose / -v: what compiling cost, on stderr */
 };

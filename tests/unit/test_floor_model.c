@@ -115,7 +115,7 @@ TEST(floor_model_table_says_model) {
         if (f) fclose(f);
         return;
     }
-    floor_model_print(f, c);
+    floor_model_print(f, c, NULL, 1);
     char text[8192] = "";
     rewind(f);
     text[fread(text, 1, sizeof text - 1, f)] = 0;
@@ -125,7 +125,7 @@ TEST(floor_model_table_says_model) {
     rewind(f);
     cJSON *null = cJSON_CreateNull();
     long before = ftell(f);
-    floor_model_print(f, null);
+    floor_model_print(f, null, NULL, 0);
     CHECK(ftell(f) == before);
     cJSON_Delete(null);
     fclose(f);
@@ -159,4 +159,62 @@ TEST(floor_model_schema) {
     CHECK(json_schema_validate(schema, floors, err, sizeof err) != 0);
     CHECK_MSG(strstr(err, "model") != NULL, "%s", err);
     cJSON_Delete(full), cJSON_Delete(schema), cJSON_Delete(c);
+}
+
+/* The table's text for counters c, self and all (floor_model_print). */
+static void print_to(char *text, size_t n, const cJSON *c, const chip_info *self, int all) {
+    text[0] = 0;
+    FILE *f = tmpfile();
+    if (!f) return;
+    floor_model_print(f, c, self, all);
+    rewind(f);
+    text[fread(text, 1, n - 1, f)] = 0;
+    fclose(f);
+}
+
+static int count_of_str(const char *s, const char *sub) {
+    int k = 0;
+    for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub)) k++;
+    return k;
+}
+
+/* The range over the chip table: fastest and slowest against every chip's estimate,
+ * and the memory-bound count; the default view a summary, --all-floors every chip,
+ * the run's own chip first and marked. */
+TEST(floor_model_range_and_views) {
+    cJSON *c = counters(68.25e6, 2.6e6, 0, 0);
+    floor_est fast, slow;
+    int nmem = -1, n, rows = c ? floor_model_range(c, &fast, &slow, &nmem) : 0;
+    const chip_info *t = chip_table(&n);
+    int m = 0; /* chips with a floor: the M5 has no FP32 peak for these flops */
+    for (int i = 0; rows && i < n; i++) {
+        floor_est e;
+        if (floor_model_estimate(c, &t[i], &e)) continue;
+        m++;
+        CHECK(e.floor_s >= fast.floor_s && e.floor_s <= slow.floor_s);
+    }
+    CHECK(m >= 30 && rows == m && nmem == m); /* bytes dominate on every chip */
+    CHECK(rows && strcmp(slow.chip->name, "Apple M1") == 0); /* the least bandwidth */
+    cJSON *heavy = counters(1, 1e12, 0, 0);
+    CHECK(heavy && floor_model_range(heavy, &fast, &slow, &nmem) == m && nmem == 0);
+    char text[16384];
+    print_to(text, sizeof text, c, NULL, 0);
+    CHECK_MSG(strstr(text, "a MODEL, not a measurement") && strstr(text, "* = a derived peak"), "%s", text);
+    CHECK_MSG(strstr(text, "fastest ") && strstr(text, "slowest Apple M1 (7 cores) 1 ms *"), "%s", text);
+    CHECK_MSG(strstr(text, "memory on every chip") && strstr(text, "--all-floors"), "%s", text);
+    CHECK_MSG(count_of_str(text, "\n") == 3 && !strstr(text, "this machine"), "%s", text);
+    print_to(text, sizeof text, heavy, NULL, 0);
+    CHECK_MSG(strstr(text, "compute on every chip"), "%s", text);
+    print_to(text, sizeof text, c, NULL, 1);
+    CHECK_MSG(count_of_str(text, "\n") == m + 2 && strstr(text, "a MODEL"), "%s", text);
+    const chip_info *self = chip_find("Apple M2 Max", 38);
+    CHECK(self != NULL);
+    print_to(text, sizeof text, c, self, 0);
+    const char *row = strstr(text, "\n    Apple M2 Max");
+    CHECK_MSG(row && strstr(row, "<- this machine") && strstr(text, "a MODEL") && strstr(text, "fastest "), "%s", text);
+    CHECK_MSG(count_of_str(text, "\n") == 5, "%s", text);
+    print_to(text, sizeof text, c, self, 1);
+    CHECK_MSG(count_of_str(text, "\n") == m + 2 && count_of_str(text, "this machine") == 1, "%s", text);
+    CHECK_MSG(strstr(text, "\n    Apple M2 Max") == strchr(strchr(text, '\n') + 1, '\n'), "%s", text);
+    cJSON_Delete(c), cJSON_Delete(heavy);
 }
