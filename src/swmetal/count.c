@@ -140,9 +140,9 @@ static int find_buffer(const sw_cnt_job *j, const uint8_t *a, int *last) {
     return -1;
 }
 
-static void add_bytes(swmtl_mem_counts *m, uint32_t rw, uint64_t size) {
-    if (rw & SW_CNT_LOAD) m->load_bytes += size;
-    if (rw & SW_CNT_STORE) m->store_bytes += size;
+static void add_bytes(swmtl_mem_counts *m, uint64_t load, uint64_t store) {
+    m->load_bytes += load;
+    m->store_bytes += store;
 }
 
 static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word) {
@@ -160,7 +160,7 @@ static void account(sw_worker *w, const uint8_t *a, uint64_t size, uint32_t word
     }
     int i = find_buffer(j, a, &c->last_buf);
     if (i < 0) return;
-    add_bytes(&c->acc.buffers[i].m, rw, size);
+    add_bytes(&c->acc.buffers[i].m, rw & SW_CNT_LOAD ? size : 0, rw & SW_CNT_STORE ? size : 0);
     if (kind) {
         c->acc.atomics_device++;
         c->acc.atomics_kind[kind]++;
@@ -272,18 +272,31 @@ static void set_range(_Atomic uint64_t *bm, _Atomic uint64_t *full, size_t words
     }
 }
 
-/* mark_distinct for entries in ascending (buffer, offset) order: runs of touching
- * or overlapping entries of one buffer and kind become one range each (chunk_o's
- * lanes: four runs of eight). */
-static void mark_sorted(const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
+/* Entries in ascending (buffer, offset) order — the usual simdgroup access: lane i
+ * a little after lane i - 1 — in one pass: into the distinct-byte bitmaps as runs
+ * (touching or overlapping entries of one buffer and kind become one range: chunk_o's
+ * lanes, four runs of eight), and their distinct lines counted without sorting (each
+ * entry's lines are contiguous and start no earlier than the previous entry's, so a
+ * line is new exactly when it lies past the last one counted). */
+static void mark_sorted(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
+    uint64_t prev = 0;
+    int any = 0;
     for (uint32_t i = 0; i < n;) {
         const cnt_buf *b = &j->buf[a[i].buf];
-        uint64_t len = (uint64_t)(b->hi - b->lo), lo = a[i].off, hi = lo;
+        uint64_t len = (uint64_t)(b->hi - b->lo), lo = a[i].off, hi = lo, lines = 0;
         uint32_t k = i;
         for (; k < n && a[k].buf == a[i].buf && a[k].rw == a[i].rw && a[k].off <= hi; k++) {
             uint64_t end = a[k].off + a[k].size > len ? len : a[k].off + a[k].size;
             if (end > hi) hi = end;
+            uint64_t first = (uint64_t)a[k].buf << 48 | a[k].off / SWMTL_LINE_BYTES;
+            uint64_t last = (uint64_t)a[k].buf << 48 | (a[k].off + a[k].size - 1) / SWMTL_LINE_BYTES;
+            if (any && first <= prev) first = prev + 1;
+            if (first > last) continue;
+            lines += last - first + 1;
+            prev = last;
+            any = 1;
         }
+        c->acc.buffers[a[i].buf].m.lines += lines;
         if (hi > lo) {
             if (a[i].rw & SW_CNT_LOAD) set_range(b->ld, b->ldfull, b->words, lo, hi);
             if (a[i].rw & SW_CNT_STORE) set_range(b->st, b->stfull, b->words, lo, hi);
@@ -303,24 +316,6 @@ static void mark_distinct(const sw_cnt_job *j, const sw_cnt_access *a, uint32_t 
     }
     run_flush(&ld);
     run_flush(&st);
-}
-
-/* The distinct lines of entries a[0..n) in ascending order of (buffer, offset) — the
- * usual simdgroup access: lane i a little after lane i - 1 — without sorting: each
- * entry's lines are contiguous and start no earlier than the previous entry's, so a
- * line is new exactly when it lies past the last one counted. */
-static void count_lines_sorted(sw_cnt_worker *c, const sw_cnt_access *a, uint32_t n) {
-    uint64_t prev = 0;
-    int any = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t first = (uint64_t)a[i].buf << 48 | a[i].off / SWMTL_LINE_BYTES;
-        uint64_t last = (uint64_t)a[i].buf << 48 | (a[i].off + a[i].size - 1) / SWMTL_LINE_BYTES;
-        if (any && first <= prev) first = prev + 1;
-        if (first > last) continue;
-        c->acc.buffers[a[i].buf].m.lines += last - first + 1;
-        prev = last;
-        any = 1;
-    }
 }
 
 /* The same for entries in any order: their lines listed, sorted, counted once. */
@@ -356,8 +351,7 @@ static int one_access(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access
     m0->accesses++;
     m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
     if (sorted) {
-        mark_sorted(j, a, n);
-        count_lines_sorted(c, a, n);
+        mark_sorted(c, j, a, n);
         return 0;
     }
     mark_distinct(j, a, n);
@@ -451,16 +445,92 @@ static int group_by_site(sw_cnt_worker *c, uint32_t l0, uint32_t l1, uint32_t fr
     return rc;
 }
 
-/* How many first accesses the lanes [l0, l1) share: entry i is the same site in
- * every lane's log. */
-static uint32_t common_prefix(const sw_cnt_worker *c, uint32_t l0, uint32_t l1) {
-    uint32_t len = c->logs[l0].n;
-    for (uint32_t t = l0 + 1; t < l1; t++)
-        if (c->logs[t].n < len) len = c->logs[t].n;
-    for (uint32_t i = 0; i < len; i++)
-        for (uint32_t t = l0 + 1; t < l1; t++)
-            if (c->logs[t].a[i].site != c->logs[l0].a[i].site) return i;
-    return len;
+/* Attributing the entries the kernel's inline code appended raw (count.h) as
+ * account() does at an access: each to its buffer, its bytes summed; one in no buffer
+ * (a granule of the map holds other bytes too) dropped, before the reduction numbers
+ * a site's executions.  The buffer last found is kept in locals with the bytes summed
+ * for it since (most entries are in it: a call and a sum in memory per entry were a
+ * tenth of the reduction's time). */
+typedef struct attr {
+    int b;                       /* the buffer last found, or -1 */
+    const uint8_t *lo, *hi;
+    uint64_t ld, st;             /* its bytes not yet added to it */
+} attr;
+
+static void attr_begin(const sw_cnt_worker *c, const sw_cnt_job *j, attr *s) {
+    *s = (attr){-1, NULL, NULL, 0, 0};
+    if (c->last_buf < j->nbuf) {
+        s->b = c->last_buf;
+        s->lo = j->buf[s->b].lo;
+        s->hi = j->buf[s->b].hi;
+    }
+}
+
+static void attr_flush(sw_cnt_worker *c, attr *s) {
+    if (s->b >= 0) add_bytes(&c->acc.buffers[s->b].m, s->ld, s->st);
+    s->ld = s->st = 0;
+}
+
+/* Raw entry e placed in its buffer (1), or 0: in no buffer. */
+static inline __attribute__((always_inline)) int attr_place(sw_cnt_worker *c, const sw_cnt_job *j, attr *s,
+                                                            sw_cnt_access *e) {
+    const uint8_t *a = (const uint8_t *)(uintptr_t)e->off;
+    if (!(a >= s->lo && a < s->hi)) {
+        int f = find_buffer(j, a, &c->last_buf);
+        if (f < 0) return 0;
+        attr_flush(c, s);
+        s->b = f;
+        s->lo = j->buf[f].lo;
+        s->hi = j->buf[f].hi;
+    }
+    e->buf = (uint16_t)s->b;
+    e->off = (uint64_t)(a - s->lo);
+    return 1;
+}
+
+/* A placed entry's bytes summed (inlined, as attr_place: called per entry, a call was
+ * most of what they cost). */
+static inline __attribute__((always_inline)) void attr_add(sw_cnt_worker *c, attr *s, const sw_cnt_access *e) {
+    uint64_t ld = e->rw & SW_CNT_LOAD ? e->size : 0, st = e->rw & SW_CNT_STORE ? e->size : 0;
+    if (e->buf == s->b) {
+        s->ld += ld;
+        s->st += st;
+    } else {
+        add_bytes(&c->acc.buffers[e->buf].m, ld, st);
+    }
+}
+
+/* A thread's log from entry `from` on attributed in place, the dropped ones removed
+ * (one the runtime appended is attributed already). */
+static void attribute_raw(sw_cnt_worker *c, const sw_cnt_job *j, sw_cnt_log *l, uint32_t from) {
+    attr s;
+    attr_begin(c, j, &s);
+    uint32_t k = from;
+    for (uint32_t i = from; i < l->n; i++) {
+        sw_cnt_access e = l->a[i];
+        if (e.buf == SW_CNT_RAW) {
+            if (!attr_place(c, j, &s, &e)) continue;
+            attr_add(c, &s, &e);
+        }
+        l->a[k++] = e;
+    }
+    attr_flush(c, &s);
+    l->n = k;
+}
+
+/* The gathered entries of one shared access, c->gather[0..n), attributed: 1, or 0
+ * (nothing summed) when one is in no buffer: the caller attributes the lanes' logs
+ * from this access on instead. */
+static int attr_gathered(sw_cnt_worker *c, const sw_cnt_job *j, attr *s, uint32_t n) {
+    uint32_t raw = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        if (c->gather[u].buf != SW_CNT_RAW) continue;
+        raw |= 1u << u;
+        if (!attr_place(c, j, s, &c->gather[u])) return 0;
+    }
+    for (uint32_t u = 0; u < n; u++)
+        if (raw >> u & 1u) attr_add(c, s, &c->gather[u]);
+    return 1;
 }
 
 /* The lanes [l0, l1) of a simdgroup: their accesses grouped by (site, k).  Up to
@@ -471,14 +541,33 @@ static int reduce_accesses(sw_cnt_worker *c, const sw_cnt_job *job, uint32_t l0,
     size_t total = 0;
     for (uint32_t t = l0; t < l1; t++) total += c->logs[t].n;
     if (total == 0) return 0;
-    uint32_t shared = common_prefix(c, l0, l1);
-    total -= (size_t)shared * (l1 - l0);
-    if (grow((void **)&c->gather, &c->gather_cap, total > l1 - l0 ? total : l1 - l0, sizeof *c->gather)) return -1;
+    uint32_t len = c->logs[l0].n, shared = 0, n = l1 - l0;
+    for (uint32_t t = l0 + 1; t < l1; t++)
+        if (c->logs[t].n < len) len = c->logs[t].n;
+    if (grow((void **)&c->gather, &c->gather_cap, n, sizeof *c->gather)) return -1;
     int rc = 0;
-    for (uint32_t i = 0; i < shared && rc == 0; i++) {
-        for (uint32_t t = l0; t < l1; t++) c->gather[t - l0] = c->logs[t].a[i];
-        rc = one_access(c, job, c->gather, l1 - l0);
+    attr s;
+    attr_begin(c, job, &s);
+    /* the shared part: the i-th entries, gathered and attributed while they are one
+     * site's (an entry dropped ends it early: grouping by site from there on groups
+     * the lanes' identical entries as this would) */
+    for (; shared < len; shared++) {
+        uint32_t site = c->logs[l0].a[shared].site, t = l0;
+        for (; t < l1 && c->logs[t].a[shared].site == site; t++) {
+            /* 32 logs read in step outrun the hardware's prefetchers */
+            __builtin_prefetch(c->logs[t].a + shared + 8);
+            c->gather[t - l0] = c->logs[t].a[shared];
+        }
+        if (t < l1 || !attr_gathered(c, job, &s, n)) break;
+        if ((rc = one_access(c, job, c->gather, n)) != 0) break;
     }
+    attr_flush(c, &s);
+    total = 0;
+    for (uint32_t t = l0; t < l1; t++) {
+        attribute_raw(c, job, &c->logs[t], shared);
+        total += c->logs[t].n - shared;
+    }
+    if (rc == 0 && grow((void **)&c->gather, &c->gather_cap, total, sizeof *c->gather)) rc = -1;
     if (rc == 0 && total && (rc = group_by_site(c, l0, l1, shared)) >= 0) {
         if (rc == 1) sort_by_site(c, l0, l1, shared, total);
         rc = 0;
@@ -491,27 +580,6 @@ static int reduce_accesses(sw_cnt_worker *c, const sw_cnt_job *job, uint32_t l0,
     }
     for (uint32_t t = l0; t < l1; t++) c->logs[t].n = 0;
     return rc;
-}
-
-/* A thread's log with the entries the kernel's inline code appended raw (count.h)
- * attributed as account() does at an access: each to its buffer, its bytes summed;
- * one in no buffer (a granule of the map holds other bytes too) dropped, before the
- * reduction numbers a site's executions. */
-static void attribute_raw(sw_cnt_worker *c, const sw_cnt_job *j, sw_cnt_log *l) {
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < l->n; i++) {
-        sw_cnt_access e = l->a[i];
-        if (e.buf == SW_CNT_RAW) {
-            const uint8_t *a = (const uint8_t *)(uintptr_t)e.off;
-            int b = find_buffer(j, a, &c->last_buf);
-            if (b < 0) continue;
-            e.buf = (uint16_t)b;
-            e.off = (uint64_t)(a - j->buf[b].lo);
-            add_bytes(&c->acc.buffers[b].m, e.rw, e.size);
-        }
-        l->a[k++] = e;
-    }
-    l->n = k;
 }
 
 /* The lanes [l0, l1): blocks by max and sum over the lanes. */
@@ -564,7 +632,6 @@ void sw_cnt_group_end(sw_worker *w) {
     c->acc.tg_load_bytes += c->ctx.tg_load;
     c->acc.tg_store_bytes += c->ctx.tg_store;
     c->ctx.tg_load = c->ctx.tg_store = 0;
-    for (uint32_t t = 0; t < n; t++) attribute_raw(c, j, &c->logs[t]);
     for (uint32_t l0 = 0; l0 < n; l0 += SW_SIMD_WIDTH) {
         uint32_t l1 = l0 + SW_SIMD_WIDTH < n ? l0 + SW_SIMD_WIDTH : n;
         reduce_blocks(c, &j->tbl, l0, l1);

@@ -190,6 +190,14 @@ same "counters: micro.tgmem: 2 groups store 4096 words, 256 threads x 16 rounds 
     "32768 32768 "
 kcount fma fma_chain 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 same "counters: fma() is 2 flops: 64 threads x 100 x 2" "$(Q "$TMPD/fma.json" .counters.total.flops.float)" 12800
+# a simdgroup_load and simdgroup_store of an 8x8 float tile: per lane 2 loads and 2
+# stores of 4 bytes, rows 32 bytes apart (2 accesses of 4 lines per buffer, 2 at
+# least); 31 instructions, none the emulation's look-up of a lane's elements (45 when
+# that was counted: a call, its result and the table's load, per operation)
+kcount tile tile_copy 32 32 --buffer src=float32[64]:arange=0,1 --buffer dst=float32[64]:zeros
+same "counters: simdgroup_load/store of a tile: 2 accesses of 4 lines each way; 31 instructions, 4 int ops a lane" \
+    "$(Q "$TMPD/tile.json" '.counters.total.buffers[].coalescing' .counters.total.simd.instructions .counters.total.int_ops | tr '\n' ' ')" \
+    '{"accesses":2,"lines":4,"min_lines":2,"efficiency":0.5} {"accesses":2,"lines":4,"min_lines":2,"efficiency":0.5} 31 128 '
 
 # ---- the same counts whatever the schedule, the checks and the workers
 for o in "kkt --T 128 --Hg 2 --H 4 --K 64" "chunk_o --T 128 --Hg 2 --H 4 --K 64 --V 64" \

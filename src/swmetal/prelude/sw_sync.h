@@ -714,6 +714,16 @@ inline void sw_mma_evaluate(sw_mma_log *L, uint32_t mask, uint32_t n, int line) 
 #endif
 SW_MMA_BOOKKEEPING inline void sw_mma_lane_settle(int16_t pending, int line);
 SW_MMA_BOOKKEEPING inline void sw_mma_lane_forget(int16_t *pending);
+// Where the calling lane's two elements start (sw_mat_pos): which lane holds which
+// elements is this emulation's layout, not an instruction a GPU's simdgroup_load or
+// simdgroup_store executes; bookkeeping, then, read without a call where it can be.
+SW_MMA_BOOKKEEPING inline uint sw_mma_lane_pos() {
+#if SW_RT_CURRENT_ELF
+    return sw_mat_pos.of[sw_rt_current.ids->thread_index_in_simdgroup];
+#else
+    return sw_mat_pos.of[sw_lane()];
+#endif
+}
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
     static_assert(Cols == 8 && Rows == 8, "not MSL: simdgroup matrices are 8x8 only (spec sections 2.4 and 6.7)");
@@ -814,7 +824,7 @@ template <class T, class S>
 inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const S *src, ulong elements_per_row = 8,
                            ulong2 origin = ulong2(0), bool transpose = false) {
     d.sw_forget();
-    uint pos = sw_mat_pos.of[sw_lane()], r = pos / 8, c = pos % 8;
+    uint pos = sw_mma_lane_pos(), r = pos / 8, c = pos % 8;
     for (uint k = 0; k < 2; k++) {
         ulong rr = r, cc = c + k;
         const S *p = transpose ? src + (origin.y + cc) * elements_per_row + origin.x + rr
@@ -826,7 +836,7 @@ template <class T, class S>
 inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &m, S *dst, ulong elements_per_row = 8,
                             ulong2 origin = ulong2(0), bool transpose = false, int line = __builtin_LINE()) {
     const vec<T, 2> &e = m.sw_read(line);
-    uint pos = sw_mat_pos.of[sw_lane()], r = pos / 8, c = pos % 8;
+    uint pos = sw_mma_lane_pos(), r = pos / 8, c = pos % 8;
     for (uint k = 0; k < 2; k++) {
         ulong rr = r, cc = c + k;
         S *p = transpose ? dst + (origin.y + cc) * elements_per_row + origin.x + rr

@@ -14,7 +14,11 @@
 //   tg_both:      threadgroup memory both ways a kernel gets it, a declared array (the
 //                 front end's allocation: counted by block) and a [[threadgroup(0)]]
 //                 argument (counted by address): each thread stores a float into
-//                 each and loads one back from each: 8 bytes stored, 8 loaded.
+//                 each and loads one back from each: 8 bytes stored, 8 loaded;
+//   tile_copy:    one simdgroup copies an 8x8 float matrix through simdgroup_load and
+//                 simdgroup_store: each lane loads and stores its 2 elements and
+//                 counts those accesses and their addresses, not the emulation's
+//                 look-up of where a lane's elements sit (a GPU executes none).
 #include <metal_stdlib>
 using namespace metal;
 
@@ -62,4 +66,10 @@ kernel void tg_both(device const float *x [[buffer(0)]], device float *y [[buffe
     arg[tid] = x[gid] * 2.0f;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     y[gid] = local[tid ^ 1] + arg[31 - tid];
+}
+
+kernel void tile_copy(device const float *src [[buffer(0)]], device float *dst [[buffer(1)]]) {
+    simdgroup_float8x8 m;
+    simdgroup_load(m, src, 8);
+    simdgroup_store(m, dst, 8);
 }
