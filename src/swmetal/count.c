@@ -259,7 +259,10 @@ static void set_range(_Atomic uint64_t *bm, _Atomic uint64_t *full, size_t words
         if (atomic_load_explicit(&full[line / 64], memory_order_relaxed) & fbit) continue;
         uint64_t all = ~0ull;
         for (uint64_t w = 2 * line; w < 2 * line + 2 && w < words; w++) {
-            uint64_t a = lo > w * 64 ? lo - w * 64 : 0, b = hi < w * 64 + 64 ? hi - w * 64 : 64;
+            /* the word's bytes [a, b) in the range; none when it starts at or past hi
+             * (hi - 64 w would wrap: the line's second word of a range ending in its
+             * first had got the bits of a wrapped shift) */
+            uint64_t a = lo > w * 64 ? lo - w * 64 : 0, b = hi <= w * 64 ? 0 : hi - w * 64 < 64 ? hi - w * 64 : 64;
             uint64_t mask = a >= b ? 0 : (b - a == 64 ? ~0ull : ((1ull << (b - a)) - 1) << a);
             uint64_t old = atomic_load_explicit(&bm[w], memory_order_relaxed);
             /* the OR's result unused: a locked OR, not a compare-exchange loop; bits

@@ -144,6 +144,11 @@ kcount strided strided_copy 256 64 --buffer src=float32[8192]:arange=0,1 --buffe
 same "counters: strided copy: src 8 accesses of 32 lines where 1 would do, dst coalesced" \
     "$(Q "$TMPD/strided.json" '.counters.total.buffers[].coalescing' | tr '\n' ' ')" \
     '{"accesses":8,"lines":256,"min_lines":8,"efficiency":0.03125} {"accesses":8,"lines":8,"min_lines":8,"efficiency":1} '
+# 4 bytes of each 128-byte line: as many distinct bytes as requested (a range ending
+# in a line's first 64 bytes had set bits of its second word: 2048 read)
+same "counters: strided copy: distinct bytes read and written, 1024 each" \
+    "$(Q "$TMPD/strided.json" .counters.total.device.load_distinct_bytes .counters.total.device.store_distinct_bytes | tr '\n' ' ')" \
+    "1024 1024 "
 kcount half half_busy 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 kcount uni uniform_work 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 u_half=$(Q "$TMPD/half.json" .counters.total.simd.lane_utilisation)
@@ -219,6 +224,21 @@ done
 if [ -n "$(ls "$TMPD/d0" 2>/dev/null)" ] && diff -r "$TMPD/d0" "$TMPD/d1" >/dev/null; then
     pass "counters: kkt's --dump the same with --counters (the counted run computes what the others do)"
 else fail "counters: kkt's --dump differs with --counters"; fi
+
+# ---- every counted run of this script: no buffer has more distinct bytes than its
+# accesses requested
+over=""
+for j in "$TMPD"/*.json; do
+    Q "$j" .counters.total >/dev/null 2>&1 || continue
+    v=$(Q "$j" '.counters.total.buffers[].load_bytes' '.counters.total.buffers[].load_distinct_bytes' \
+        '.counters.total.buffers[].store_bytes' '.counters.total.buffers[].store_distinct_bytes' | tr '\n' ' ')
+    if ! awk -v v="$v" 'BEGIN { n = split(v, x, " "); if (n == 0 || n % 4) exit 1; b = n / 4
+        for (i = 1; i <= b; i++) if (x[b + i] > x[i] || x[3 * b + i] > x[2 * b + i]) exit 1 }'; then
+        over="$over $(basename "$j"): $v;"
+    fi
+done
+if [ -z "$over" ]; then pass "counters: distinct bytes never exceed requested ones, any buffer of any run here"
+else fail "counters: distinct bytes above requested:$over"; fi
 
 # ---- a backend that cannot count
 "$GDNBENCH" micro.copy --backend cpu --MB 1 --iters 1 --warmup 0 --quiet --counters --json "$TMPD/cpu.json" >/dev/null 2>&1
