@@ -113,7 +113,7 @@ static void usage(FILE *f) {
             "without counters on both sides is not judged, and the section says why.\n"
             "Exit 1 on a regression (timing, correctness or counters) or a failing check in NEW,\n"
             "0 otherwise, 2 on bad input, when paired records' machine states differ, or with\n"
-            "--counters-only when no pair has counters on both sides.\n");
+            "--counters-only when a pair lacks counters on a side.\n");
 }
 
 /* ---- pairing keys -------------------------------------------------------- */
@@ -850,8 +850,8 @@ static int any_counters(const report_set *s) {
 }
 
 /* Every pair's counters verdict, and whether the section shows.  -1 (said) when
- * --counters-only finds no pair it can judge: a gate that judges nothing must not
- * pass. */
+ * --counters-only finds a pair it cannot judge: a gate that judges nothing, or lets
+ * through a kernel whose counting run failed (`counters: null`), must not pass. */
 static int judge_counters(const compare_cli *cc, const report_set *base, const report_set *nw, cmp_result *res) {
     res->counter_tolerance = cc->counter_tolerance;
     res->counters_only = cc->counters_only;
@@ -867,6 +867,17 @@ static int judge_counters(const compare_cli *cc, const report_set *base, const r
     if (cc->counters_only && res->counter_not_judged == res->npairs) {
         fprintf(stderr, "gdnbench compare: --counters-only, but no pair has counters on both sides (first: %s): run "
                 "both sides with --counters on the software device\n", res->pairs[0].counters.note);
+        return -1;
+    }
+    for (int i = 0; cc->counters_only && i < res->npairs; i++) {
+        const cmp_pair *p = &res->pairs[i];
+        if (p->counters.judged) continue;
+        char shape[512];
+        shape_of(p->new->rec, shape, sizeof shape);
+        fprintf(stderr, "gdnbench compare: --counters-only, but %d of %d pairs cannot be judged (first: %s %s: %s): "
+                "run both sides with --counters on the software device, and see the run's warning where a "
+                "counting run failed\n", res->counter_not_judged, res->npairs, rj_str(p->new->rec, "op", NULL, "?"),
+                shape, p->counters.note);
         return -1;
     }
     return 0;

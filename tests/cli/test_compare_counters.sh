@@ -6,8 +6,9 @@
 # table, the Markdown, the JSON and JUnit — and the same counts on both sides (the
 # control) exit 0; a fall of lane utilisation is a regression; --counter-tolerance
 # lets a change through; a pair without counters on a side is not judged and says
-# why; --counters-only leaves timing unjudged, and refuses (exit 2) when it can judge
-# nothing; reports without counters show no counters section.
+# why; --counters-only leaves timing unjudged, and refuses (exit 2) when it cannot
+# judge a pair (none, or one whose side lost its counters); reports without counters
+# show no counters section.
 . "$(dirname "$0")/lib.sh"
 need_testdata
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +27,8 @@ $D/metal_a.json|counters=null
 $D/metal_b.json|counters=null,median=100.5
 $D/plain_a.json|median=100
 $D/plain_b.json|median=100.5
+$D/suite_base.json|$SW,counters=$C/base.json|$SW,op=kkt,fn=kkt_fn,counters=$C/base.json
+$D/suite_lost.json|$SW,counters=$C/base.json|$SW,op=kkt,fn=kkt_fn,counters=null
 EOF_FX
 [ $? -eq 0 ] || { fail "compare counters: the fixtures could not be written"; finish; }
 
@@ -82,6 +85,17 @@ expect_exit 1 "counters: --counters-only still fails a counter regression" "$GDN
 expect_exit 2 "counters: --counters-only with nothing it can judge is exit 2" "$GDNBENCH" compare "$D/metal_a.json" \
     "$D/metal_b.json" --counters-only
 expect_match "counters: ... naming why" "$ERR" '^gdnbench compare: --counters-only, but no pair has counters on both sides \(first: BASE could not count'
+# a suite whose NEW lost one op's counters (its counting run failed: counters null):
+# the gate cannot vouch for that op, so --counters-only refuses; the same suite with
+# counters on both sides is the control
+expect_exit 2 "counters: --counters-only with one of 2 pairs not judgeable is exit 2" "$GDNBENCH" compare \
+    "$D/suite_base.json" "$D/suite_lost.json" --counters-only
+expect_match "counters: ... naming the pair and why" "$ERR" \
+    '^gdnbench compare: --counters-only, but 1 of 2 pairs cannot be judged \(first: kkt .*NEW could not count'
+expect_exit 0 "counters: ... the same suite with counters on both sides (control): exit 0" "$GDNBENCH" compare \
+    "$D/suite_base.json" "$D/suite_base.json" --counters-only
+expect_exit 0 "counters: ... without --counters-only the lost pair is only not judged: exit 0" "$GDNBENCH" compare \
+    "$D/suite_base.json" "$D/suite_lost.json"
 expect_exit 0 "counters: --help documents the flags" "$GDNBENCH" compare --help
 expect_match "counters: ... --counter-tolerance and --counters-only" "$OUT" '--counter-tolerance F.*'
 expect_match "counters: ... --counters-only" "$OUT" '--counters-only +judge the exact counters alone'
