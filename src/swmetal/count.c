@@ -26,7 +26,7 @@ typedef struct cnt_buf {
     size_t words;                /* of ld and st */
     _Atomic uint64_t *ldfull, *stfull; /* bit per 128-byte line whose bits in ld (st) are
                                   * all set: a map a thousandth of the size, mostly in
-                                  * cache (set_range) */
+                                  * cache (line_flush) */
 } cnt_buf;
 
 struct sw_cnt_job {
@@ -222,103 +222,83 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     return 0;
 }
 
-/* Bits of one distinct-byte bitmap word gathered from consecutive lanes' accesses
- * before one atomic OR (a simdgroup's lanes mostly touch neighbouring bytes: per
- * access, chunk_o's set bits were 8% of a counted run). */
-typedef struct bit_run {
-    _Atomic uint64_t *bm;
-    uint64_t word, mask;
-} bit_run;
+/* The distinct bytes one simdgroup-wide access touches in one 128-byte line of a
+ * buffer, gathered from consecutive lanes before the bitmaps are touched once for
+ * the line: a line full already, as the buffer's map of full lines says, is skipped
+ * without reading the bitmap (whose cache misses were most of this: chunk_o reads
+ * its q and k eight times over), and one the bits fill is marked there.  Lanes that
+ * read 2 bytes 8 apart had made a bitmap update each (chunk_o: 8% of a counted run). */
+typedef struct line_run {
+    _Atomic uint64_t *bm, *full; /* NULL: nothing gathered */
+    size_t words;                /* of bm */
+    uint64_t line, mask[2];      /* the line's two bitmap words' new bits */
+} line_run;
 
-static void run_flush(bit_run *r) {
-    if (r->mask && (atomic_load_explicit(&r->bm[r->word], memory_order_relaxed) & r->mask) != r->mask)
-        atomic_fetch_or_explicit(&r->bm[r->word], r->mask, memory_order_relaxed);
-    r->mask = 0;
+static void line_flush(line_run *r) {
+    if (!r->bm) return;
+    uint64_t line = r->line, fbit = 1ull << (line % 64);
+    _Atomic uint64_t *bm = r->bm, *full = r->full;
+    r->bm = NULL;
+    if (atomic_load_explicit(&full[line / 64], memory_order_relaxed) & fbit) return;
+    uint64_t all = ~0ull;
+    for (uint64_t k = 0; k < 2 && 2 * line + k < r->words; k++) {
+        uint64_t w = 2 * line + k, mask = r->mask[k];
+        uint64_t old = atomic_load_explicit(&bm[w], memory_order_relaxed);
+        /* the OR's result unused: a locked OR, not a compare-exchange loop; bits
+         * another worker sets meanwhile only make `all` too low (never wrong) */
+        if ((old & mask) != mask) (void)atomic_fetch_or_explicit(&bm[w], mask, memory_order_relaxed);
+        all &= old | mask;
+    }
+    if (all == ~0ull && 2 * line + 1 < r->words)
+        (void)atomic_fetch_or_explicit(&full[line / 64], fbit, memory_order_relaxed);
 }
 
-static void run_add(bit_run *r, _Atomic uint64_t *bm, uint64_t off, uint64_t n) {
-    for (uint64_t i = off; i < off + n;) {
-        uint64_t word = i / 64, bit = i % 64, take = 64 - bit < off + n - i ? 64 - bit : off + n - i;
-        if (r->bm != bm || r->word != word) {
-            run_flush(r);
-            r->bm = bm;
-            r->word = word;
+/* Bits [a, b) of a 64-bit word, a < b <= 64. */
+static uint64_t bits(uint64_t a, uint64_t b) { return b - a == 64 ? ~0ull : ((1ull << (b - a)) - 1) << a; }
+
+/* Bytes [lo, hi) of a buffer's bitmap bm (its map of full lines: full) gathered, a
+ * line at a time; another line or bitmap flushes what was gathered. */
+static void line_add(line_run *r, _Atomic uint64_t *bm, _Atomic uint64_t *full, size_t words, uint64_t lo,
+                     uint64_t hi) {
+    for (uint64_t x = lo; x < hi;) {
+        uint64_t line = x / 128, start = line * 128, end = hi < start + 128 ? hi : start + 128;
+        if (r->bm != bm || r->line != line) {
+            line_flush(r);
+            *r = (line_run){bm, full, words, line, {0, 0}};
         }
-        r->mask |= take == 64 ? ~0ull : ((1ull << take) - 1) << bit;
-        i += take;
+        /* the line's first word holds bytes [start, start + 64), its second the rest */
+        if (x < start + 64) r->mask[0] |= bits(x - start, end < start + 64 ? end - start : 64);
+        if (end > start + 64) r->mask[1] |= bits(x > start + 64 ? x - start - 64 : 0, end - start - 64);
+        x = end;
     }
 }
 
-/* Bytes [lo, hi) of a bitmap (words of them) set, a line (two words) at a time; a
- * line full already, as full says, is skipped without reading the bitmap, whose cache
- * misses were most of this (chunk_o reads its q and k eight times over), and one the
- * bits fill is marked there. */
-static void set_range(_Atomic uint64_t *bm, _Atomic uint64_t *full, size_t words, uint64_t lo, uint64_t hi) {
-    for (uint64_t line = lo / 128; line * 128 < hi; line++) {
-        uint64_t fbit = 1ull << (line % 64);
-        if (atomic_load_explicit(&full[line / 64], memory_order_relaxed) & fbit) continue;
-        uint64_t all = ~0ull;
-        for (uint64_t w = 2 * line; w < 2 * line + 2 && w < words; w++) {
-            /* the word's bytes [a, b) in the range; none when it starts at or past hi
-             * (hi - 64 w would wrap: the line's second word of a range ending in its
-             * first had got the bits of a wrapped shift) */
-            uint64_t a = lo > w * 64 ? lo - w * 64 : 0, b = hi <= w * 64 ? 0 : hi - w * 64 < 64 ? hi - w * 64 : 64;
-            uint64_t mask = a >= b ? 0 : (b - a == 64 ? ~0ull : ((1ull << (b - a)) - 1) << a);
-            uint64_t old = atomic_load_explicit(&bm[w], memory_order_relaxed);
-            /* the OR's result unused: a locked OR, not a compare-exchange loop; bits
-             * another worker sets meanwhile only make `all` too low (never wrong) */
-            if ((old & mask) != mask) (void)atomic_fetch_or_explicit(&bm[w], mask, memory_order_relaxed);
-            all &= old | mask;
-        }
-        if (all == ~0ull && 2 * line + 1 < words)
-            (void)atomic_fetch_or_explicit(&full[line / 64], fbit, memory_order_relaxed);
-    }
-}
-
-/* Entries in ascending (buffer, offset) order — the usual simdgroup access: lane i
- * a little after lane i - 1 — in one pass: into the distinct-byte bitmaps as runs
- * (touching or overlapping entries of one buffer and kind become one range: chunk_o's
- * lanes, four runs of eight), and their distinct lines counted without sorting (each
- * entry's lines are contiguous and start no earlier than the previous entry's, so a
- * line is new exactly when it lies past the last one counted). */
-static void mark_sorted(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
+/* Entries a[0..n) of one access into the distinct-byte bitmaps (within their
+ * buffers), and their distinct lines counted: `sorted` when they are in ascending
+ * (buffer, offset) order — the usual simdgroup access: lane i a little after lane
+ * i - 1 — which counts the lines without sorting them (each entry's lines are
+ * contiguous and start no earlier than the previous entry's, so a line is new exactly
+ * when it lies past the last one counted); else count_lines counts them. */
+static void mark_distinct(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n, int sorted) {
+    line_run ld = {0}, st = {0};
     uint64_t prev = 0;
     int any = 0;
-    for (uint32_t i = 0; i < n;) {
-        const cnt_buf *b = &j->buf[a[i].buf];
-        uint64_t len = (uint64_t)(b->hi - b->lo), lo = a[i].off, hi = lo, lines = 0;
-        uint32_t k = i;
-        for (; k < n && a[k].buf == a[i].buf && a[k].rw == a[i].rw && a[k].off <= hi; k++) {
-            uint64_t end = a[k].off + a[k].size > len ? len : a[k].off + a[k].size;
-            if (end > hi) hi = end;
-            uint64_t first = (uint64_t)a[k].buf << 48 | a[k].off / SWMTL_LINE_BYTES;
-            uint64_t last = (uint64_t)a[k].buf << 48 | (a[k].off + a[k].size - 1) / SWMTL_LINE_BYTES;
-            if (any && first <= prev) first = prev + 1;
-            if (first > last) continue;
-            lines += last - first + 1;
-            prev = last;
-            any = 1;
-        }
-        c->acc.buffers[a[i].buf].m.lines += lines;
-        if (hi > lo) {
-            if (a[i].rw & SW_CNT_LOAD) set_range(b->ld, b->ldfull, b->words, lo, hi);
-            if (a[i].rw & SW_CNT_STORE) set_range(b->st, b->stfull, b->words, lo, hi);
-        }
-        i = k;
-    }
-}
-
-/* The lanes' bytes (within their buffers) into the dispatch's distinct-byte bitmaps. */
-static void mark_distinct(const sw_cnt_job *j, const sw_cnt_access *a, uint32_t n) {
-    bit_run ld = {0}, st = {0};
     for (uint32_t i = 0; i < n; i++) {
         const cnt_buf *b = &j->buf[a[i].buf];
-        uint64_t len = (uint64_t)(b->hi - b->lo), bytes = a[i].off + a[i].size > len ? len - a[i].off : a[i].size;
-        if (a[i].rw & SW_CNT_LOAD) run_add(&ld, b->ld, a[i].off, bytes);
-        if (a[i].rw & SW_CNT_STORE) run_add(&st, b->st, a[i].off, bytes);
+        uint64_t len = (uint64_t)(b->hi - b->lo), end = a[i].off + a[i].size > len ? len : a[i].off + a[i].size;
+        if (a[i].rw & SW_CNT_LOAD) line_add(&ld, b->ld, b->ldfull, b->words, a[i].off, end);
+        if (a[i].rw & SW_CNT_STORE) line_add(&st, b->st, b->stfull, b->words, a[i].off, end);
+        if (!sorted) continue;
+        uint64_t first = (uint64_t)a[i].buf << 48 | a[i].off / SWMTL_LINE_BYTES;
+        uint64_t last = (uint64_t)a[i].buf << 48 | (a[i].off + a[i].size - 1) / SWMTL_LINE_BYTES;
+        if (any && first <= prev) first = prev + 1;
+        if (first > last) continue;
+        c->acc.buffers[a[i].buf].m.lines += last - first + 1;
+        prev = last;
+        any = 1;
     }
-    run_flush(&ld);
-    run_flush(&st);
+    line_flush(&ld);
+    line_flush(&st);
 }
 
 /* The same for entries in any order: their lines listed, sorted, counted once. */
@@ -353,12 +333,8 @@ static int one_access(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_access
     swmtl_mem_counts *m0 = &c->acc.buffers[a[0].buf].m;
     m0->accesses++;
     m0->min_lines += ((uint64_t)n * width + SWMTL_LINE_BYTES - 1) / SWMTL_LINE_BYTES;
-    if (sorted) {
-        mark_sorted(c, j, a, n);
-        return 0;
-    }
-    mark_distinct(j, a, n);
-    return count_lines(c, a, n);
+    mark_distinct(c, j, a, n, sorted);
+    return sorted ? 0 : count_lines(c, a, n);
 }
 
 /* The lanes' logs [l0, l1) from entry `from` on into c->gather sorted by (site, k):

@@ -149,6 +149,10 @@ same "counters: strided copy: src 8 accesses of 32 lines where 1 would do, dst c
 same "counters: strided copy: distinct bytes read and written, 1024 each" \
     "$(Q "$TMPD/strided.json" .counters.total.device.load_distinct_bytes .counters.total.device.store_distinct_bytes | tr '\n' ' ')" \
     "1024 1024 "
+kcount rev rev_strided 256 64 --buffer src=float32[8192]:arange=0,1 --buffer dst=float32[256]:zeros
+same "counters: strided backwards (lanes in descending order): distinct bytes 2048 read, 1024 written, 264 lines" \
+    "$(Q "$TMPD/rev.json" .counters.total.device.load_distinct_bytes .counters.total.device.store_distinct_bytes \
+        .counters.total.device.distinct_lines | tr '\n' ' ')" "2048 1024 264 "
 kcount half half_busy 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 kcount uni uniform_work 64 32 --buffer x=float32[64]:arange=0,1 --buffer y=float32[64]:zeros
 u_half=$(Q "$TMPD/half.json" .counters.total.simd.lane_utilisation)

@@ -15,6 +15,9 @@
 //                 front end's allocation: counted by block) and a [[threadgroup(0)]]
 //                 argument (counted by address): each thread stores a float into
 //                 each and loads one back from each: 8 bytes stored, 8 loaded;
+//   rev_strided:  strided_copy backwards, two loads 80 bytes apart in each lane's line:
+//                 lanes in descending order (the unsorted path of the reduction): 2048
+//                 distinct bytes read, 1024 written, 256 + 8 lines;
 //   tile_copy:    one simdgroup copies an 8x8 float matrix through simdgroup_load and
 //                 simdgroup_store: each lane loads and stores its 2 elements and
 //                 counts those accesses and their addresses, not the emulation's
@@ -72,4 +75,9 @@ kernel void tile_copy(device const float *src [[buffer(0)]], device float *dst [
     simdgroup_float8x8 m;
     simdgroup_load(m, src, 8);
     simdgroup_store(m, dst, 8);
+}
+
+kernel void rev_strided(device const float *src [[buffer(0)]], device float *dst [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    dst[255 - i] = src[32 * (255 - i)] + src[32 * (255 - i) + 20];
 }
