@@ -301,7 +301,7 @@ static void mark_distinct(sw_cnt_worker *c, const sw_cnt_job *j, const sw_cnt_ac
     line_flush(&st);
 }
 
-/* The same for entries in any order: their lines listed, sorted, counted once. */
+/* The distinct lines of entries in any order: listed, sorted, counted once. */
 static int count_lines(sw_cnt_worker *c, const sw_cnt_access *a, uint32_t n) {
     size_t nl = 0;
     for (uint32_t i = 0; i < n; i++) {
