@@ -7,9 +7,9 @@
 # none` without and with --counters, each run once untimed first so that neither time
 # holds the kernel's compile (--cold times the first runs instead), then N times each
 # (--runs, default 5), alternating; the run with the median CPU time of each stands
-# (one run, or the least of several, moved with whatever else the machine did by
-# more than the margin judged).  Prints wall, user and sys seconds of those runs (the
-# tool and its children) and the counted/uncounted ratio
+# (the least of several had moved with whatever else the machine did by more than
+# the margin judged; the median moves less).  Prints wall, user and sys seconds of
+# those runs (the tool and its children) and the counted/uncounted ratio
 # of CPU time (user + sys) and of wall time; the verdict holds the CPU ratio against
 # 3x, since wall time on a loaded machine says more about the load than the run.
 # The load average is printed for the same reason.

@@ -864,23 +864,21 @@ static int judge_counters(const compare_cli *cc, const report_set *base, const r
         else if (strcmp(p->counters.verdict, "improvement") == 0) res->counter_improvements++;
         else res->counter_same++;
     }
-    if (cc->counters_only && res->counter_not_judged == res->npairs) {
+    if (!cc->counters_only || res->counter_not_judged == 0) return 0;
+    const cmp_pair *p = res->pairs;
+    while (p->counters.judged) p++;
+    if (res->counter_not_judged == res->npairs) {
         fprintf(stderr, "gdnbench compare: --counters-only, but no pair has counters on both sides (first: %s): run "
-                "both sides with --counters on the software device\n", res->pairs[0].counters.note);
-        return -1;
-    }
-    for (int i = 0; cc->counters_only && i < res->npairs; i++) {
-        const cmp_pair *p = &res->pairs[i];
-        if (p->counters.judged) continue;
+                "both sides with --counters on the software device\n", p->counters.note);
+    } else {
         char shape[512];
         shape_of(p->new->rec, shape, sizeof shape);
         fprintf(stderr, "gdnbench compare: --counters-only, but %d of %d pairs cannot be judged (first: %s %s: %s): "
                 "run both sides with --counters on the software device, and see the run's warning where a "
                 "counting run failed\n", res->counter_not_judged, res->npairs, rj_str(p->new->rec, "op", NULL, "?"),
                 shape, p->counters.note);
-        return -1;
     }
-    return 0;
+    return -1;
 }
 
 /* Pairs, judges and prints.  The exit status. */
